@@ -1,0 +1,205 @@
+// runtime.h: RAII wrappers over the OpenCL objects the delegate needs. No op knowledge here:
+// kernel generators produce source text and argument lists; this layer compiles, binds and
+// launches.
+//
+// Ownership: every wrapper is move-only and releases its handle in the destructor. OpenCL
+// reference counting keeps parents alive (a cl_mem retains its context, a cl_kernel its
+// program), so a Buffer or Kernel may outlive the Program it came from; they must not outlive
+// the process-wide OpenCL loader, which is never unloaded. Calls that enqueue work take the
+// Context explicitly (its in-order queue is the only queue we use).
+//
+// Waiting: WaitMode::kPassive blocks in the driver (clWaitForEvents / clFinish), which sleeps;
+// WaitMode::kActive flushes then spins on clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS),
+// trading a CPU core for lower wake-up latency on short inferences.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/cl/cl_api.h"
+#include "gpu/cl/device.h"
+#include "tflite_gpu/status.h"
+
+namespace tflite_gpu {
+namespace cl {
+
+enum class WaitMode { kPassive, kActive };
+
+// Profiling timestamps of one command, in device nanoseconds.
+struct EventTimes {
+  uint64_t queued = 0, submit = 0, start = 0, end = 0;
+  uint64_t DurationNs() const { return end > start ? end - start : 0; }
+};
+
+class Event {
+ public:
+  Event() = default;
+  Event(const ClApi* api, cl_event event) : api_(api), event_(event) {}  // adopts one reference
+  ~Event() { Reset(); }
+  Event(Event&& o) noexcept { *this = std::move(o); }
+  Event& operator=(Event&& o) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  bool valid() const { return event_ != nullptr; }
+  cl_event get() const { return event_; }
+  void Reset();
+
+  Status Wait(WaitMode mode = WaitMode::kPassive) const;
+  StatusOr<bool> IsComplete() const;
+  // Needs a queue created with profiling; FailedPrecondition otherwise.
+  StatusOr<EventTimes> Times() const;
+
+ private:
+  const ClApi* api_ = nullptr;
+  cl_event event_ = nullptr;
+};
+
+// A context on one device plus one in-order command queue.
+class Context {
+ public:
+  static StatusOr<std::unique_ptr<Context>> Create(const DeviceInfo& device, bool profiling = false);
+  // Adopts handles made elsewhere (pyopencl: ctx.int_ptr, queue.int_ptr). Both are retained,
+  // the caller keeps its own references. queue may be null: we create one (profiling as asked).
+  // The queue must belong to the context; profiling() reflects the queue's real properties.
+  static StatusOr<std::unique_ptr<Context>> FromRaw(void* cl_context_handle, void* cl_queue_handle,
+                                                    bool profiling_if_created = false);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const ClApi* api() const { return api_; }
+  cl_context context() const { return context_; }
+  cl_command_queue queue() const { return queue_; }
+  cl_device_id device_id() const { return device_.device; }
+  const DeviceInfo& device() const { return device_; }
+  bool profiling() const { return profiling_; }
+
+  Status Flush() const;
+  Status Finish() const;
+  // Waits until everything enqueued so far has completed. kPassive: clFinish. kActive: enqueue
+  // a marker and spin on it (falls back to clFinish when the driver lacks clEnqueueMarker).
+  Status WaitIdle(WaitMode mode = WaitMode::kPassive) const;
+
+ private:
+  Context() = default;
+  const ClApi* api_ = nullptr;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+  DeviceInfo device_;
+  bool profiling_ = false;
+};
+
+class Buffer {
+ public:
+  // host_data, when given, initialises the buffer (CL_MEM_COPY_HOST_PTR is added to flags).
+  static StatusOr<Buffer> Create(const Context& ctx, size_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE,
+                                 const void* host_data = nullptr);
+  Buffer() = default;
+  ~Buffer() { Reset(); }
+  Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+  Buffer& operator=(Buffer&& o) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  // With blocking=false the host memory must stay valid (and, for Write, unchanged) until the
+  // returned event (or a later WaitIdle/Finish) completes.
+  Status Write(const Context& ctx, const void* src, size_t bytes, size_t offset = 0, bool blocking = true,
+               Event* event = nullptr) const;
+  Status Read(const Context& ctx, void* dst, size_t bytes, size_t offset = 0, bool blocking = true,
+              Event* event = nullptr) const;
+  Status CopyTo(const Context& ctx, const Buffer& dst, size_t bytes, size_t src_offset = 0,
+                size_t dst_offset = 0) const;
+
+  bool valid() const { return mem_ != nullptr; }
+  cl_mem get() const { return mem_; }
+  size_t size() const { return size_; }
+  void Reset();
+
+ private:
+  const ClApi* api_ = nullptr;
+  cl_mem mem_ = nullptr;
+  size_t size_ = 0;
+};
+
+class Program {
+ public:
+  // clCreateProgramWithSource + clBuildProgram. A failed build returns Internal with the
+  // options and the device's build log in the message.
+  static StatusOr<Program> Build(const Context& ctx, const std::string& source, const std::string& options = "");
+  // clCreateProgramWithBinary + clBuildProgram (the spec requires the build step for binaries
+  // too). InvalidArgument when the driver rejects the binary, so callers can fall back to source.
+  static StatusOr<Program> FromBinary(const Context& ctx, const std::vector<uint8_t>& binary,
+                                      const std::string& options = "");
+  Program() = default;
+  ~Program() { Reset(); }
+  Program(Program&& o) noexcept { *this = std::move(o); }
+  Program& operator=(Program&& o) noexcept;
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  // The device binary (CL_PROGRAM_BINARIES) for the program's single device.
+  StatusOr<std::vector<uint8_t>> Binary() const;
+  std::string BuildLog() const;
+  bool valid() const { return program_ != nullptr; }
+  cl_program get() const { return program_; }
+  const ClApi* api() const { return api_; }
+  void Reset();
+
+ private:
+  Status BuildFor(const Context& ctx, const std::string& options);
+  const ClApi* api_ = nullptr;
+  cl_program program_ = nullptr;
+  cl_device_id device_ = nullptr;
+};
+
+// Plain 16-byte structs matching OpenCL int4 / float4 argument layout.
+struct Int4 {
+  int32_t x = 0, y = 0, z = 0, w = 0;
+};
+struct Float4 {
+  float x = 0, y = 0, z = 0, w = 0;
+};
+static_assert(sizeof(Int4) == 16 && sizeof(Float4) == 16, "vector argument layout");
+
+class Kernel {
+ public:
+  static StatusOr<Kernel> Create(const Program& program, const std::string& name);
+  Kernel() = default;
+  ~Kernel() { Reset(); }
+  Kernel(Kernel&& o) noexcept { *this = std::move(o); }
+  Kernel& operator=(Kernel&& o) noexcept;
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  Status SetBuffer(uint32_t index, const Buffer& buffer);
+  Status SetInt(uint32_t index, int32_t v) { return SetBytes(index, &v, sizeof(v)); }
+  Status SetFloat(uint32_t index, float v) { return SetBytes(index, &v, sizeof(v)); }
+  Status SetInt4(uint32_t index, const Int4& v) { return SetBytes(index, &v, sizeof(v)); }
+  Status SetFloat4(uint32_t index, const Float4& v) { return SetBytes(index, &v, sizeof(v)); }
+  // Any by-value argument (structs, half, vectors): raw bytes, size must match the kernel's.
+  Status SetBytes(uint32_t index, const void* data, size_t size);
+  // A __local pointer argument of `bytes` bytes.
+  Status SetLocalMemory(uint32_t index, size_t bytes);
+
+  // 1-3 dimensions. local empty = let the driver choose; otherwise same rank as global and
+  // each global[i] must be a multiple of local[i] (OpenCL 1.2 rule; callers round up).
+  // event, when given, receives the launch's event (profiling times need a profiling queue).
+  Status Launch(const Context& ctx, const std::vector<size_t>& global, const std::vector<size_t>& local = {},
+                Event* event = nullptr) const;
+
+  StatusOr<size_t> MaxWorkGroupSize(const Context& ctx) const;
+  const std::string& name() const { return name_; }
+  cl_kernel get() const { return kernel_; }
+  void Reset();
+
+ private:
+  const ClApi* api_ = nullptr;
+  cl_kernel kernel_ = nullptr;
+  std::string name_;
+};
+
+}  // namespace cl
+}  // namespace tflite_gpu

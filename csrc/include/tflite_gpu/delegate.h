@@ -1,0 +1,42 @@
+// The delegate seam of the interpreter (what TfLiteDelegate + ReplaceNodeSubsetsWithDelegateKernels
+// are in TensorFlow Lite). A delegate looks at the prepared graph (shapes and types known),
+// picks node subsets it can run, and hands back one DelegateKernel per subset; the interpreter
+// replaces those nodes by the kernel in its execution plan. Nodes it leaves run on the CPU.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tflite_gpu/status.h"
+#include "tflite_gpu/types.h"
+
+namespace tflite_gpu {
+
+class Subgraph;
+
+// A delegated partition. inputs/outputs are tensor indices of the subgraph.
+class DelegateKernel {
+ public:
+  virtual ~DelegateKernel() = default;
+  // Called at every allocate (shapes may have changed); sets output shapes on the subgraph.
+  virtual Status Prepare(Subgraph& sg) = 0;
+  virtual Status Eval(Subgraph& sg) = 0;
+  // Copies tensor `index` (a partition output kept on the device) to its CPU buffer.
+  virtual Status CopyToHost(Subgraph&, int /*index*/) { return OkStatus(); }
+  virtual std::string name() const = 0;
+  std::vector<int> nodes;    // node indices it replaced
+  std::vector<int> inputs;   // tensors read
+  std::vector<int> outputs;  // tensors written
+};
+
+class Delegate {
+ public:
+  virtual ~Delegate() = default;
+  // Inspect `sg` (already prepared) and return the kernels for the partitions it takes.
+  virtual Status Partition(Subgraph& sg, std::vector<std::unique_ptr<DelegateKernel>>* kernels) = 0;
+  virtual std::string name() const = 0;
+  // True once TfLiteGpuDelegateV2Delete / close() ran; using it then is an error.
+  virtual bool deleted() const { return false; }
+};
+
+}  // namespace tflite_gpu

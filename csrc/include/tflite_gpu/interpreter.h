@@ -1,0 +1,109 @@
+// Interpreter and InterpreterBuilder, mirroring tflite::Interpreter / tflite::InterpreterBuilder.
+//
+//   auto model = tflite_gpu::FlatBufferModel::BuildFromFile("model.tflite");
+//   tflite_gpu::ops::builtin::BuiltinOpResolver resolver;
+//   std::unique_ptr<tflite_gpu::Interpreter> interpreter;
+//   tflite_gpu::InterpreterBuilder(*model, resolver)(&interpreter);
+//   interpreter->AllocateTensors();
+//   float* in = interpreter->typed_input_tensor<float>(0);  ...
+//   interpreter->Invoke();
+//   float* out = interpreter->typed_output_tensor<float>(0);
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tflite_gpu/delegate.h"
+#include "tflite_gpu/model.h"
+#include "tflite_gpu/status.h"
+#include "tflite_gpu/types.h"
+
+namespace tflite_gpu {
+
+class Subgraph;
+class ThreadPool;
+
+namespace ops::builtin {
+// Every op in the engine's table is built in; the resolver exists for source parity with TFLite.
+class BuiltinOpResolver {};
+}  // namespace ops::builtin
+
+struct InterpreterOptions {
+  int num_threads = -1;            // -1: the number of hardware threads
+  bool use_reference_kernels = false;  // run the plain scalar kernels (the test oracle)
+};
+
+struct DelegationReport {
+  int delegated_nodes = 0, total_nodes = 0, partitions = 0;
+  struct Unsupported { int node; std::string op; int version; std::string reason; };
+  std::vector<Unsupported> unsupported;
+};
+
+class Interpreter {
+ public:
+  ~Interpreter();
+  Status AllocateTensors();
+  Status Invoke();
+
+  const std::vector<int>& inputs() const;
+  const std::vector<int>& outputs() const;
+  size_t tensors_size() const;
+  size_t nodes_size() const;
+  Tensor* tensor(int index);
+  const Tensor* tensor(int index) const;
+  Tensor* input_tensor(size_t i) { return tensor(inputs()[i]); }
+  Tensor* output_tensor(size_t i) { return tensor(outputs()[i]); }
+  template <typename T> T* typed_tensor(int index) {
+    Tensor* t = tensor(index);
+    return t ? reinterpret_cast<T*>(t->data) : nullptr;
+  }
+  template <typename T> T* typed_input_tensor(int i) { return typed_tensor<T>(inputs()[i]); }
+  template <typename T> T* typed_output_tensor(int i) { return typed_tensor<T>(outputs()[i]); }
+
+  Status ResizeInputTensor(int tensor_index, const Dims& dims, bool strict = false);
+  void SetNumThreads(int num_threads);
+  int num_threads() const;
+  bool allocated() const;
+
+  // Delegates (TfLiteGpuDelegateV2Create / TFLGpuDelegateCreate produce one).
+  Status ModifyGraphWithDelegate(Delegate* delegate);
+  Status SetAllowBufferHandleOutput(bool allow);
+  Status EnsureTensorDataIsReadable(int tensor_index);
+  DelegationReport delegation_report() const;
+
+  // Signatures.
+  std::vector<std::string> signature_keys() const;
+  // nullptr if no such key. Signature subgraphs are allocated/invoked like the primary one.
+  Subgraph* signature_subgraph(const std::string& key);
+  const std::map<std::string, int>* signature_inputs(const std::string& key) const;
+  const std::map<std::string, int>* signature_outputs(const std::string& key) const;
+
+  Subgraph& primary_subgraph();
+  Subgraph* subgraph(int i);
+  size_t subgraphs_size() const;
+  const FlatBufferModel& model() const;
+
+ private:
+  friend class InterpreterBuilder;
+  Interpreter();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class InterpreterBuilder {
+ public:
+  InterpreterBuilder(const FlatBufferModel& model,
+                     const ops::builtin::BuiltinOpResolver& resolver = ops::builtin::BuiltinOpResolver(),
+                     InterpreterOptions options = InterpreterOptions());
+  // Builds the interpreter: resolves every op (an unknown op or version fails here, naming the
+  // op, its version and the node), parses options. Tensors are allocated by AllocateTensors().
+  Status operator()(std::unique_ptr<Interpreter>* interpreter);
+  void SetNumThreads(int n) { options_.num_threads = n; }
+
+ private:
+  const FlatBufferModel& model_;
+  InterpreterOptions options_;
+};
+
+}  // namespace tflite_gpu

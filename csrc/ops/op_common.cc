@@ -1,0 +1,83 @@
+#include <cmath>
+
+#include "ops/op_registry.h"
+#include "runtime/subgraph.h"
+
+namespace tflite_gpu {
+
+Tensor& OpContext::input(int i) { return sg_->tensor(node_->inputs[i]); }
+Tensor& OpContext::output(int i) { return sg_->tensor(node_->outputs[i]); }
+
+Status OpContext::SetOutputShape(int i, const Dims& shape) {
+  return sg_->SetTensorShape(node_->outputs[i], shape);
+}
+Status OpContext::SetOutputType(int i, DType t) {
+  Tensor& o = output(i);
+  if (DTypeSize(t) == 0) return Error(std::string("unsupported output type ") + DTypeName(t));
+  o.type = t;
+  return OkStatus();
+}
+void OpContext::SetOutputDynamic(int i) { output(i).alloc = Allocation::kDynamic; }
+bool OpContext::IsConstantOrPersistent(const Tensor& t) const { return t.is_const; }
+void* OpContext::scratch() { return sg_->scratch(); }
+
+Status OpContext::Error(const std::string& msg) const {
+  return InvalidArgument(std::string(node_->op ? node_->op->name : "op") + ": " + msg);
+}
+
+Status OpContext::CheckArity(int min_in, int max_in, int min_out, int max_out) const {
+  int ni = num_inputs(), no = num_outputs();
+  if (ni < min_in || ni > max_in)
+    return Error("expects " + (min_in == max_in ? std::to_string(min_in) : std::to_string(min_in) + ".." + std::to_string(max_in)) +
+                 " inputs, got " + std::to_string(ni));
+  if (no < min_out || no > max_out)
+    return Error("expects " + (min_out == max_out ? std::to_string(min_out) : std::to_string(min_out) + ".." + std::to_string(max_out)) +
+                 " outputs, got " + std::to_string(no));
+  return OkStatus();
+}
+
+Status OpContext::CheckType(const Tensor& t, DType expect, const char* what) const {
+  if (t.type != expect)
+    return Error(std::string(what) + " has type " + DTypeName(t.type) + ", expected " + DTypeName(expect));
+  return OkStatus();
+}
+
+Status CheckActivation(int v, Activation* out) {
+  if (v < 0 || v > 4) return InvalidArgument("unsupported fused activation function " + std::to_string(v));
+  *out = static_cast<Activation>(v);
+  return OkStatus();
+}
+
+float ApplyActivation(Activation a, float v) {
+  switch (a) {
+    case Activation::kNone: return v;
+    case Activation::kRelu: return v < 0.f ? 0.f : v;
+    case Activation::kRelu6: return v < 0.f ? 0.f : (v > 6.f ? 6.f : v);
+    case Activation::kReluN1To1: return v < -1.f ? -1.f : (v > 1.f ? 1.f : v);
+    case Activation::kTanh: return std::tanh(v);
+    case Activation::kSignBit: return std::signbit(v) ? 1.f : 0.f;
+  }
+  return v;
+}
+
+Status CheckPadding(int v, Padding* out) {
+  if (v != 0 && v != 1) return InvalidArgument("unknown padding " + std::to_string(v));
+  *out = static_cast<Padding>(v);
+  return OkStatus();
+}
+
+int ConvOutputSize(Padding p, int in, int filter, int stride, int dilation) {
+  int eff = (filter - 1) * dilation + 1;
+  if (stride <= 0) return 0;
+  if (p == Padding::kSame) return (in + stride - 1) / stride;
+  return in >= eff ? (in - eff + stride) / stride : 0;
+}
+
+int ConvPadBefore(Padding p, int in, int filter, int stride, int dilation, int out) {
+  if (p == Padding::kValid) return 0;
+  int eff = (filter - 1) * dilation + 1;
+  int total = std::max(0, (out - 1) * stride + eff - in);
+  return total / 2;
+}
+
+}  // namespace tflite_gpu

@@ -1,0 +1,152 @@
+// The contract between the interpreter and an op family. One OpImpl per op, looked up through
+// the single table in op_list.inc.
+//
+// Life of a node:
+//   parse    (once, at interpreter build)  builtin/custom options -> node.params; arity checks
+//   prepare  (every allocate_tensors / resize, and at invoke when an input is dynamic)
+//            type checks, output shapes (ctx.SetOutputShape), scratch (ctx.RequestScratch),
+//            weight packing into node.user_data when weights are constant
+//   eval     (every invoke) the fast kernel
+//   eval_ref the plain scalar kernel kept as the test oracle (nullptr: eval is already plain)
+// Every failure is a Status whose message names the op and the problem; the interpreter
+// prefixes the node index.
+#pragma once
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/flatbuffer.h"
+#include "tflite_gpu/status.h"
+#include "tflite_gpu/types.h"
+
+namespace tflite_gpu {
+
+class Subgraph;
+class ThreadPool;
+
+struct Node {
+  int index = 0;
+  const struct OpInfo* op = nullptr;
+  int version = 1;
+  std::vector<int32_t> inputs, outputs, intermediates;
+  std::shared_ptr<void> params;     // parsed options, type chosen by the op
+  std::shared_ptr<void> user_data;  // prepared state (packed weights, ...)
+  size_t scratch_bytes = 0;
+  bool delegated = false;           // replaced by a delegate kernel
+  template <typename T> const T& P() const { return *static_cast<const T*>(params.get()); }
+  template <typename T> T* U() const { return static_cast<T*>(user_data.get()); }
+};
+
+// View of the builtin options table; accessors return the schema default when absent.
+struct OptionsView {
+  fb::Table table;
+  uint8_t type = 0;
+  const uint8_t* custom = nullptr;
+  size_t custom_size = 0;
+  template <typename T> T Get(int field, T dflt) const { return table.Scalar<T>(field, dflt); }
+  bool GetBool(int field, bool dflt = false) const { return table.Bool(field, dflt); }
+  std::vector<int32_t> GetInts(int field) const {
+    return table.Vector(field, 4, "option vector").ToVector<int32_t>();
+  }
+};
+
+class OpContext {
+ public:
+  OpContext(Subgraph* sg, Node* node, ThreadPool* pool) : sg_(sg), node_(node), pool_(pool) {}
+  Node& node() { return *node_; }
+  const Node& node() const { return *node_; }
+  Subgraph& subgraph() { return *sg_; }
+  ThreadPool* pool() { return pool_; }
+  int num_inputs() const { return int(node_->inputs.size()); }
+  int num_outputs() const { return int(node_->outputs.size()); }
+  bool has_input(int i) const { return i < num_inputs() && node_->inputs[i] >= 0; }
+  Tensor& input(int i);
+  Tensor* optional_input(int i) { return has_input(i) ? &input(i) : nullptr; }
+  Tensor& output(int i);
+  // Sets an output's type and shape. At prepare time an arena output is placed later; a dynamic
+  // output (shape depends on data not known at prepare) is (re)allocated immediately.
+  Status SetOutputShape(int i, const Dims& shape);
+  Status SetOutputType(int i, DType t);
+  // Marks output i as dynamic: its shape is computed at eval via SetOutputShape.
+  void SetOutputDynamic(int i);
+  bool IsConstantOrPersistent(const Tensor& t) const;  // data known at prepare time
+  void RequestScratch(size_t bytes) { node_->scratch_bytes = std::max(node_->scratch_bytes, bytes); }
+  void* scratch();
+  Status Error(const std::string& msg) const;  // InvalidArgument naming the op
+  // Helpers for the common checks.
+  Status CheckArity(int min_in, int max_in, int min_out, int max_out) const;
+  Status CheckType(const Tensor& t, DType expect, const char* what) const;
+
+ private:
+  Subgraph* sg_;
+  Node* node_;
+  ThreadPool* pool_;
+};
+
+using ParseFn = Status (*)(const OptionsView& opts, Node& node);
+using PrepareFn = Status (*)(OpContext& ctx);
+using EvalFn = Status (*)(OpContext& ctx);
+
+struct GpuOpSupport;  // defined by the GPU delegate (csrc/gpu); nullptr until an op has a GPU kernel
+
+struct OpImpl {
+  ParseFn parse = nullptr;      // nullptr: no options
+  PrepareFn prepare = nullptr;
+  EvalFn eval = nullptr;
+  EvalFn eval_ref = nullptr;
+  const GpuOpSupport* gpu = nullptr;
+  bool fold_constants = false;  // evaluate once at allocation when every input is constant
+                                // (DEQUANTIZE of fp16 weights, DENSIFY of sparse weights)
+};
+
+struct OpInfo {
+  const char* name;
+  int builtin_code;        // 32 (CUSTOM) for custom ops
+  const char* custom_code; // nullptr for builtins
+  int max_version;
+  const char* family;
+  const OpImpl* impl;
+};
+
+// Every op of op_list.inc, in table order.
+const std::vector<OpInfo>& AllOps();
+const OpInfo* FindBuiltinOp(int builtin_code);
+const OpInfo* FindCustomOp(const std::string& custom_code);
+// Name of any TFLite builtin code (also those we do not implement), e.g. "ADD", "BUILTIN_137".
+std::string BuiltinName(int code);
+
+#define TFG_BUILTIN(NAME, CODE, MAXV, FAMILY) extern const OpImpl kOp_##NAME;
+#define TFG_CUSTOM(NAME, CUSTOM, MAXV, FAMILY) extern const OpImpl kOp_##NAME;
+#include "ops/op_list.inc"
+#undef TFG_BUILTIN
+#undef TFG_CUSTOM
+
+// Fused activation (TFLite ActivationFunctionType).
+enum class Activation : int8_t { kNone = 0, kRelu = 1, kReluN1To1 = 2, kRelu6 = 3, kTanh = 4, kSignBit = 5 };
+Status CheckActivation(int v, Activation* out);
+inline float ActivationMin(Activation a) {
+  switch (a) {
+    case Activation::kRelu: case Activation::kRelu6: return 0.f;
+    case Activation::kReluN1To1: return -1.f;
+    default: return -std::numeric_limits<float>::infinity();
+  }
+}
+inline float ActivationMax(Activation a) {
+  switch (a) {
+    case Activation::kRelu6: return 6.f;
+    case Activation::kReluN1To1: return 1.f;
+    default: return std::numeric_limits<float>::infinity();
+  }
+}
+float ApplyActivation(Activation a, float v);
+
+enum class Padding : int8_t { kSame = 0, kValid = 1 };
+Status CheckPadding(int v, Padding* out);
+// TFLite's output size and leading pad for one spatial dimension.
+int ConvOutputSize(Padding p, int in, int filter, int stride, int dilation);
+int ConvPadBefore(Padding p, int in, int filter, int stride, int dilation, int out);
+
+}  // namespace tflite_gpu

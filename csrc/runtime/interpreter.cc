@@ -1,0 +1,155 @@
+#include "tflite_gpu/interpreter.h"
+
+#include <thread>
+
+#include "model/model_def.h"
+#include "runtime/subgraph.h"
+#include "runtime/thread_pool.h"
+
+namespace tflite_gpu {
+
+struct Interpreter::Impl {
+  const FlatBufferModel* model = nullptr;
+  InterpreterOptions options;
+  std::vector<std::unique_ptr<Subgraph>> subgraphs;
+  std::unique_ptr<ThreadPool> pool;
+  struct Sig {
+    int subgraph;
+    std::map<std::string, int> inputs, outputs;
+  };
+  std::map<std::string, Sig> signatures;
+  std::vector<std::string> signature_order;
+  std::vector<Delegate*> delegates;
+  DelegationReport report;
+};
+
+Interpreter::Interpreter() : impl_(new Impl) {}
+Interpreter::~Interpreter() = default;
+
+static int ResolveThreads(int n) {
+  if (n > 0) return n;
+  unsigned hw = std::thread::hardware_concurrency();
+  return hw ? int(hw) : 1;
+}
+
+InterpreterBuilder::InterpreterBuilder(const FlatBufferModel& model, const ops::builtin::BuiltinOpResolver&,
+                                       InterpreterOptions options)
+    : model_(model), options_(options) {}
+
+Status InterpreterBuilder::operator()(std::unique_ptr<Interpreter>* out) {
+  std::unique_ptr<Interpreter> interp(new Interpreter);
+  auto& impl = *interp->impl_;
+  impl.model = &model_;
+  impl.options = options_;
+  impl.pool.reset(new ThreadPool(ResolveThreads(options_.num_threads)));
+  const ModelDef& def = model_.def();
+  for (size_t i = 0; i < def.subgraphs.size(); ++i) {
+    auto sg = std::make_unique<Subgraph>();
+    TFG_RETURN_IF_ERROR(sg->Build(def, int(i)));
+    sg->set_pool(impl.pool.get());
+    sg->set_use_reference_kernels(options_.use_reference_kernels);
+    impl.subgraphs.push_back(std::move(sg));
+  }
+  for (const SignatureDefT& s : def.signatures) {
+    Interpreter::Impl::Sig sig;
+    sig.subgraph = int(s.subgraph_index);
+    for (auto& kv : s.inputs) sig.inputs[kv.first] = kv.second;
+    for (auto& kv : s.outputs) sig.outputs[kv.first] = kv.second;
+    if (!impl.signatures.count(s.key)) impl.signature_order.push_back(s.key);
+    impl.signatures[s.key] = std::move(sig);
+  }
+  *out = std::move(interp);
+  return OkStatus();
+}
+
+Subgraph& Interpreter::primary_subgraph() { return *impl_->subgraphs[0]; }
+Subgraph* Interpreter::subgraph(int i) {
+  return (i >= 0 && size_t(i) < impl_->subgraphs.size()) ? impl_->subgraphs[i].get() : nullptr;
+}
+size_t Interpreter::subgraphs_size() const { return impl_->subgraphs.size(); }
+const FlatBufferModel& Interpreter::model() const { return *impl_->model; }
+
+Status Interpreter::AllocateTensors() { return primary_subgraph().AllocateTensors(); }
+Status Interpreter::Invoke() { return primary_subgraph().Invoke(); }
+const std::vector<int>& Interpreter::inputs() const { return impl_->subgraphs[0]->inputs(); }
+const std::vector<int>& Interpreter::outputs() const { return impl_->subgraphs[0]->outputs(); }
+size_t Interpreter::tensors_size() const { return impl_->subgraphs[0]->tensors_size(); }
+size_t Interpreter::nodes_size() const { return impl_->subgraphs[0]->nodes().size(); }
+Tensor* Interpreter::tensor(int index) {
+  Subgraph& sg = *impl_->subgraphs[0];
+  return (index >= 0 && size_t(index) < sg.tensors_size()) ? &sg.tensor(index) : nullptr;
+}
+const Tensor* Interpreter::tensor(int index) const {
+  const Subgraph& sg = *impl_->subgraphs[0];
+  return (index >= 0 && size_t(index) < sg.tensors_size()) ? &sg.tensor(index) : nullptr;
+}
+Status Interpreter::ResizeInputTensor(int index, const Dims& dims, bool strict) {
+  return primary_subgraph().ResizeInputTensor(index, dims, strict);
+}
+void Interpreter::SetNumThreads(int n) {
+  impl_->pool.reset(new ThreadPool(ResolveThreads(n)));
+  for (auto& sg : impl_->subgraphs) sg->set_pool(impl_->pool.get());
+}
+int Interpreter::num_threads() const { return impl_->pool->num_threads(); }
+bool Interpreter::allocated() const { return impl_->subgraphs[0]->allocated(); }
+
+Status Interpreter::ModifyGraphWithDelegate(Delegate* delegate) {
+  if (!delegate) return InvalidArgument("ModifyGraphWithDelegate: delegate is null");
+  if (delegate->deleted()) return FailedPrecondition("ModifyGraphWithDelegate: the delegate was already deleted");
+  Subgraph& sg = primary_subgraph();
+  // The delegate partitions a prepared graph: shapes and types must be known.
+  TFG_RETURN_IF_ERROR(sg.AllocateTensors());
+  std::vector<std::unique_ptr<DelegateKernel>> kernels;
+  TFG_RETURN_IF_ERROR(delegate->Partition(sg, &kernels));
+  for (auto& k : kernels) TFG_RETURN_IF_ERROR(sg.ReplaceNodesWithKernel(std::move(k)));
+  impl_->delegates.push_back(delegate);
+  return sg.AllocateTensors();
+}
+
+Status Interpreter::SetAllowBufferHandleOutput(bool allow) {
+  primary_subgraph().allow_buffer_handle_output = allow;
+  return OkStatus();
+}
+
+Status Interpreter::EnsureTensorDataIsReadable(int index) {
+  Subgraph& sg = primary_subgraph();
+  if (index < 0 || size_t(index) >= sg.tensors_size())
+    return OutOfRange("tensor index " + std::to_string(index) + " out of range");
+  Tensor& t = sg.tensor(index);
+  if (!t.data_is_stale) return OkStatus();
+  for (auto& k : sg.delegate_kernels())
+    for (int o : k->outputs)
+      if (o == index) {
+        TFG_RETURN_IF_ERROR(k->CopyToHost(sg, index));
+        t.data_is_stale = false;
+        return OkStatus();
+      }
+  return OkStatus();
+}
+
+DelegationReport Interpreter::delegation_report() const {
+  DelegationReport r = impl_->report;
+  const Subgraph& sg = *impl_->subgraphs[0];
+  r.total_nodes = int(sg.nodes().size());
+  r.delegated_nodes = 0;
+  for (const Node& n : sg.nodes())
+    if (n.delegated) r.delegated_nodes++;
+  r.partitions = int(sg.delegate_kernels().size());
+  return r;
+}
+
+std::vector<std::string> Interpreter::signature_keys() const { return impl_->signature_order; }
+Subgraph* Interpreter::signature_subgraph(const std::string& key) {
+  auto it = impl_->signatures.find(key);
+  return it == impl_->signatures.end() ? nullptr : subgraph(it->second.subgraph);
+}
+const std::map<std::string, int>* Interpreter::signature_inputs(const std::string& key) const {
+  auto it = impl_->signatures.find(key);
+  return it == impl_->signatures.end() ? nullptr : &it->second.inputs;
+}
+const std::map<std::string, int>* Interpreter::signature_outputs(const std::string& key) const {
+  auto it = impl_->signatures.find(key);
+  return it == impl_->signatures.end() ? nullptr : &it->second.outputs;
+}
+
+}  // namespace tflite_gpu

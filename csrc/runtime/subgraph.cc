@@ -1,0 +1,378 @@
+#include "runtime/subgraph.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+
+#include "runtime/thread_pool.h"
+
+namespace tflite_gpu {
+
+namespace {
+constexpr size_t kAlign = 64;
+size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+size_t TensorBytes(const Tensor& t) {
+  int64_t n = t.num_elements();
+  return n < 0 ? 0 : size_t(n) * DTypeSize(t.type);
+}
+}  // namespace
+
+void AlignedBuffer::Resize(size_t n) {
+  if (n <= size && raw) return;
+  raw.reset(new uint8_t[n + kAlign]);
+  uintptr_t p = reinterpret_cast<uintptr_t>(raw.get());
+  ptr = reinterpret_cast<uint8_t*>((p + kAlign - 1) / kAlign * kAlign);
+  size = n;
+}
+
+std::string Subgraph::NodeName(const Node& n) const {
+  std::string s = "node " + std::to_string(n.index) + " (";
+  s += n.op ? n.op->name : "unknown op";
+  return s + " v" + std::to_string(n.version) + ")";
+}
+
+Status Subgraph::Build(const ModelDef& model, int index) {
+  const SubgraphDef& d = model.subgraphs[index];
+  name_ = d.name;
+  inputs_.assign(d.inputs.begin(), d.inputs.end());
+  outputs_.assign(d.outputs.begin(), d.outputs.end());
+  tensors_.resize(d.tensors.size());
+  for (size_t i = 0; i < d.tensors.size(); ++i) {
+    const TensorDef& td = d.tensors[i];
+    Tensor& t = tensors_[i];
+    t.name = td.name;
+    t.type = td.type;
+    t.shape = td.shape;
+    t.shape_signature = td.shape_signature.empty() ? td.shape : td.shape_signature;
+    t.quant = td.quant;
+    t.sparsity = td.sparsity;
+    t.is_variable = td.is_variable;
+    const BufferDef* b = (td.buffer != 0 && td.buffer < model.buffers.size()) ? &model.buffers[td.buffer] : nullptr;
+    bool has_data = b && b->data && b->size > 0;
+    if (has_data && !td.is_variable) {
+      t.is_const = true;
+      size_t es = std::max<size_t>(1, DTypeSize(t.type));
+      if (reinterpret_cast<uintptr_t>(b->data) % std::min<size_t>(es, 8) == 0) {
+        t.alloc = Allocation::kConstant;
+        t.data = const_cast<uint8_t*>(b->data);  // read-only by contract: kernels never write inputs
+      } else {
+        t.alloc = Allocation::kOwned;
+        t.owned.assign(b->data, b->data + b->size);
+        t.data = t.owned.data();
+      }
+      t.bytes = b->size;
+    } else if (td.is_variable) {
+      size_t bytes = TensorBytes(t);
+      t.alloc = Allocation::kOwned;
+      t.owned.assign(bytes, 0);
+      if (has_data && b->size == bytes) std::memcpy(t.owned.data(), b->data, bytes);
+      t.data = t.owned.data();
+      t.bytes = bytes;
+    }
+  }
+  nodes_.resize(d.operators.size());
+  unresolved_.assign(d.operators.size(), "");
+  for (size_t i = 0; i < d.operators.size(); ++i) {
+    const OperatorDef& od = d.operators[i];
+    const OperatorCodeDef& oc = model.operator_codes[od.opcode_index];
+    Node& n = nodes_[i];
+    n.index = int(i);
+    n.version = oc.version;
+    n.inputs = od.inputs;
+    n.outputs = od.outputs;
+    n.intermediates = od.intermediates;
+    const OpInfo* info = oc.builtin_code == 32 ? FindCustomOp(oc.custom_code) : FindBuiltinOp(oc.builtin_code);
+    std::string opname = oc.builtin_code == 32 ? "custom op '" + oc.custom_code + "'" : BuiltinName(oc.builtin_code);
+    if (!info) {
+      unresolved_[i] = "node " + std::to_string(i) + ": op " + opname + " version " + std::to_string(oc.version) +
+                       " is not supported by tflite_gpu (the op is not implemented)";
+      continue;
+    }
+    n.op = info;
+    if (oc.version < 1 || oc.version > info->max_version) {
+      unresolved_[i] = "node " + std::to_string(i) + ": op " + opname + " version " + std::to_string(oc.version) +
+                       " is not supported by tflite_gpu (supported versions: 1.." + std::to_string(info->max_version) + ")";
+      continue;
+    }
+    if (info->impl->parse) {
+      OptionsView ov{od.options, od.options_type, od.custom_options, od.custom_options_size};
+      Status st;
+      try {
+        st = info->impl->parse(ov, n);
+      } catch (const fb::FbError& e) {
+        st = InvalidArgument(std::string("malformed options: ") + e.what());
+      }
+      if (!st.ok()) return InvalidArgument(NodeName(n) + ": " + st.message());
+    }
+    for (int t : n.outputs)
+      if (tensors_[t].is_const)
+        return InvalidArgument(NodeName(n) + ": output tensor " + std::to_string(t) + " is a constant");
+  }
+  for (int i = 0; i < int(nodes_.size()); ++i) plan_.push_back(Step{i, nullptr});
+  return OkStatus();
+}
+
+Status Subgraph::ResizeInputTensor(int index, const Dims& dims, bool strict) {
+  if (std::find(inputs_.begin(), inputs_.end(), index) == inputs_.end())
+    return InvalidArgument("tensor " + std::to_string(index) + " is not an input of the graph; only inputs can be resized");
+  for (int d : dims)
+    if (d < 0) return InvalidArgument("cannot resize input " + std::to_string(index) + " to " + DimsToString(dims) + ": negative dimension");
+  Tensor& t = tensors_[index];
+  if (strict) {
+    if (dims.size() != t.shape_signature.size())
+      return InvalidArgument("strict resize of input " + std::to_string(index) + ": rank " + std::to_string(dims.size()) +
+                             " differs from the signature " + DimsToString(t.shape_signature));
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (t.shape_signature[i] != -1 && t.shape_signature[i] != dims[i])
+        return InvalidArgument("strict resize of input " + std::to_string(index) + ": dimension " + std::to_string(i) +
+                               " is fixed to " + std::to_string(t.shape_signature[i]) + " in the signature " +
+                               DimsToString(t.shape_signature));
+  }
+  if (t.shape != dims) {
+    t.shape = dims;
+    allocated_ = false;
+  }
+  return OkStatus();
+}
+
+Status Subgraph::SetTensorShape(int index, const Dims& shape) {
+  Tensor& t = tensors_[index];
+  for (int d : shape)
+    if (d < 0) return InvalidArgument("tensor " + std::to_string(index) + ": negative dimension in " + DimsToString(shape));
+  t.shape = shape;
+  if (t.alloc == Allocation::kDynamic) {
+    size_t bytes = TensorBytes(t);
+    if (t.owned.size() < bytes + 1) t.owned.resize(bytes + 1);  // +1: never a null pointer
+    t.data = t.owned.data();
+    t.bytes = bytes;
+  }
+  return OkStatus();
+}
+
+void Subgraph::ResetPlan() {
+  for (Tensor& t : tensors_) {
+    if (t.alloc == Allocation::kArena || t.alloc == Allocation::kDynamic) {
+      t.alloc = Allocation::kNone;
+      t.data = nullptr;
+      t.bytes = 0;
+    }
+  }
+}
+
+Status Subgraph::PrepareNode(Node& node, bool* outputs_dynamic) {
+  OpContext ctx(this, &node, pool_);
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    int t = node.inputs[i];
+    if (t >= 0 && tensors_[t].type == DType::kString)
+      return Unimplemented(NodeName(node) + ": string tensors are not supported");
+  }
+  if (node.op->impl->prepare) {
+    Status st = node.op->impl->prepare(ctx);
+    if (!st.ok()) return Status(st.code(), NodeName(node) + ": " + st.message());
+  }
+  *outputs_dynamic = false;
+  for (int t : node.outputs)
+    if (tensors_[t].alloc == Allocation::kDynamic) *outputs_dynamic = true;
+  return OkStatus();
+}
+
+Status Subgraph::EvalNode(Node& node) {
+  OpContext ctx(this, &node, pool_);
+  EvalFn fn = (use_reference_ && node.op->impl->eval_ref) ? node.op->impl->eval_ref : node.op->impl->eval;
+  if (!fn) return Internal(NodeName(node) + ": no kernel");
+  Status st = fn(ctx);
+  if (!st.ok()) return Status(st.code(), NodeName(node) + ": " + st.message());
+  return OkStatus();
+}
+
+Status Subgraph::AllocateTensors() {
+  for (const std::string& u : unresolved_)
+    if (!u.empty()) return Unimplemented(u);
+  ResetPlan();
+  for (int t : inputs_) {
+    Tensor& in = tensors_[t];
+    if (in.is_const || in.is_variable) continue;
+    if (NumElements(in.shape) < 0) return InvalidArgument("input " + std::to_string(t) + " has an unknown shape");
+  }
+  std::vector<bool> dyn(tensors_.size(), false);
+  dynamic_inputs_.assign(plan_.size(), false);
+  std::vector<Step> plan;
+  for (size_t s = 0; s < plan_.size(); ++s) {
+    Step& step = plan_[s];
+    if (step.kernel) {
+      TFG_RETURN_IF_ERROR(step.kernel->Prepare(*this));
+      plan.push_back(step);
+      continue;
+    }
+    Node& node = nodes_[step.node];
+    bool has_dyn = false;
+    for (int t : node.inputs)
+      if (t >= 0 && dyn[t]) has_dyn = true;
+    if (has_dyn) {
+      for (int t : node.outputs) {
+        dyn[t] = true;
+        tensors_[t].alloc = Allocation::kDynamic;
+      }
+      dynamic_inputs_[plan.size()] = true;
+      plan.push_back(step);
+      continue;
+    }
+    bool out_dyn = false;
+    TFG_RETURN_IF_ERROR(PrepareNode(node, &out_dyn));
+    for (int t : node.outputs)
+      if (tensors_[t].alloc == Allocation::kDynamic) dyn[t] = true;
+    bool all_const = !node.inputs.empty();
+    for (int t : node.inputs)
+      if (t >= 0 && !tensors_[t].is_const) all_const = false;
+    if (node.op->impl->fold_constants && all_const && !out_dyn) {
+      // Evaluate once now; the outputs become owned constants and the node leaves the plan.
+      for (int t : node.outputs) {
+        Tensor& o = tensors_[t];
+        size_t bytes = TensorBytes(o);
+        o.owned.assign(bytes + 1, 0);
+        o.data = o.owned.data();
+        o.bytes = bytes;
+        o.alloc = Allocation::kOwned;
+      }
+      scratch_.Resize(std::max<size_t>(node.scratch_bytes, 1));
+      TFG_RETURN_IF_ERROR(EvalNode(node));
+      for (int t : node.outputs) tensors_[t].is_const = true;
+      continue;
+    }
+    plan.push_back(step);
+  }
+  plan_ = std::move(plan);
+  dynamic_inputs_.resize(plan_.size());
+  TFG_RETURN_IF_ERROR(PlanMemory());
+  allocated_ = true;
+  return OkStatus();
+}
+
+Status Subgraph::PlanMemory() {
+  const int n = int(plan_.size());
+  std::vector<int> first(tensors_.size(), INT_MAX), last(tensors_.size(), -1);
+  auto touch = [&](int t, int s) {
+    if (t < 0) return;
+    first[t] = std::min(first[t], s);
+    last[t] = std::max(last[t], s);
+  };
+  for (int t : inputs_) { touch(t, -1); touch(t, n); }
+  for (int s = 0; s < n; ++s) {
+    const Step& st = plan_[s];
+    if (st.kernel) {
+      for (int t : st.kernel->inputs) touch(t, s);
+      for (int t : st.kernel->outputs) touch(t, s);
+    } else {
+      const Node& nd = nodes_[st.node];
+      for (int t : nd.inputs) touch(t, s);
+      for (int t : nd.outputs) touch(t, s);
+      for (int t : nd.intermediates) touch(t, s);
+    }
+  }
+  for (int t : outputs_) touch(t, n);
+  struct Item { int t; size_t off, size; int a, b; };
+  std::vector<Item> items;
+  for (int t = 0; t < int(tensors_.size()); ++t) {
+    Tensor& ten = tensors_[t];
+    if (ten.is_const || ten.alloc != Allocation::kNone) continue;
+    if (NumElements(ten.shape) < 0)
+      return InvalidArgument("tensor " + std::to_string(t) + " ('" + ten.name + "') has an invalid or too large shape " +
+                             DimsToString(ten.shape));
+    if (first[t] == INT_MAX) { first[t] = n + 1; last[t] = n + 1; }  // unused: own slot at the end
+    items.push_back({t, 0, AlignUp(std::max<size_t>(TensorBytes(ten), 1)), first[t], last[t]});
+  }
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return items[x].size > items[y].size; });
+  std::vector<size_t> placed;
+  size_t total = 0;
+  for (size_t oi : order) {
+    Item& it = items[oi];
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (size_t pi : placed) {
+      const Item& p = items[pi];
+      if (p.a <= it.b && it.a <= p.b) busy.emplace_back(p.off, p.off + p.size);
+    }
+    std::sort(busy.begin(), busy.end());
+    size_t off = 0;
+    for (auto& b : busy) {
+      if (off + it.size <= b.first) break;
+      off = std::max(off, b.second);
+    }
+    it.off = off;
+    total = std::max(total, off + it.size);
+    placed.push_back(oi);
+  }
+  try {
+    arena_.Resize(std::max<size_t>(total, kAlign));
+  } catch (const std::bad_alloc&) {
+    return InvalidArgument("the model needs a " + std::to_string(total) + "-byte tensor arena, which cannot be allocated");
+  }
+  for (const Item& it : items) {
+    Tensor& ten = tensors_[it.t];
+    ten.alloc = Allocation::kArena;
+    ten.arena_offset = it.off;
+    ten.data = arena_.ptr + it.off;
+    ten.bytes = TensorBytes(ten);
+  }
+  size_t scratch = 1;
+  for (const Step& st : plan_)
+    if (!st.kernel) scratch = std::max(scratch, nodes_[st.node].scratch_bytes);
+  scratch_.Resize(scratch);
+  return OkStatus();
+}
+
+Status Subgraph::Invoke() {
+  if (!allocated_)
+    return FailedPrecondition("invoke() called before allocate_tensors() (or after a resize without re-allocating)");
+  if (profiling) last_profile.clear();
+  for (size_t s = 0; s < plan_.size(); ++s) {
+    const Step& st = plan_[s];
+    auto t0 = std::chrono::steady_clock::now();
+    if (st.kernel) {
+      TFG_RETURN_IF_ERROR(st.kernel->Eval(*this));
+    } else {
+      Node& node = nodes_[st.node];
+      if (dynamic_inputs_[s]) {
+        bool od = false;
+        TFG_RETURN_IF_ERROR(PrepareNode(node, &od));
+        if (node.scratch_bytes > scratch_.size) scratch_.Resize(node.scratch_bytes);
+      }
+      TFG_RETURN_IF_ERROR(EvalNode(node));
+    }
+    if (profiling) {
+      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      if (st.kernel)
+        last_profile.push_back({int(s), st.kernel->name(), "GPU", us, st.kernel->nodes});
+      else
+        last_profile.push_back({int(s), nodes_[st.node].op->name, "CPU", us, {st.node}});
+    }
+  }
+  return OkStatus();
+}
+
+Status Subgraph::ReplaceNodesWithKernel(std::unique_ptr<DelegateKernel> kernel) {
+  std::vector<bool> take(nodes_.size(), false);
+  for (int n : kernel->nodes) {
+    if (n < 0 || size_t(n) >= nodes_.size()) return InvalidArgument("delegate named node " + std::to_string(n) + " out of range");
+    take[n] = true;
+  }
+  std::vector<Step> plan;
+  bool inserted = false;
+  for (const Step& st : plan_) {
+    if (!st.kernel && take[st.node]) {
+      nodes_[st.node].delegated = true;
+      if (!inserted) { plan.push_back(Step{-1, kernel.get()}); inserted = true; }
+      continue;
+    }
+    plan.push_back(st);
+  }
+  if (!inserted) return InvalidArgument("delegate kernel replaced no node of the plan");
+  plan_ = std::move(plan);
+  kernels_.push_back(std::move(kernel));
+  allocated_ = false;
+  return OkStatus();
+}
+
+}  // namespace tflite_gpu

@@ -1,0 +1,100 @@
+// One executable subgraph: its tensors, nodes, execution plan and memory arena.
+//
+// Memory plan (decided in AllocateTensors, re-decided after any resize):
+//   * constants point into the model bytes (kConstant) or, when misaligned or folded, into an
+//     owned copy (kOwned); variables are owned and persist across invokes;
+//   * every other tensor with a shape known at prepare time goes in one arena. Each tensor
+//     lives from the step that writes it to the last step that reads it; graph inputs and
+//     outputs live for the whole plan (so inputs survive invoke, as in TFLite). Tensors are
+//     placed greedily by size, largest first, at the lowest 64-byte-aligned offset that does
+//     not overlap a placed tensor whose lifetime intersects its own;
+//   * tensors whose shape depends on data (dynamic) get their own heap storage at invoke;
+//   * one scratch area, the largest any node asked for, is shared by all nodes in turn.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model_def.h"
+#include "ops/op_registry.h"
+#include "tflite_gpu/delegate.h"
+#include "tflite_gpu/status.h"
+#include "tflite_gpu/types.h"
+
+namespace tflite_gpu {
+
+class ThreadPool;
+
+struct AlignedBuffer {
+  std::unique_ptr<uint8_t[]> raw;
+  uint8_t* ptr = nullptr;
+  size_t size = 0;
+  void Resize(size_t n);  // contents not preserved
+};
+
+class Subgraph {
+ public:
+  Subgraph() = default;
+  // Builds tensors and nodes from the model; unknown ops are recorded and reported by
+  // AllocateTensors.
+  Status Build(const ModelDef& model, int index);
+
+  Status AllocateTensors();
+  Status Invoke();
+  Status ResizeInputTensor(int tensor, const Dims& dims, bool strict);
+
+  Tensor& tensor(int i) { return tensors_[i]; }
+  const Tensor& tensor(int i) const { return tensors_[i]; }
+  size_t tensors_size() const { return tensors_.size(); }
+  std::vector<Tensor>& tensors() { return tensors_; }
+  std::vector<Node>& nodes() { return nodes_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<int>& inputs() const { return inputs_; }
+  const std::vector<int>& outputs() const { return outputs_; }
+  const std::string& name() const { return name_; }
+  bool allocated() const { return allocated_; }
+  void set_pool(ThreadPool* p) { pool_ = p; }
+  ThreadPool* pool() const { return pool_; }
+  void set_use_reference_kernels(bool v) { use_reference_ = v; }
+
+  // Delegation: replace `kernel->nodes` by `kernel` in the plan. Called after a prepare pass.
+  Status ReplaceNodesWithKernel(std::unique_ptr<DelegateKernel> kernel);
+  const std::vector<std::unique_ptr<DelegateKernel>>& delegate_kernels() const { return kernels_; }
+  bool allow_buffer_handle_output = false;
+
+  // Called by OpContext.
+  Status SetTensorShape(int index, const Dims& shape);  // (re)allocates dynamic tensors
+  void* scratch() { return scratch_.ptr; }
+  size_t arena_bytes() const { return arena_.size; }
+  std::string NodeName(const Node& n) const;
+
+  // Per-node timing for op profiling (microseconds of the last invoke), when enabled.
+  bool profiling = false;
+  struct ProfileEntry { int step; std::string name; std::string device; double us; std::vector<int> nodes; };
+  std::vector<ProfileEntry> last_profile;
+
+ private:
+  struct Step {
+    int node = -1;                  // a CPU node
+    DelegateKernel* kernel = nullptr;  // or a delegate partition
+  };
+  Status PrepareNode(Node& node, bool* outputs_dynamic);
+  Status EvalNode(Node& node);
+  Status PlanMemory();
+  void ResetPlan();
+
+  std::string name_;
+  std::vector<Tensor> tensors_;
+  std::vector<Node> nodes_;
+  std::vector<std::string> unresolved_;  // per node: why it cannot run ("" if fine)
+  std::vector<int> inputs_, outputs_;
+  std::vector<Step> plan_;
+  std::vector<std::unique_ptr<DelegateKernel>> kernels_;
+  std::vector<bool> dynamic_inputs_;  // per step: re-prepare at invoke
+  AlignedBuffer arena_, scratch_;
+  ThreadPool* pool_ = nullptr;
+  bool allocated_ = false;
+  bool use_reference_ = false;
+};
+
+}  // namespace tflite_gpu

@@ -1,0 +1,47 @@
+// A small fixed-size thread pool owned by one interpreter. ParallelFor splits [0, n) into
+// contiguous chunks, runs them on the workers and the calling thread, and returns when all
+// are done. One interpreter's pool is never shared with another, so interpreters in different
+// threads run independently.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tflite_gpu {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  int num_threads() const { return num_threads_; }
+  // fn(begin, end) over chunks of [0, n); at least `min_chunk` items per chunk.
+  void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t min_chunk = 1);
+
+ private:
+  void Worker(int id);
+  int num_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable cv_start_, cv_done_;
+  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
+  int64_t job_n_ = 0, job_chunk_ = 0;
+  int64_t next_chunk_ = 0, num_chunks_ = 0;
+  int pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+// Runs fn over [0, n) on the pool, or inline when pool is null or has one thread.
+inline void ParallelFor(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                        int64_t min_chunk = 1) {
+  if (n <= 0) return;
+  if (!pool || pool->num_threads() <= 1 || n <= min_chunk) { fn(0, n); return; }
+  pool->ParallelFor(n, fn, min_chunk);
+}
+
+}  // namespace tflite_gpu

@@ -1,0 +1,97 @@
+"""The one op-test harness: every op family declares cases in tests/op_cases/<family>.py; the
+tests run each case through TensorFlow Lite (ai-edge-litert, the outside oracle), our fast CPU
+kernels and our plain reference kernels (and, with the GPU delegate, the GPU path).
+
+A case is a single-op (or few-op) model the suite builds itself plus seeded inputs.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from typing import Callable, List, Optional, Sequence
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class OpCase:
+    op: str                       # the op table name this case covers ("ADD", "Convolution2DTransposeBias")
+    name: str                     # short id, unique within the op
+    model: Callable[[], bytes]    # builds the .tflite bytes
+    inputs: Callable[[np.random.Generator], Sequence[np.ndarray]]  # one array per graph input
+    tol: float = 1e-5             # rel-L2 bound vs the oracle (exact match for integer/bool outputs)
+    oracle: str = "litert"        # "litert": ai-edge-litert builtin kernels; "litert_xnnpack": with
+                                  # its default delegate (for ops only it has); "numpy": ref_fn below
+    ref_fn: Optional[Callable[..., Sequence[np.ndarray]]] = None  # independent numpy reference
+    gpu: bool = True              # the GPU delegate is expected to take this op (issue 3)
+    gpu_tol: Optional[float] = None  # F32_F16 bound if not the default
+    note: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.op}-{self.name}"
+
+
+def all_cases() -> List[OpCase]:
+    import op_cases  # tests/op_cases
+    out: List[OpCase] = []
+    for m in pkgutil.iter_modules(op_cases.__path__):
+        mod = importlib.import_module(f"op_cases.{m.name}")
+        out.extend(getattr(mod, "CASES", []))
+    return out
+
+
+def rel_l2(got: np.ndarray, want: np.ndarray) -> float:
+    g = np.asarray(got, np.float64).ravel()
+    w = np.asarray(want, np.float64).ravel()
+    denom = np.linalg.norm(w)
+    diff = np.linalg.norm(g - w)
+    return float(diff / denom) if denom > 0 else float(diff)
+
+
+def run_tflite_gpu(model: bytes, inputs, reference=False, delegates=None, num_threads=2):
+    import tflite_gpu
+    it = tflite_gpu.Interpreter(model_content=model, use_reference_kernels=reference,
+                                experimental_delegates=delegates, num_threads=num_threads)
+    return _run(it, inputs)
+
+
+def run_litert(model: bytes, inputs, xnnpack=False):
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    kind = OpResolverType.AUTO if xnnpack else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    it = Interpreter(model_content=model, experimental_op_resolver_type=kind, num_threads=1)
+    return _run(it, inputs)
+
+
+def _run(it, inputs):
+    details = it.get_input_details()
+    assert len(details) == len(inputs), f"case gives {len(inputs)} inputs, model has {len(details)}"
+    for d, x in zip(details, inputs):
+        if list(d["shape"]) != list(x.shape):
+            it.resize_tensor_input(d["index"], list(x.shape))
+    it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+
+
+def oracle_outputs(case: OpCase, inputs):
+    if case.oracle == "numpy":
+        return list(case.ref_fn(*inputs))
+    return run_litert(case.model(), inputs, xnnpack=(case.oracle == "litert_xnnpack"))
+
+
+def assert_close(got, want, tol, what=""):
+    assert len(got) == len(want), f"{what}: {len(got)} outputs vs {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.shape == w.shape, f"{what} output {i}: shape {g.shape} vs {w.shape}"
+        assert g.dtype == w.dtype, f"{what} output {i}: dtype {g.dtype} vs {w.dtype}"
+        if np.issubdtype(w.dtype, np.floating):
+            assert np.all(np.isfinite(g) == np.isfinite(w)), f"{what} output {i}: non-finite mismatch"
+            fin = np.isfinite(w)
+            e = rel_l2(g[fin], w[fin])
+            assert e <= tol, f"{what} output {i}: rel-L2 {e:.3g} > {tol:g}"
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=f"{what} output {i}")

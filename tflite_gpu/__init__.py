@@ -1,0 +1,13 @@
+"""tflite_gpu: run TensorFlow Lite models on CPU kernels and, through a GPU delegate, on OpenCL devices."""
+from . import _core
+from .interpreter import Interpreter, OpResolverType, SignatureRunner
+
+__version__ = "0.1.0"
+
+
+def supported_ops():
+    """Every op of the engine's single op table: name, builtin code, max version, family, kernels."""
+    return _core.supported_ops()
+
+
+__all__ = ["Interpreter", "OpResolverType", "SignatureRunner", "supported_ops", "__version__"]

@@ -1,0 +1,1032 @@
+"""A small, dependency-light writer for TensorFlow Lite ``.tflite`` files.
+
+Written by hand from the public TFLite flatbuffer schema (schema v3, file
+identifier ``TFL3``) using only ``flatbuffers.Builder``'s low-level API and
+numpy.  It is meant for building test models, not for converting networks.
+
+Quick reference
+---------------
+::
+
+    from tflite_gpu.testing.builder import ModelBuilder, single_op_model
+
+    mb = ModelBuilder()
+    x = mb.add_input([1, 8, 8, 3], name="x")
+    w = mb.add_const(np.ones((4, 3, 3, 3), np.float32), name="w")   # OHWI
+    b = mb.add_const(np.zeros(4, np.float32), name="b")
+    y = mb.add_tensor([1, 8, 8, 4], name="y")
+    mb.add_op("CONV_2D", [x, w, b], [y],
+              options=dict(padding="SAME", stride_w=1, stride_h=1,
+                           fused_activation_function="RELU6"))
+    mb.mark_output(y)
+    mb.add_signature("serving_default", {"x": x}, {"y": y})
+    tflite_bytes = mb.build()                  # or mb.build(large_buffers=True)
+
+``ModelBuilder`` methods:
+
+* ``add_tensor(shape, dtype=np.float32, name=None, data=None, quant=None,
+  shape_signature=None, is_variable=False, sparsity=None) -> int``
+  ``dtype`` is a numpy dtype (or a TensorType name such as ``'INT8'``);
+  ``data`` (ndarray or raw ``bytes``) makes the tensor constant.
+  ``quant=dict(scale=[...], zero_point=[...], quantized_dimension=0,
+  min=None, max=None)``.
+  ``sparsity=dict(traversal_order=[...], block_map=[...], dim_metadata=[
+  dict(format='DENSE', dense_size=n) | dict(format='SPARSE_CSR',
+  array_segments=np.array(int32|uint16|uint8), array_indices=np.array(...))])``
+* ``add_input(shape, dtype=np.float32, name=None, **kw) -> int``
+* ``add_const(data, name=None, quant=None, **kw) -> int`` (dtype = data.dtype)
+* ``mark_output(tensor_index)``
+* ``add_op(op, inputs, outputs, options=None, version=1,
+  custom_options=None) -> int`` -- ``op`` is a builtin name (``'CONV_2D'``),
+  an int code, or ``('CUSTOM', 'custom_code')``.  ``-1`` in ``inputs`` is an
+  omitted optional tensor.  ``options`` is a dict of the op's builtin options
+  table fields by schema name; ``None`` writes no options table at all, ``{}``
+  writes a table holding only defaults.  Enum fields accept names
+  (``'SAME'``, ``'RELU6'``, ``'REFLECT'``, ``'BASIC'``, ``'INT32'`` ...) or ints.
+  Ops whose options table is not known here (or that have none in the schema)
+  may also pass ``options=('TableName', {...})`` for a table listed in
+  ``OPTIONS_TABLES``.
+* ``add_signature(key, inputs: {name: tensor}, outputs: {name: tensor},
+  subgraph_index=0)``
+* ``add_metadata(name, data: bytes)``
+* ``build(large_buffers=False) -> bytes`` -- with ``large_buffers=True``
+  constant data is appended after the flatbuffer and referenced through
+  ``Buffer.offset``/``Buffer.size`` (offset from file start), ``Buffer.data``
+  stays empty.  Buffer 0 is always the empty sentinel buffer.
+
+Module-level helpers:
+
+* ``BUILTIN_CODES``: name -> BuiltinOperator code (0..161),
+  ``BUILTIN_NAMES``: inverse.
+* ``TENSOR_TYPES``: TensorType name -> id; ``NP_TO_TENSOR_TYPE`` /
+  ``TENSOR_TYPE_TO_NP`` map numpy dtypes <-> ids; ``tensor_type(dtype)``.
+* ``OP_OPTIONS``: op name -> options table name; ``OPTIONS_TABLES``: table
+  name -> (BuiltinOptions union id, field list).
+* ``single_op_model(op, input_specs, output_specs, options=None, version=1,
+  consts=None, custom_options=None) -> bytes``: one-op model.
+  ``input_specs``/``output_specs`` are lists of ``(shape, dtype)`` tuples (or
+  just shapes, meaning float32) -- these become graph inputs / outputs.
+  ``consts`` is an optional list of ndarrays appended (as constant tensors)
+  to the op inputs after the graph inputs; a ``None`` entry appends ``-1``
+  (an omitted optional input).  Use ``ModelBuilder`` directly for anything
+  that needs a different input order.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import flatbuffers
+import numpy as np
+
+__all__ = [
+    "ModelBuilder",
+    "single_op_model",
+    "BUILTIN_CODES",
+    "BUILTIN_NAMES",
+    "TENSOR_TYPES",
+    "NP_TO_TENSOR_TYPE",
+    "TENSOR_TYPE_TO_NP",
+    "OP_OPTIONS",
+    "OPTIONS_TABLES",
+    "tensor_type",
+]
+
+# ---------------------------------------------------------------------------
+# Enums (schema.fbs)
+# ---------------------------------------------------------------------------
+
+TENSOR_TYPES = {
+    "FLOAT32": 0, "FLOAT16": 1, "INT32": 2, "UINT8": 3, "INT64": 4,
+    "STRING": 5, "BOOL": 6, "INT16": 7, "COMPLEX64": 8, "INT8": 9,
+    "FLOAT64": 10, "COMPLEX128": 11, "UINT64": 12, "RESOURCE": 13,
+    "VARIANT": 14, "UINT32": 15, "UINT16": 16, "INT4": 17, "BFLOAT16": 18,
+    "INT2": 19, "UINT4": 20, "FLOAT8_E4M3FN": 21, "FLOAT8_E5M2": 22,
+}
+
+NP_TO_TENSOR_TYPE = {
+    np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.int32): 2,
+    np.dtype(np.uint8): 3, np.dtype(np.int64): 4, np.dtype(np.bool_): 6,
+    np.dtype(np.int16): 7, np.dtype(np.complex64): 8, np.dtype(np.int8): 9,
+    np.dtype(np.float64): 10, np.dtype(np.complex128): 11,
+    np.dtype(np.uint64): 12, np.dtype(np.uint32): 15, np.dtype(np.uint16): 16,
+}
+TENSOR_TYPE_TO_NP = {v: k for k, v in NP_TO_TENSOR_TYPE.items()}
+
+_BUILTIN_OPERATORS = """
+ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D DEPTH_TO_SPACE
+DEQUANTIZE EMBEDDING_LOOKUP FLOOR FULLY_CONNECTED HASHTABLE_LOOKUP
+L2_NORMALIZATION L2_POOL_2D LOCAL_RESPONSE_NORMALIZATION LOGISTIC
+LSH_PROJECTION LSTM MAX_POOL_2D MUL RELU RELU_N1_TO_1 RELU6 RESHAPE
+RESIZE_BILINEAR RNN SOFTMAX SPACE_TO_DEPTH SVDF TANH CONCAT_EMBEDDINGS
+SKIP_GRAM CALL CUSTOM EMBEDDING_LOOKUP_SPARSE PAD UNIDIRECTIONAL_SEQUENCE_RNN
+GATHER BATCH_TO_SPACE_ND SPACE_TO_BATCH_ND TRANSPOSE MEAN SUB DIV SQUEEZE
+UNIDIRECTIONAL_SEQUENCE_LSTM STRIDED_SLICE BIDIRECTIONAL_SEQUENCE_RNN EXP
+TOPK_V2 SPLIT LOG_SOFTMAX DELEGATE BIDIRECTIONAL_SEQUENCE_LSTM CAST PRELU
+MAXIMUM ARG_MAX MINIMUM LESS NEG PADV2 GREATER GREATER_EQUAL LESS_EQUAL
+SELECT SLICE SIN TRANSPOSE_CONV SPARSE_TO_DENSE TILE EXPAND_DIMS EQUAL
+NOT_EQUAL LOG SUM SQRT RSQRT SHAPE POW ARG_MIN FAKE_QUANT REDUCE_PROD
+REDUCE_MAX PACK LOGICAL_OR ONE_HOT LOGICAL_AND LOGICAL_NOT UNPACK REDUCE_MIN
+FLOOR_DIV REDUCE_ANY SQUARE ZEROS_LIKE FILL FLOOR_MOD RANGE
+RESIZE_NEAREST_NEIGHBOR LEAKY_RELU SQUARED_DIFFERENCE MIRROR_PAD ABS SPLIT_V
+UNIQUE CEIL REVERSE_V2 ADD_N GATHER_ND COS WHERE RANK ELU REVERSE_SEQUENCE
+MATRIX_DIAG QUANTIZE MATRIX_SET_DIAG ROUND HARD_SWISH IF WHILE
+NON_MAX_SUPPRESSION_V4 NON_MAX_SUPPRESSION_V5 SCATTER_ND SELECT_V2 DENSIFY
+SEGMENT_SUM BATCH_MATMUL PLACEHOLDER_FOR_GREATER_OP_CODES CUMSUM CALL_ONCE
+BROADCAST_TO RFFT2D CONV_3D IMAG REAL COMPLEX_ABS HASHTABLE HASHTABLE_FIND
+HASHTABLE_IMPORT HASHTABLE_SIZE REDUCE_ALL CONV_3D_TRANSPOSE VAR_HANDLE
+READ_VARIABLE ASSIGN_VARIABLE BROADCAST_ARGS RANDOM_STANDARD_NORMAL BUCKETIZE
+RANDOM_UNIFORM MULTINOMIAL GELU DYNAMIC_UPDATE_SLICE RELU_0_TO_1
+UNSORTED_SEGMENT_PROD UNSORTED_SEGMENT_MAX UNSORTED_SEGMENT_SUM ATAN2
+UNSORTED_SEGMENT_MIN SIGN BITCAST BITWISE_XOR RIGHT_SHIFT
+""".split()
+BUILTIN_CODES = {name: i for i, name in enumerate(_BUILTIN_OPERATORS)}
+BUILTIN_NAMES = {i: name for name, i in BUILTIN_CODES.items()}
+
+_ENUMS = {
+    "Padding": {"SAME": 0, "VALID": 1},
+    "ActivationFunctionType": {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2,
+                               "RELU1": 2, "RELU6": 3, "TANH": 4,
+                               "SIGN_BIT": 5},
+    "FullyConnectedOptionsWeightsFormat": {"DEFAULT": 0,
+                                           "SHUFFLED4x16INT8": 1},
+    "LSTMKernelType": {"FULL": 0, "BASIC": 1},
+    "MirrorPadMode": {"REFLECT": 0, "SYMMETRIC": 1},
+    "CombinerType": {"SUM": 0, "MEAN": 1, "SQRTN": 2},
+    "LSHProjectionType": {"UNKNOWN": 0, "SPARSE": 1, "DENSE": 2},
+    "TensorType": TENSOR_TYPES,
+    "DimensionType": {"DENSE": 0, "SPARSE_CSR": 1},
+}
+
+# ---------------------------------------------------------------------------
+# Builtin options tables: name -> (BuiltinOptions union id, fields)
+# Each field is (name, kind, default); field id == position in the list.
+# kinds: 'i8' 'u8' 'bool' 'i32' 'u32' 'i64' 'f32' 'vi32' or an enum name
+# (stored as int8).  ``None`` in a field list marks a deprecated slot.
+# ---------------------------------------------------------------------------
+
+_ACT = ("fused_activation_function", "ActivationFunctionType", 0)
+
+
+def _empty(uid):
+    return (uid, [])
+
+
+OPTIONS_TABLES = {
+    "Conv2DOptions": (1, [("padding", "Padding", 0), ("stride_w", "i32", 0),
+                          ("stride_h", "i32", 0), _ACT,
+                          ("dilation_w_factor", "i32", 1),
+                          ("dilation_h_factor", "i32", 1),
+                          ("quantized_bias_type", "TensorType", 0)]),
+    "DepthwiseConv2DOptions": (2, [("padding", "Padding", 0),
+                                   ("stride_w", "i32", 0),
+                                   ("stride_h", "i32", 0),
+                                   ("depth_multiplier", "i32", 0), _ACT,
+                                   ("dilation_w_factor", "i32", 1),
+                                   ("dilation_h_factor", "i32", 1)]),
+    "ConcatEmbeddingsOptions": (3, [("num_channels", "i32", 0),
+                                    ("num_columns_per_channel", "vi32", None),
+                                    ("embedding_dim_per_channel", "vi32",
+                                     None)]),
+    "LSHProjectionOptions": (4, [("type", "LSHProjectionType", 0)]),
+    "Pool2DOptions": (5, [("padding", "Padding", 0), ("stride_w", "i32", 0),
+                          ("stride_h", "i32", 0), ("filter_width", "i32", 0),
+                          ("filter_height", "i32", 0), _ACT]),
+    "SVDFOptions": (6, [("rank", "i32", 0), _ACT,
+                        ("asymmetric_quantize_inputs", "bool", False)]),
+    "RNNOptions": (7, [_ACT, ("asymmetric_quantize_inputs", "bool", False)]),
+    "FullyConnectedOptions": (8, [_ACT,
+                                  ("weights_format",
+                                   "FullyConnectedOptionsWeightsFormat", 0),
+                                  ("keep_num_dims", "bool", False),
+                                  ("asymmetric_quantize_inputs", "bool",
+                                   False),
+                                  ("quantized_bias_type", "TensorType", 0)]),
+    "SoftmaxOptions": (9, [("beta", "f32", 0.0)]),
+    "ConcatenationOptions": (10, [("axis", "i32", 0), _ACT]),
+    "AddOptions": (11, [_ACT, ("pot_scale_int16", "bool", True)]),
+    "L2NormOptions": (12, [_ACT]),
+    "LocalResponseNormalizationOptions": (13, [("radius", "i32", 0),
+                                               ("bias", "f32", 0.0),
+                                               ("alpha", "f32", 0.0),
+                                               ("beta", "f32", 0.0)]),
+    "LSTMOptions": (14, [_ACT, ("cell_clip", "f32", 0.0),
+                         ("proj_clip", "f32", 0.0),
+                         ("kernel_type", "LSTMKernelType", 0),
+                         ("asymmetric_quantize_inputs", "bool", False)]),
+    "ResizeBilinearOptions": (15, [None, None,  # new_height/new_width (dep.)
+                                   ("align_corners", "bool", False),
+                                   ("half_pixel_centers", "bool", False)]),
+    "CallOptions": (16, [("subgraph", "u32", 0)]),
+    "ReshapeOptions": (17, [("new_shape", "vi32", None)]),
+    "SkipGramOptions": (18, [("ngram_size", "i32", 0),
+                             ("max_skip_size", "i32", 0),
+                             ("include_all_ngrams", "bool", False)]),
+    "SpaceToDepthOptions": (19, [("block_size", "i32", 0)]),
+    "EmbeddingLookupSparseOptions": (20, [("combiner", "CombinerType", 0)]),
+    "MulOptions": (21, [_ACT]),
+    "PadOptions": _empty(22),
+    "GatherOptions": (23, [("axis", "i32", 0), ("batch_dims", "i32", 0)]),
+    "BatchToSpaceNDOptions": _empty(24),
+    "SpaceToBatchNDOptions": _empty(25),
+    "TransposeOptions": _empty(26),
+    "ReducerOptions": (27, [("keep_dims", "bool", False)]),
+    "SubOptions": (28, [_ACT, ("pot_scale_int16", "bool", True)]),
+    "DivOptions": (29, [_ACT]),
+    "SqueezeOptions": (30, [("squeeze_dims", "vi32", None)]),
+    "SequenceRNNOptions": (31, [("time_major", "bool", False), _ACT,
+                                ("asymmetric_quantize_inputs", "bool",
+                                 False)]),
+    "StridedSliceOptions": (32, [("begin_mask", "i32", 0),
+                                 ("end_mask", "i32", 0),
+                                 ("ellipsis_mask", "i32", 0),
+                                 ("new_axis_mask", "i32", 0),
+                                 ("shrink_axis_mask", "i32", 0),
+                                 ("offset", "bool", False)]),
+    "ExpOptions": _empty(33),
+    "TopKV2Options": _empty(34),
+    "SplitOptions": (35, [("num_splits", "i32", 0)]),
+    "LogSoftmaxOptions": _empty(36),
+    "CastOptions": (37, [("in_data_type", "TensorType", 0),
+                         ("out_data_type", "TensorType", 0)]),
+    "DequantizeOptions": _empty(38),
+    "MaximumMinimumOptions": _empty(39),
+    "ArgMaxOptions": (40, [("output_type", "TensorType", 0)]),
+    "LessOptions": _empty(41),
+    "NegOptions": _empty(42),
+    "PadV2Options": _empty(43),
+    "GreaterOptions": _empty(44),
+    "GreaterEqualOptions": _empty(45),
+    "LessEqualOptions": _empty(46),
+    "SelectOptions": _empty(47),
+    "SliceOptions": _empty(48),
+    "TransposeConvOptions": (49, [("padding", "Padding", 0),
+                                  ("stride_w", "i32", 0),
+                                  ("stride_h", "i32", 0), _ACT,
+                                  ("quantized_bias_type", "TensorType", 0)]),
+    "SparseToDenseOptions": (50, [("validate_indices", "bool", False)]),
+    "TileOptions": _empty(51),
+    "ExpandDimsOptions": _empty(52),
+    "EqualOptions": _empty(53),
+    "NotEqualOptions": _empty(54),
+    "ShapeOptions": (55, [("out_type", "TensorType", 0)]),
+    "PowOptions": _empty(56),
+    "ArgMinOptions": (57, [("output_type", "TensorType", 0)]),
+    "FakeQuantOptions": (58, [("min", "f32", 0.0), ("max", "f32", 0.0),
+                              ("num_bits", "i32", 0),
+                              ("narrow_range", "bool", False)]),
+    "PackOptions": (59, [("values_count", "i32", 0), ("axis", "i32", 0)]),
+    "LogicalOrOptions": _empty(60),
+    "OneHotOptions": (61, [("axis", "i32", 0)]),
+    "LogicalAndOptions": _empty(62),
+    "LogicalNotOptions": _empty(63),
+    "UnpackOptions": (64, [("num", "i32", 0), ("axis", "i32", 0)]),
+    "FloorDivOptions": _empty(65),
+    "SquareOptions": _empty(66),
+    "ZerosLikeOptions": _empty(67),
+    "FillOptions": _empty(68),
+    "BidirectionalSequenceLSTMOptions": (69, [_ACT, ("cell_clip", "f32", 0.0),
+                                              ("proj_clip", "f32", 0.0),
+                                              ("merge_outputs", "bool", False),
+                                              ("time_major", "bool", True),
+                                              ("asymmetric_quantize_inputs",
+                                               "bool", False)]),
+    "BidirectionalSequenceRNNOptions": (70, [("time_major", "bool", False),
+                                             _ACT,
+                                             ("merge_outputs", "bool", False),
+                                             ("asymmetric_quantize_inputs",
+                                              "bool", False)]),
+    "UnidirectionalSequenceLSTMOptions": (71, [_ACT,
+                                               ("cell_clip", "f32", 0.0),
+                                               ("proj_clip", "f32", 0.0),
+                                               ("time_major", "bool", False),
+                                               ("asymmetric_quantize_inputs",
+                                                "bool", False),
+                                               ("diagonal_recurrent_tensors",
+                                                "bool", False)]),
+    "FloorModOptions": _empty(72),
+    "RangeOptions": _empty(73),
+    "ResizeNearestNeighborOptions": (74, [("align_corners", "bool", False),
+                                          ("half_pixel_centers", "bool",
+                                           False)]),
+    "LeakyReluOptions": (75, [("alpha", "f32", 0.0)]),
+    "SquaredDifferenceOptions": _empty(76),
+    "MirrorPadOptions": (77, [("mode", "MirrorPadMode", 0)]),
+    "AbsOptions": _empty(78),
+    "SplitVOptions": (79, [("num_splits", "i32", 0)]),
+    "UniqueOptions": (80, [("idx_out_type", "TensorType", 2)]),
+    "ReverseV2Options": _empty(81),
+    "AddNOptions": _empty(82),
+    "GatherNdOptions": _empty(83),
+    "CosOptions": _empty(84),
+    "WhereOptions": _empty(85),
+    "RankOptions": _empty(86),
+    "ReverseSequenceOptions": (87, [("seq_dim", "i32", 0),
+                                    ("batch_dim", "i32", 0)]),
+    "MatrixDiagOptions": _empty(88),
+    "QuantizeOptions": _empty(89),
+    "MatrixSetDiagOptions": _empty(90),
+    "HardSwishOptions": _empty(91),
+    "IfOptions": (92, [("then_subgraph_index", "i32", 0),
+                       ("else_subgraph_index", "i32", 0)]),
+    "WhileOptions": (93, [("cond_subgraph_index", "i32", 0),
+                          ("body_subgraph_index", "i32", 0)]),
+    "DepthToSpaceOptions": (94, [("block_size", "i32", 0)]),
+    "NonMaxSuppressionV4Options": _empty(95),
+    "NonMaxSuppressionV5Options": _empty(96),
+    "ScatterNdOptions": _empty(97),
+    "SelectV2Options": _empty(98),
+    "DensifyOptions": _empty(99),
+    "SegmentSumOptions": _empty(100),
+    "BatchMatMulOptions": (101, [("adj_x", "bool", False),
+                                 ("adj_y", "bool", False),
+                                 ("asymmetric_quantize_inputs", "bool",
+                                  False)]),
+    "CumsumOptions": (102, [("exclusive", "bool", False),
+                            ("reverse", "bool", False)]),
+    "CallOnceOptions": (103, [("init_subgraph_index", "i32", 0)]),
+    "BroadcastToOptions": _empty(104),
+    "Rfft2dOptions": _empty(105),
+    "Conv3DOptions": (106, [("padding", "Padding", 0), ("stride_d", "i32", 0),
+                            ("stride_w", "i32", 0), ("stride_h", "i32", 0),
+                            _ACT, ("dilation_d_factor", "i32", 1),
+                            ("dilation_w_factor", "i32", 1),
+                            ("dilation_h_factor", "i32", 1)]),
+    "HashtableOptions": (107, [("table_id", "i32", 0),
+                               ("key_dtype", "TensorType", 0),
+                               ("value_dtype", "TensorType", 0)]),
+    "HashtableFindOptions": _empty(108),
+    "HashtableImportOptions": _empty(109),
+    "HashtableSizeOptions": _empty(110),
+    "VarHandleOptions": (111, [("container", "str", None),
+                               ("shared_name", "str", None)]),
+    "ReadVariableOptions": _empty(112),
+    "AssignVariableOptions": _empty(113),
+    "RandomOptions": (114, [("seed", "i64", 0), ("seed2", "i64", 0)]),
+    "BucketizeOptions": (115, [("boundaries", "vf32", None)]),
+    "GeluOptions": (116, [("approximate", "bool", False)]),
+    "DynamicUpdateSliceOptions": _empty(117),
+    "UnsortedSegmentProdOptions": _empty(118),
+    "UnsortedSegmentMaxOptions": _empty(119),
+    "UnsortedSegmentMinOptions": _empty(120),
+    "UnsortedSegmentSumOptions": _empty(121),
+    "ATan2Options": _empty(122),
+    "SignOptions": _empty(123),
+    "BitcastOptions": _empty(124),
+    "BitwiseXorOptions": _empty(125),
+    "RightShiftOptions": _empty(126),
+}
+
+OP_OPTIONS = {
+    "ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions",
+    "DIV": "DivOptions",
+    "AVERAGE_POOL_2D": "Pool2DOptions", "MAX_POOL_2D": "Pool2DOptions",
+    "L2_POOL_2D": "Pool2DOptions",
+    "CONCATENATION": "ConcatenationOptions",
+    "CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
+    "CONV_3D": "Conv3DOptions", "CONV_3D_TRANSPOSE": "Conv3DOptions",
+    "FULLY_CONNECTED": "FullyConnectedOptions",
+    "SOFTMAX": "SoftmaxOptions", "LOG_SOFTMAX": "LogSoftmaxOptions",
+    "LSTM": "LSTMOptions",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
+    "BIDIRECTIONAL_SEQUENCE_LSTM": "BidirectionalSequenceLSTMOptions",
+    "RNN": "RNNOptions", "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions",
+    "BIDIRECTIONAL_SEQUENCE_RNN": "BidirectionalSequenceRNNOptions",
+    "SVDF": "SVDFOptions",
+    "RESIZE_BILINEAR": "ResizeBilinearOptions",
+    "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+    "RESHAPE": "ReshapeOptions", "SQUEEZE": "SqueezeOptions",
+    "STRIDED_SLICE": "StridedSliceOptions",
+    "TRANSPOSE_CONV": "TransposeConvOptions",
+    "PAD": "PadOptions", "PADV2": "PadV2Options",
+    "MIRROR_PAD": "MirrorPadOptions",
+    "SPACE_TO_DEPTH": "SpaceToDepthOptions",
+    "DEPTH_TO_SPACE": "DepthToSpaceOptions",
+    "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
+    "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
+    "GATHER": "GatherOptions", "GATHER_ND": "GatherNdOptions",
+    "MEAN": "ReducerOptions", "SUM": "ReducerOptions",
+    "REDUCE_MAX": "ReducerOptions", "REDUCE_MIN": "ReducerOptions",
+    "REDUCE_PROD": "ReducerOptions", "REDUCE_ANY": "ReducerOptions",
+    "REDUCE_ALL": "ReducerOptions",
+    "SPLIT": "SplitOptions", "SPLIT_V": "SplitVOptions",
+    "PACK": "PackOptions", "UNPACK": "UnpackOptions",
+    "CAST": "CastOptions", "SHAPE": "ShapeOptions",
+    "ARG_MAX": "ArgMaxOptions", "ARG_MIN": "ArgMinOptions",
+    "LEAKY_RELU": "LeakyReluOptions",
+    "BATCH_MATMUL": "BatchMatMulOptions",
+    "TRANSPOSE": "TransposeOptions", "SLICE": "SliceOptions",
+    "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
+    "MAXIMUM": "MaximumMinimumOptions", "MINIMUM": "MaximumMinimumOptions",
+    "LOGICAL_AND": "LogicalAndOptions", "LOGICAL_OR": "LogicalOrOptions",
+    "LOGICAL_NOT": "LogicalNotOptions",
+    "EXP": "ExpOptions", "COS": "CosOptions", "ABS": "AbsOptions",
+    "NEG": "NegOptions", "SQUARE": "SquareOptions", "POW": "PowOptions",
+    "HARD_SWISH": "HardSwishOptions",
+    "DEQUANTIZE": "DequantizeOptions", "QUANTIZE": "QuantizeOptions",
+    "DENSIFY": "DensifyOptions",
+    "L2_NORMALIZATION": "L2NormOptions",
+    "LOCAL_RESPONSE_NORMALIZATION": "LocalResponseNormalizationOptions",
+    "TILE": "TileOptions", "EXPAND_DIMS": "ExpandDimsOptions",
+    "EQUAL": "EqualOptions", "NOT_EQUAL": "NotEqualOptions",
+    "LESS": "LessOptions", "LESS_EQUAL": "LessEqualOptions",
+    "GREATER": "GreaterOptions", "GREATER_EQUAL": "GreaterEqualOptions",
+    "SELECT": "SelectOptions", "SELECT_V2": "SelectV2Options",
+    "FLOOR_DIV": "FloorDivOptions", "FLOOR_MOD": "FloorModOptions",
+    "ZEROS_LIKE": "ZerosLikeOptions", "FILL": "FillOptions",
+    "RANGE": "RangeOptions", "ONE_HOT": "OneHotOptions",
+    "TOPK_V2": "TopKV2Options", "ADD_N": "AddNOptions",
+    "REVERSE_V2": "ReverseV2Options", "RANK": "RankOptions",
+    "WHERE": "WhereOptions", "UNIQUE": "UniqueOptions",
+    "MATRIX_DIAG": "MatrixDiagOptions", "MATRIX_SET_DIAG": "MatrixSetDiagOptions",
+    "REVERSE_SEQUENCE": "ReverseSequenceOptions",
+    "FAKE_QUANT": "FakeQuantOptions", "CALL": "CallOptions",
+    "IF": "IfOptions", "WHILE": "WhileOptions", "CALL_ONCE": "CallOnceOptions",
+    "SCATTER_ND": "ScatterNdOptions", "SEGMENT_SUM": "SegmentSumOptions",
+    "CUMSUM": "CumsumOptions", "BROADCAST_TO": "BroadcastToOptions",
+    "GELU": "GeluOptions", "BUCKETIZE": "BucketizeOptions",
+    "DYNAMIC_UPDATE_SLICE": "DynamicUpdateSliceOptions",
+    "SPARSE_TO_DENSE": "SparseToDenseOptions",
+    "SKIP_GRAM": "SkipGramOptions", "LSH_PROJECTION": "LSHProjectionOptions",
+    "CONCAT_EMBEDDINGS": "ConcatEmbeddingsOptions",
+    "EMBEDDING_LOOKUP_SPARSE": "EmbeddingLookupSparseOptions",
+    "NON_MAX_SUPPRESSION_V4": "NonMaxSuppressionV4Options",
+    "NON_MAX_SUPPRESSION_V5": "NonMaxSuppressionV5Options",
+    "SIGN": "SignOptions", "BITCAST": "BitcastOptions",
+    "BITWISE_XOR": "BitwiseXorOptions", "RIGHT_SHIFT": "RightShiftOptions",
+    "ATAN2": "ATan2Options", "RFFT2D": "Rfft2dOptions",
+    "UNSORTED_SEGMENT_PROD": "UnsortedSegmentProdOptions",
+    "UNSORTED_SEGMENT_MAX": "UnsortedSegmentMaxOptions",
+    "UNSORTED_SEGMENT_SUM": "UnsortedSegmentSumOptions",
+    "UNSORTED_SEGMENT_MIN": "UnsortedSegmentMinOptions",
+    "VAR_HANDLE": "VarHandleOptions",
+    "READ_VARIABLE": "ReadVariableOptions",
+    "ASSIGN_VARIABLE": "AssignVariableOptions",
+    "RANDOM_STANDARD_NORMAL": "RandomOptions", "RANDOM_UNIFORM": "RandomOptions",
+    "MULTINOMIAL": "RandomOptions",
+    "HASHTABLE": "HashtableOptions", "HASHTABLE_FIND": "HashtableFindOptions",
+    "HASHTABLE_IMPORT": "HashtableImportOptions",
+    "HASHTABLE_SIZE": "HashtableSizeOptions",
+}
+
+# Field ids of the fixed tables (vtable slot = field id).
+_MODEL = dict(version=0, operator_codes=1, subgraphs=2, description=3,
+              buffers=4, metadata_buffer=5, metadata=6, signature_defs=7)
+_SUBGRAPH = dict(tensors=0, inputs=1, outputs=2, operators=3, name=4)
+_TENSOR = dict(shape=0, type=1, buffer=2, name=3, quantization=4,
+               is_variable=5, sparsity=6, shape_signature=7)
+_QUANT = dict(min=0, max=1, scale=2, zero_point=3, details_type=4, details=5,
+              quantized_dimension=6)
+_SPARSITY = dict(traversal_order=0, block_map=1, dim_metadata=2)
+_DIMMETA = dict(format=0, dense_size=1, array_segments_type=2,
+                array_segments=3, array_indices_type=4, array_indices=5)
+_OPCODE = dict(deprecated_builtin_code=0, custom_code=1, version=2,
+               builtin_code=3)
+_OPERATOR = dict(opcode_index=0, inputs=1, outputs=2, builtin_options_type=3,
+                 builtin_options=4, custom_options=5, custom_options_format=6,
+                 mutating_variable_inputs=7, intermediates=8)
+_BUFFER = dict(data=0, offset=1, size=2)
+_METADATA = dict(name=0, buffer=1)
+_TENSORMAP = dict(name=0, tensor_index=1)
+_SIGDEF = dict(inputs=0, outputs=1, signature_key=2, subgraph_index=4)
+
+# SparseIndexVector union: Int32Vector=1, Uint16Vector=2, Uint8Vector=3.
+_SPARSE_INDEX_TYPES = {np.dtype(np.int32): 1, np.dtype(np.uint16): 2,
+                       np.dtype(np.uint8): 3}
+
+_SCHEMA_VERSION = 3
+
+
+def tensor_type(dtype) -> int:
+    """TensorType id for a numpy dtype, a TensorType name or an int id."""
+    if isinstance(dtype, (int, np.integer)):
+        return int(dtype)
+    if isinstance(dtype, str) and dtype.upper() in TENSOR_TYPES:
+        return TENSOR_TYPES[dtype.upper()]
+    dt = np.dtype(dtype)
+    if dt.kind in ("U", "S", "O"):
+        return TENSOR_TYPES["STRING"]
+    try:
+        return NP_TO_TENSOR_TYPE[dt]
+    except KeyError:
+        raise ValueError(f"unsupported tensor dtype {dtype!r}") from None
+
+
+def _enum_value(enum_name, value):
+    if isinstance(value, str):
+        table = _ENUMS[enum_name]
+        key = value if value in table else value.upper()
+        if key not in table:
+            raise ValueError(f"{value!r} is not a {enum_name} "
+                             f"(one of {sorted(table)})")
+        return table[key]
+    if enum_name == "TensorType" and not isinstance(value, (int, np.integer,
+                                                            bool)):
+        return tensor_type(value)
+    return int(value)
+
+
+def _op_code(op):
+    """Returns (builtin_code, custom_code or None, name)."""
+    if isinstance(op, (tuple, list)):
+        if len(op) != 2 or str(op[0]).upper() != "CUSTOM":
+            raise ValueError(f"bad op spec {op!r}; use ('CUSTOM', name)")
+        return BUILTIN_CODES["CUSTOM"], str(op[1]), "CUSTOM"
+    if isinstance(op, (int, np.integer)):
+        return int(op), None, BUILTIN_NAMES.get(int(op), str(op))
+    name = str(op).upper()
+    if name not in BUILTIN_CODES:
+        raise ValueError(f"unknown builtin operator {op!r}")
+    return BUILTIN_CODES[name], None, name
+
+
+# ---------------------------------------------------------------------------
+# Low-level flatbuffer helpers
+# ---------------------------------------------------------------------------
+
+def _vec_numpy(b, arr, dtype):
+    arr = np.ascontiguousarray(np.asarray(arr, dtype=dtype).reshape(-1))
+    return b.CreateNumpyVector(arr)
+
+
+def _vec_bytes(b, data: bytes, alignment=16):
+    n = len(data)
+    b.StartVector(1, n, alignment)
+    b.head = b.head - n
+    b.Bytes[b.head:b.head + n] = data
+    return b.EndVector()
+
+
+def _vec_offsets(b, offsets):
+    b.StartVector(4, len(offsets), 4)
+    for off in reversed(offsets):
+        b.PrependUOffsetTRelative(off)
+    return b.EndVector()
+
+
+def _write_options_table(b, table_name, values):
+    uid, fields = OPTIONS_TABLES[table_name]
+    values = dict(values or {})
+    known = {f[0] for f in fields if f is not None}
+    unknown = set(values) - known
+    if unknown:
+        raise KeyError(f"{table_name} has no field(s) {sorted(unknown)}; "
+                       f"fields: {sorted(known)}")
+    # Vectors / strings must be created before the table is started.
+    pre = {}
+    for f in fields:
+        if f is None or f[0] not in values or values[f[0]] is None:
+            continue
+        name, kind, _ = f
+        if kind == "vi32":
+            pre[name] = _vec_numpy(b, values[name], np.int32)
+        elif kind == "vf32":
+            pre[name] = _vec_numpy(b, values[name], np.float32)
+        elif kind == "str":
+            pre[name] = b.CreateString(values[name])
+    b.StartObject(len(fields))
+    for slot, f in enumerate(fields):
+        if f is None:
+            continue
+        name, kind, default = f
+        if name not in values or values[name] is None:
+            continue
+        v = values[name]
+        if name in pre:
+            b.PrependUOffsetTRelativeSlot(slot, pre[name], 0)
+        elif kind == "i32":
+            b.PrependInt32Slot(slot, int(v), int(default))
+        elif kind == "u32":
+            b.PrependUint32Slot(slot, int(v), int(default))
+        elif kind == "i64":
+            b.PrependInt64Slot(slot, int(v), int(default))
+        elif kind == "f32":
+            b.PrependFloat32Slot(slot, float(v), float(default))
+        elif kind == "bool":
+            b.PrependBoolSlot(slot, bool(v), bool(default))
+        elif kind in ("i8",):
+            b.PrependInt8Slot(slot, int(v), int(default))
+        elif kind in ("u8",):
+            b.PrependUint8Slot(slot, int(v), int(default))
+        else:  # enum stored as byte
+            b.PrependInt8Slot(slot, _enum_value(kind, v), int(default))
+    return uid, b.EndObject()
+
+
+# ---------------------------------------------------------------------------
+# Model builder
+# ---------------------------------------------------------------------------
+
+class _Tensor:
+    __slots__ = ("shape", "type", "name", "buffer", "quant", "shape_signature",
+                 "is_variable", "sparsity")
+
+
+class _Op:
+    __slots__ = ("opcode_index", "inputs", "outputs", "options",
+                 "custom_options", "intermediates")
+
+
+class ModelBuilder:
+    """Accumulates one subgraph (plus buffers, signatures, metadata)."""
+
+    def __init__(self, description="tflite_gpu test model"):
+        self.description = description
+        self._tensors = []
+        self._inputs = []
+        self._outputs = []
+        self._ops = []
+        self._opcodes = []          # (builtin_code, custom_code, version)
+        self._opcode_index = {}
+        self._buffers = [None]      # buffer 0: empty sentinel
+        self._metadata = []         # (name, buffer index)
+        self._signatures = []
+        self.subgraph_name = "main"
+
+    # -- tensors ---------------------------------------------------------
+    def add_tensor(self, shape, dtype=np.float32, name=None, data=None,
+                   quant=None, shape_signature=None, is_variable=False,
+                   sparsity=None) -> int:
+        t = _Tensor()
+        t.shape = [int(d) for d in shape]
+        t.type = tensor_type(dtype)
+        idx = len(self._tensors)
+        t.name = name if name is not None else f"t{idx}"
+        t.buffer = 0
+        if data is not None:
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                raw = bytes(data)
+            else:
+                arr = np.asarray(data)
+                np_t = TENSOR_TYPE_TO_NP.get(t.type)
+                if np_t is not None and arr.dtype != np_t:
+                    arr = arr.astype(np_t)
+                raw = np.ascontiguousarray(arr).tobytes()
+            t.buffer = len(self._buffers)
+            self._buffers.append(raw)
+        t.quant = quant
+        t.shape_signature = (None if shape_signature is None
+                             else [int(d) for d in shape_signature])
+        t.is_variable = bool(is_variable)
+        t.sparsity = sparsity
+        self._tensors.append(t)
+        return idx
+
+    def add_input(self, shape, dtype=np.float32, name=None, **kw) -> int:
+        idx = self.add_tensor(shape, dtype, name=name, **kw)
+        self._inputs.append(idx)
+        return idx
+
+    def add_const(self, data, name=None, quant=None, **kw) -> int:
+        if isinstance(data, (bytes, bytearray)):
+            raise TypeError("add_const needs an ndarray; use add_tensor(data="
+                            "bytes) for raw buffers")
+        arr = np.asarray(data)
+        if arr.dtype == np.float64 and "dtype" not in kw:
+            arr = arr.astype(np.float32)
+        dtype = kw.pop("dtype", arr.dtype)
+        shape = kw.pop("shape", arr.shape)
+        return self.add_tensor(shape, dtype, name=name, data=arr, quant=quant,
+                               **kw)
+
+    def mark_output(self, tensor_index):
+        self._outputs.append(int(tensor_index))
+
+    def mark_input(self, tensor_index):
+        self._inputs.append(int(tensor_index))
+
+    @property
+    def num_tensors(self):
+        return len(self._tensors)
+
+    def tensor_shape(self, index):
+        return list(self._tensors[index].shape)
+
+    # -- ops -------------------------------------------------------------
+    def _get_opcode(self, code, custom, version):
+        key = (code, custom, int(version))
+        if key not in self._opcode_index:
+            self._opcode_index[key] = len(self._opcodes)
+            self._opcodes.append(key)
+        return self._opcode_index[key]
+
+    def add_op(self, op, inputs, outputs, options=None, version=1,
+               custom_options: bytes = None, intermediates=None) -> int:
+        code, custom, name = _op_code(op)
+        o = _Op()
+        o.opcode_index = self._get_opcode(code, custom, version)
+        o.inputs = [int(i) for i in inputs]
+        o.outputs = [int(i) for i in outputs]
+        o.intermediates = (None if intermediates is None
+                           else [int(i) for i in intermediates])
+        o.options = None
+        if options is not None:
+            if (isinstance(options, tuple) and len(options) == 2
+                    and isinstance(options[0], str)):
+                table, values = options
+            else:
+                table, values = OP_OPTIONS.get(name), options
+                if table is None:
+                    if values:
+                        raise ValueError(f"op {name} has no builtin options "
+                                         "table known to this builder")
+            if table is not None:
+                if table not in OPTIONS_TABLES:
+                    raise ValueError(f"unknown options table {table}")
+                # validate eagerly so errors point at the add_op call
+                _, fields = OPTIONS_TABLES[table]
+                known = {f[0] for f in fields if f is not None}
+                bad = set(values or {}) - known
+                if bad:
+                    raise KeyError(f"{table} has no field(s) {sorted(bad)}; "
+                                   f"fields: {sorted(known)}")
+                o.options = (table, dict(values or {}))
+        o.custom_options = (None if custom_options is None
+                            else bytes(custom_options))
+        self._ops.append(o)
+        return len(self._ops) - 1
+
+    # -- signatures / metadata ------------------------------------------
+    def add_signature(self, key, inputs, outputs, subgraph_index=0):
+        self._signatures.append((str(key), dict(inputs), dict(outputs),
+                                 int(subgraph_index)))
+
+    def add_metadata(self, name, data: bytes):
+        idx = len(self._buffers)
+        self._buffers.append(bytes(data))
+        self._metadata.append((str(name), idx))
+
+    # -- serialization ----------------------------------------------------
+    def _build_quant(self, b, q):
+        offs = {}
+        for key, dt in (("min", np.float32), ("max", np.float32),
+                        ("scale", np.float32), ("zero_point", np.int64)):
+            v = q.get(key)
+            if v is not None:
+                offs[key] = _vec_numpy(b, np.atleast_1d(v), dt)
+        b.StartObject(7)
+        for key, off in offs.items():
+            b.PrependUOffsetTRelativeSlot(_QUANT[key], off, 0)
+        b.PrependInt32Slot(_QUANT["quantized_dimension"],
+                           int(q.get("quantized_dimension", 0) or 0), 0)
+        return b.EndObject()
+
+    def _build_index_vector(self, b, arr):
+        arr = np.asarray(arr)
+        if arr.dtype not in _SPARSE_INDEX_TYPES:
+            arr = arr.astype(np.int32)
+        utype = _SPARSE_INDEX_TYPES[arr.dtype]
+        vec = _vec_numpy(b, arr, arr.dtype)
+        b.StartObject(1)
+        b.PrependUOffsetTRelativeSlot(0, vec, 0)
+        return utype, b.EndObject()
+
+    def _build_sparsity(self, b, sp):
+        dims = []
+        for dm in sp.get("dim_metadata", []):
+            fmt = _enum_value("DimensionType", dm.get("format", "DENSE"))
+            seg = idx = None
+            if dm.get("array_segments") is not None:
+                seg = self._build_index_vector(b, dm["array_segments"])
+            if dm.get("array_indices") is not None:
+                idx = self._build_index_vector(b, dm["array_indices"])
+            b.StartObject(6)
+            b.PrependInt8Slot(_DIMMETA["format"], fmt, 0)
+            b.PrependInt32Slot(_DIMMETA["dense_size"],
+                               int(dm.get("dense_size", 0) or 0), 0)
+            if seg is not None:
+                b.PrependUint8Slot(_DIMMETA["array_segments_type"], seg[0], 0)
+                b.PrependUOffsetTRelativeSlot(_DIMMETA["array_segments"],
+                                              seg[1], 0)
+            if idx is not None:
+                b.PrependUint8Slot(_DIMMETA["array_indices_type"], idx[0], 0)
+                b.PrependUOffsetTRelativeSlot(_DIMMETA["array_indices"],
+                                              idx[1], 0)
+            dims.append(b.EndObject())
+        trav = _vec_numpy(b, sp.get("traversal_order", []), np.int32)
+        bmap = (None if sp.get("block_map") is None
+                else _vec_numpy(b, sp["block_map"], np.int32))
+        dvec = _vec_offsets(b, dims)
+        b.StartObject(3)
+        b.PrependUOffsetTRelativeSlot(_SPARSITY["traversal_order"], trav, 0)
+        if bmap is not None:
+            b.PrependUOffsetTRelativeSlot(_SPARSITY["block_map"], bmap, 0)
+        b.PrependUOffsetTRelativeSlot(_SPARSITY["dim_metadata"], dvec, 0)
+        return b.EndObject()
+
+    def _build_tensor(self, b, t):
+        name = b.CreateString(t.name)
+        shape = _vec_numpy(b, t.shape, np.int32)
+        sig = (None if t.shape_signature is None
+               else _vec_numpy(b, t.shape_signature, np.int32))
+        quant = None if not t.quant else self._build_quant(b, t.quant)
+        sp = None if not t.sparsity else self._build_sparsity(b, t.sparsity)
+        b.StartObject(8)
+        b.PrependUOffsetTRelativeSlot(_TENSOR["shape"], shape, 0)
+        b.PrependInt8Slot(_TENSOR["type"], t.type, 0)
+        b.PrependUint32Slot(_TENSOR["buffer"], t.buffer, 0)
+        b.PrependUOffsetTRelativeSlot(_TENSOR["name"], name, 0)
+        if quant is not None:
+            b.PrependUOffsetTRelativeSlot(_TENSOR["quantization"], quant, 0)
+        b.PrependBoolSlot(_TENSOR["is_variable"], t.is_variable, False)
+        if sp is not None:
+            b.PrependUOffsetTRelativeSlot(_TENSOR["sparsity"], sp, 0)
+        if sig is not None:
+            b.PrependUOffsetTRelativeSlot(_TENSOR["shape_signature"], sig, 0)
+        return b.EndObject()
+
+    def _build_operator(self, b, o):
+        ins = _vec_numpy(b, o.inputs, np.int32)
+        outs = _vec_numpy(b, o.outputs, np.int32)
+        inter = (None if o.intermediates is None
+                 else _vec_numpy(b, o.intermediates, np.int32))
+        opt = None
+        if o.options is not None:
+            opt = _write_options_table(b, *o.options)
+        cust = None
+        if o.custom_options is not None:
+            cust = _vec_bytes(b, o.custom_options, 1)
+        b.StartObject(9)
+        b.PrependUint32Slot(_OPERATOR["opcode_index"], o.opcode_index, 0)
+        b.PrependUOffsetTRelativeSlot(_OPERATOR["inputs"], ins, 0)
+        b.PrependUOffsetTRelativeSlot(_OPERATOR["outputs"], outs, 0)
+        if opt is not None:
+            b.PrependUint8Slot(_OPERATOR["builtin_options_type"], opt[0], 0)
+            b.PrependUOffsetTRelativeSlot(_OPERATOR["builtin_options"],
+                                          opt[1], 0)
+        if cust is not None:
+            b.PrependUOffsetTRelativeSlot(_OPERATOR["custom_options"], cust, 0)
+        if inter is not None:
+            b.PrependUOffsetTRelativeSlot(_OPERATOR["intermediates"], inter, 0)
+        return b.EndObject()
+
+    def _build_opcode(self, b, key):
+        code, custom, version = key
+        cc = None if custom is None else b.CreateString(custom)
+        b.StartObject(4)
+        b.PrependInt8Slot(_OPCODE["deprecated_builtin_code"], min(code, 127),
+                          0)
+        if cc is not None:
+            b.PrependUOffsetTRelativeSlot(_OPCODE["custom_code"], cc, 0)
+        b.PrependInt32Slot(_OPCODE["version"], version, 1)
+        b.PrependInt32Slot(_OPCODE["builtin_code"], code, 0)
+        return b.EndObject()
+
+    def _build_tensormaps(self, b, mapping):
+        offs = []
+        for name, idx in mapping.items():
+            s = b.CreateString(str(name))
+            b.StartObject(2)
+            b.PrependUOffsetTRelativeSlot(_TENSORMAP["name"], s, 0)
+            b.PrependUint32Slot(_TENSORMAP["tensor_index"], int(idx), 0)
+            offs.append(b.EndObject())
+        return _vec_offsets(b, offs)
+
+    def _build_signature(self, b, sig):
+        key, ins, outs, sg = sig
+        iv = self._build_tensormaps(b, ins)
+        ov = self._build_tensormaps(b, outs)
+        k = b.CreateString(key)
+        b.StartObject(5)
+        b.PrependUOffsetTRelativeSlot(_SIGDEF["inputs"], iv, 0)
+        b.PrependUOffsetTRelativeSlot(_SIGDEF["outputs"], ov, 0)
+        b.PrependUOffsetTRelativeSlot(_SIGDEF["signature_key"], k, 0)
+        b.PrependUint32Slot(_SIGDEF["subgraph_index"], sg, 0)
+        return b.EndObject()
+
+    def _build_buffer(self, b, data=None, offset=None, size=None):
+        dv = None
+        if data:
+            dv = _vec_bytes(b, data, 16)
+        b.StartObject(3)
+        if dv is not None:
+            b.PrependUOffsetTRelativeSlot(_BUFFER["data"], dv, 0)
+        if offset is not None:
+            b.PrependUint64Slot(_BUFFER["offset"], int(offset), 0)
+            b.PrependUint64Slot(_BUFFER["size"], int(size), 0)
+        return b.EndObject()
+
+    def _serialize(self, large_buffers, buffer_locations):
+        total = sum(len(d) for d in self._buffers[1:] if d)
+        b = flatbuffers.Builder(1024 + (0 if large_buffers else total)
+                                + 256 * (len(self._tensors) + len(self._ops)))
+        # Buffers first (largest payloads).
+        buf_offs = []
+        for i, data in enumerate(self._buffers):
+            if large_buffers and data:
+                off, size = buffer_locations.get(i, (2, len(data)))
+                buf_offs.append(self._build_buffer(b, None, off, size))
+            else:
+                buf_offs.append(self._build_buffer(b, data))
+        buffers_vec = _vec_offsets(b, buf_offs)
+
+        tensors_vec = _vec_offsets(b, [self._build_tensor(b, t)
+                                       for t in self._tensors])
+        ops_vec = _vec_offsets(b, [self._build_operator(b, o)
+                                   for o in self._ops])
+        inputs_vec = _vec_numpy(b, self._inputs, np.int32)
+        outputs_vec = _vec_numpy(b, self._outputs, np.int32)
+        sg_name = b.CreateString(self.subgraph_name)
+        b.StartObject(5)
+        b.PrependUOffsetTRelativeSlot(_SUBGRAPH["tensors"], tensors_vec, 0)
+        b.PrependUOffsetTRelativeSlot(_SUBGRAPH["inputs"], inputs_vec, 0)
+        b.PrependUOffsetTRelativeSlot(_SUBGRAPH["outputs"], outputs_vec, 0)
+        b.PrependUOffsetTRelativeSlot(_SUBGRAPH["operators"], ops_vec, 0)
+        b.PrependUOffsetTRelativeSlot(_SUBGRAPH["name"], sg_name, 0)
+        subgraph = b.EndObject()
+        subgraphs_vec = _vec_offsets(b, [subgraph])
+
+        opcodes_vec = _vec_offsets(b, [self._build_opcode(b, k)
+                                       for k in self._opcodes])
+        desc = b.CreateString(self.description)
+
+        meta_vec = None
+        if self._metadata:
+            moffs = []
+            for name, bidx in self._metadata:
+                s = b.CreateString(name)
+                b.StartObject(2)
+                b.PrependUOffsetTRelativeSlot(_METADATA["name"], s, 0)
+                b.PrependUint32Slot(_METADATA["buffer"], bidx, 0)
+                moffs.append(b.EndObject())
+            meta_vec = _vec_offsets(b, moffs)
+        sig_vec = None
+        if self._signatures:
+            sig_vec = _vec_offsets(b, [self._build_signature(b, s)
+                                       for s in self._signatures])
+
+        b.StartObject(8)
+        b.PrependUint32Slot(_MODEL["version"], _SCHEMA_VERSION, 0)
+        b.PrependUOffsetTRelativeSlot(_MODEL["operator_codes"], opcodes_vec, 0)
+        b.PrependUOffsetTRelativeSlot(_MODEL["subgraphs"], subgraphs_vec, 0)
+        b.PrependUOffsetTRelativeSlot(_MODEL["description"], desc, 0)
+        b.PrependUOffsetTRelativeSlot(_MODEL["buffers"], buffers_vec, 0)
+        if meta_vec is not None:
+            b.PrependUOffsetTRelativeSlot(_MODEL["metadata"], meta_vec, 0)
+        if sig_vec is not None:
+            b.PrependUOffsetTRelativeSlot(_MODEL["signature_defs"], sig_vec, 0)
+        model = b.EndObject()
+        b.Finish(model, file_identifier=b"TFL3")
+        return bytes(b.Output())
+
+    def build(self, large_buffers=False) -> bytes:
+        if not large_buffers:
+            return self._serialize(False, None)
+        # Two passes: the flatbuffer's size does not depend on the offset
+        # values (uint64 slots are always written as long as they are
+        # non-zero), so serialize once with placeholders, then lay out the
+        # data after it and serialize again with the real offsets.
+        placeholder = {i: (2, len(d)) for i, d in enumerate(self._buffers)
+                       if d}
+        head = self._serialize(True, placeholder)
+        align = 64
+        pos = (len(head) + align - 1) // align * align
+        locations = {}
+        for i, d in enumerate(self._buffers):
+            if d:
+                locations[i] = (pos, len(d))
+                pos = (pos + len(d) + align - 1) // align * align
+        head = self._serialize(True, locations)
+        out = bytearray(pos)
+        out[:len(head)] = head
+        for i, (off, size) in locations.items():
+            out[off:off + size] = self._buffers[i]
+        return bytes(out)
+
+
+# ---------------------------------------------------------------------------
+# Convenience
+# ---------------------------------------------------------------------------
+
+def _spec(spec):
+    if isinstance(spec, tuple) and len(spec) == 2 and not isinstance(
+            spec[1], (int, np.integer)):
+        return list(spec[0]), spec[1]
+    return list(spec), np.float32
+
+
+def single_op_model(op, input_specs, output_specs, options=None, version=1,
+                    consts=None, custom_options=None) -> bytes:
+    """Builds a model made of a single op.
+
+    ``input_specs`` / ``output_specs``: lists of ``(shape, dtype)`` (or bare
+    shapes for float32); they become the graph's inputs ``in0..`` and
+    outputs ``out0..``.  ``consts``: ndarrays appended to the op's inputs as
+    constant tensors (``None`` entries append ``-1``).
+    """
+    mb = ModelBuilder()
+    ins = []
+    for i, s in enumerate(input_specs):
+        shape, dt = _spec(s)
+        ins.append(mb.add_input(shape, dt, name=f"in{i}"))
+    for j, c in enumerate(consts or []):
+        ins.append(-1 if c is None else mb.add_const(c, name=f"const{j}"))
+    outs = []
+    for i, s in enumerate(output_specs):
+        shape, dt = _spec(s)
+        t = mb.add_tensor(shape, dt, name=f"out{i}")
+        mb.mark_output(t)
+        outs.append(t)
+    mb.add_op(op, ins, outs, options=options, version=version,
+              custom_options=custom_options)
+    return mb.build()

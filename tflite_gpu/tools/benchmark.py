@@ -1,0 +1,773 @@
+"""``tflite-gpu benchmark``: TFLite's benchmark_model, in Python.
+
+Same flags and the same output lines as benchmark_model, so that logs can be
+compared side by side:
+
+    Loaded model /tmp/m.tflite
+    The input model file size (MB): 16.9008
+    Initialized session in 254.327ms.
+    Running benchmark for at least 1 iterations and at least 0.5 seconds but terminate if exceeding 150 seconds.
+    count=42 first=57426 curr=8806 min=8487 max=57426 avg=11921.7 std=7497
+    Running benchmark for at least 50 iterations and at least 1 seconds but terminate if exceeding 150 seconds.
+    count=115 first=9044 curr=8737 min=8501 max=9343 avg=8742.42 std=133
+    Inference timings in us: Init: 254327, First inference: 57426, Warmup (avg): 11921.7, Inference (avg): 8742.42
+    Memory footprint delta from the start of the tool (MB): init=37.1797 overall=54.0312
+    Overall peak memory footprint (MB) via periodic monitoring: 58.293
+
+Timings are of ``invoke()`` alone (inputs are written once, before the
+runs), in integer microseconds, and the statistics follow TFLite's
+``Stat<int64_t>`` (population std truncated to an integer; "(all same)" when
+every run took the same time).  Memory deltas are of the process' peak RSS
+(VmHWM, as ru_maxrss in TFLite); the periodic monitor samples VmRSS.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import threading
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _backend
+from .flags import (Flag, FlagError, Flags, delegate_flags, gpu_options_from_flags,
+                    parse_input_layer_shapes, run_with_flags, use_gpu_from_flags)
+
+__all__ = ["main", "Stat", "MemoryMonitor", "random_inputs", "format_op_profile", "FLAGS"]
+
+PROG = "tflite-gpu benchmark"
+SUMMARY = """Measure initialization time, latency and memory of a .tflite model, like
+TFLite's benchmark_model.  --graph also takes zoo:NAME (tflite_gpu.testing.zoo)."""
+
+
+def _flags() -> List[Flag]:
+    return [
+        Flag("graph", str, "", "model file (.tflite) or zoo:NAME", aliases=("model_file",)),
+        Flag("num_threads", int, -1, "number of CPU threads (-1: the interpreter's default)"),
+        Flag("warmup_runs", int, 1, "minimum number of warmup runs"),
+        Flag("warmup_min_secs", float, 0.5, "minimum seconds of warmup runs"),
+        Flag("num_runs", int, 50, "minimum number of runs"),
+        Flag("min_secs", float, 1.0, "minimum seconds of regular runs"),
+        Flag("max_secs", float, 150.0,
+             "stop the runs after this many seconds (also the warmup); 0 = no limit"),
+        Flag("run_delay", float, -1.0, "delay between runs in seconds (< 0: none)"),
+        Flag("enable_op_profiling", bool, False, "print per-operator timings"),
+        Flag("max_profiling_buffer_entries", int, 1024, "accepted for compatibility; unused"),
+        Flag("profiling_output_csv_file", str, "",
+             "write the op profile as CSV to this file instead of the tables"),
+        Flag("input_layer", str, "", "comma-separated input names for --input_layer_shape"),
+        Flag("input_layer_shape", str, "",
+             "shapes for --input_layer, ':'-separated, e.g. 1,224,224,3:1,10"),
+        Flag("report_peak_memory_footprint", bool, False,
+             "sample the RSS periodically in a background thread and report the peak"),
+        Flag("memory_footprint_check_interval_ms", int, 50, "interval of that sampling"),
+        Flag("json", str, "", "write results as JSON to FILE, or to stdout when given bare "
+             "(then the text report goes to stderr)", bare_value="-"),
+        Flag("plot", str, "", "write a latency histogram and per-run timeline to FILE.png "
+             "(needs matplotlib)"),
+        Flag("seed", int, 0, "random seed for the input data"),
+        Flag("verbose", bool, False, "print every parameter value"),
+    ] + delegate_flags()
+
+
+FLAGS = _flags()
+
+
+# --------------------------------------------------------------------------- statistics
+
+class Stat:
+    """TFLite's ``Stat<int64_t>``: first/curr/min/max/avg/std of samples."""
+
+    def __init__(self) -> None:
+        self.values: List[int] = []
+
+    def update(self, v: float) -> None:
+        self.values.append(int(v))
+
+    @property
+    def count(self) -> int:
+        return len(self.values)
+
+    def empty(self) -> bool:
+        return not self.values
+
+    @property
+    def first(self) -> int:
+        return self.values[0] if self.values else 0
+
+    @property
+    def newest(self) -> int:
+        return self.values[-1] if self.values else 0
+
+    @property
+    def min(self) -> int:
+        return min(self.values) if self.values else 0
+
+    @property
+    def max(self) -> int:
+        return max(self.values) if self.values else 0
+
+    @property
+    def sum(self) -> int:
+        return sum(self.values)
+
+    def avg(self) -> float:
+        return float(self.sum) / self.count if self.values else float("nan")
+
+    def all_same(self) -> bool:
+        return not self.values or self.min == self.max
+
+    def std(self) -> int:
+        if self.all_same():
+            return 0
+        a = self.avg()
+        var = sum(float(v) * v for v in self.values) / self.count - a * a
+        # TFLite: ValueType variance() then sqrt, both truncated to int64
+        return int(math.sqrt(max(int(var), 0)))
+
+    def __str__(self) -> str:
+        if self.empty():
+            return "count=0"
+        if self.all_same():
+            s = f"count={self.count} curr={self.newest}"
+            return s + ("(all same)" if self.count > 1 else "")
+        return (f"count={self.count} first={self.first} curr={self.newest} min={self.min} "
+                f"max={self.max} avg={g6(self.avg())} std={self.std()}")
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {"count": self.count, "first": self.first, "curr": self.newest, "min": self.min,
+                "max": self.max, "avg": self.avg() if self.values else None, "std": self.std(),
+                "values": list(self.values)}
+
+
+def g6(x: float) -> str:
+    """A double as C++ streams print it by default (%g, 6 significant digits)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "nan"
+    if isinstance(x, float) and math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:g}"
+
+
+# --------------------------------------------------------------------------- memory
+
+def _proc_status_kb(field: str) -> Optional[int]:
+    try:
+        with open("/proc/self/status", "r") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def peak_rss_kb() -> Optional[int]:
+    """Peak resident set size (kB) of this process: VmHWM, else ru_maxrss."""
+    v = _proc_status_kb("VmHWM")
+    if v is not None:
+        return v
+    try:
+        import resource
+
+        r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return int(r / 1024) if sys.platform == "darwin" else int(r)
+    except Exception:
+        return None
+
+
+def current_rss_kb() -> Optional[int]:
+    return _proc_status_kb("VmRSS")
+
+
+class MemoryMonitor:
+    """Samples VmRSS every ``interval_ms`` in a daemon thread; ``peak_mb``."""
+
+    def __init__(self, interval_ms: int = 50) -> None:
+        self.interval = max(1, int(interval_ms)) / 1000.0
+        self.peak_kb = 0
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self.supported = current_rss_kb() is not None
+
+    def _sample(self) -> None:
+        v = current_rss_kb()
+        if v is not None and v > self.peak_kb:
+            self.peak_kb = v
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self.interval)
+
+    def start(self) -> "MemoryMonitor":
+        if self.supported:
+            self._sample()
+            self._thread = threading.Thread(target=self._loop, name="tflite_gpu-memmon",
+                                            daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self.supported:
+            self._sample()
+
+    @property
+    def peak_mb(self) -> float:
+        return self.peak_kb / 1024.0
+
+
+# --------------------------------------------------------------------------- inputs
+
+def random_inputs(details: Sequence[Dict[str, Any]], rng: np.random.Generator
+                  ) -> List[np.ndarray]:
+    """Random data per input, with the ranges benchmark_model uses."""
+    out = []
+    for d in details:
+        shape = tuple(int(s) for s in d["shape"])
+        dt = np.dtype(d["dtype"])
+        if dt == np.float32 or dt == np.float16 or dt == np.float64:
+            a = rng.uniform(-0.5, 0.5, size=shape).astype(dt)
+        elif dt == np.int8:
+            a = rng.integers(-127, 128, size=shape, dtype=np.int64).astype(dt)
+        elif dt == np.uint8:
+            a = rng.integers(0, 256, size=shape, dtype=np.int64).astype(dt)
+        elif dt == np.int16:
+            a = rng.integers(0, 100, size=shape, dtype=np.int64).astype(dt)
+        elif dt in (np.int32, np.int64, np.uint32, np.uint16):
+            a = rng.integers(0, 100, size=shape, dtype=np.int64).astype(dt)
+        elif dt == np.bool_:
+            a = rng.integers(0, 2, size=shape).astype(np.bool_)
+        elif dt == np.complex64:
+            a = (rng.uniform(-0.5, 0.5, size=shape)
+                 + 1j * rng.uniform(-0.5, 0.5, size=shape)).astype(dt)
+        else:
+            a = np.zeros(shape, dtype=dt)
+        out.append(a)
+    return out
+
+
+def apply_input_shapes(interp: Any, shapes: Dict[str, List[int]]) -> None:
+    """resize_tensor_input for the named inputs (--input_layer/--input_layer_shape)."""
+    if not shapes:
+        return
+    by_name = {d["name"]: d for d in interp.get_input_details()}
+    for name, dims in shapes.items():
+        d = by_name.get(name)
+        if d is None:
+            raise FlagError(f"--input_layer: no input named {name!r}; inputs are: "
+                            f"{', '.join(by_name)}")
+        cur = [int(x) for x in d["shape"]]
+        sig = [int(x) for x in d.get("shape_signature", cur)]
+        if len(dims) != len(cur):
+            raise FlagError(f"--input_layer_shape for {name!r} has rank {len(dims)}, "
+                            f"the model's input has rank {len(cur)} ({cur})")
+        for got, want, s in zip(dims, cur, sig):
+            if s != -1 and got != want:
+                raise FlagError(f"--input_layer_shape {dims} for {name!r} does not match the "
+                                f"model's fixed shape {cur}")
+        if dims != cur:
+            interp.resize_tensor_input(d["index"], dims)
+
+
+def fill_dynamic_dims(interp: Any) -> None:
+    """Dimensions of -1 left in inputs become 1 (benchmark_model does the same)."""
+    for d in interp.get_input_details():
+        sig = d.get("shape_signature")
+        if sig is None:
+            continue
+        if any(int(s) == -1 for s in sig):
+            shape = [1 if int(s) == -1 else int(s) for s in sig]
+            if shape != [int(x) for x in d["shape"]]:
+                interp.resize_tensor_input(d["index"], shape)
+
+
+# --------------------------------------------------------------------------- op profile
+
+class OpStats:
+    """Per-node accumulation, keyed by node index (TFLite keys by name)."""
+
+    def __init__(self) -> None:
+        self.nodes: Dict[Any, Dict[str, Any]] = {}
+        self.run_totals = Stat()
+        self.num_runs = 0
+
+    def add_run(self, entries: Sequence[Any], names: Dict[int, str]) -> None:
+        total = 0
+        order = len(self.nodes)
+        for e in entries:
+            idx, op, device, us = _profile_entry(e)
+            key = (idx, op, device)
+            n = self.nodes.get(key)
+            if n is None:
+                label = names.get(idx, f"[node {idx}]") if isinstance(idx, int) else str(idx)
+                n = {"index": idx, "type": op, "device": device,
+                     "name": f"{label}:{idx} ({device})" if device else f"{label}:{idx}",
+                     "times": [], "times_called": 0, "run_order": order}
+                order += 1
+                self.nodes[key] = n
+            n["times"].append(float(us))
+            n["times_called"] += 1
+            total += us
+        self.run_totals.update(total)
+        self.num_runs += 1
+
+    def as_list(self) -> List[Dict[str, Any]]:
+        out = []
+        for n in self.nodes.values():
+            t = n["times"]
+            out.append({"node_index": n["index"], "op": n["type"], "device": n["device"],
+                        "name": n["name"], "first_us": t[0], "avg_us": sum(t) / len(t),
+                        "times_called": n["times_called"] // max(1, self.num_runs)})
+        return out
+
+
+def _profile_entry(e: Any) -> Tuple[Any, str, str, float]:
+    if isinstance(e, dict):
+        idx = e.get("node_index", e.get("index"))
+        op = e.get("op_name", e.get("op", e.get("type", "?")))
+        dev = e.get("device", "")
+        us = e.get("microseconds", e.get("us", e.get("time_us", 0.0)))
+    else:
+        idx, op, dev, us = e[0], e[1], e[2], e[3]
+    return idx, str(op), str(dev or ""), float(us)
+
+
+def _field(v: Any, width: int) -> str:
+    if isinstance(v, float):
+        v = f"{v:.3f}"
+    return "\t" + str(v).rjust(width)
+
+
+def format_op_profile(stats: OpStats, title: str = "Regular Benchmark Runs") -> str:
+    """The tables TFLite's profile summarizer prints (StatsCalculator)."""
+    nodes = list(stats.nodes.values())
+    runs = max(1, stats.num_runs)
+    total_sum = sum(sum(n["times"]) for n in nodes) or 1e-12
+
+    def header(t: str) -> str:
+        return ("============================== " + t + " ==============================\n"
+                + _field("[node type]", 24) + _field("[first]", 9) + _field("[avg ms]", 9)
+                + _field("[%]", 8) + _field("[cdf%]", 8) + _field("[mem KB]", 10)
+                + _field("[times called]", 9) + "\t[Name]")
+
+    def rows(ordered: List[Dict[str, Any]]) -> List[str]:
+        lines, cum = [], 0.0
+        for n in ordered:
+            s = sum(n["times"])
+            cum += s
+            lines.append(_field(n["type"], 24) + _field(n["times"][0] / 1000.0, 9)
+                         + _field(s / len(n["times"]) / 1000.0, 9)
+                         + _field(s * 100.0 / total_sum, 7) + "%"
+                         + _field(cum * 100.0 / total_sum, 7) + "%"
+                         + _field(0.0, 10) + _field(n["times_called"] // runs, 9)
+                         + "\t" + n["name"])
+        return lines
+
+    out = [f"Operator-wise Profiling Info for {title}:"]
+    out.append(header("Run Order"))
+    out += rows(sorted(nodes, key=lambda n: n["run_order"]))
+    out.append("")
+    out.append(header("Top by Computation Time"))
+    out += rows(sorted(nodes, key=lambda n: (-sum(n["times"]) / len(n["times"]),
+                                             n["run_order"])))
+    out.append("")
+    out.append(f"Number of nodes executed: {len(nodes)}")
+    out.append("============================== Summary by node type "
+               "==============================")
+    out.append(_field("[Node type]", 24) + _field("[count]", 9) + _field("[avg ms]", 10)
+               + _field("[avg %]", 11) + _field("[cdf %]", 11) + _field("[mem KB]", 10)
+               + _field("[times called]", 10))
+    by_type: Dict[str, Dict[str, float]] = {}
+    accumulated = 0
+    for n in nodes:
+        per_run = int(sum(n["times"]) / runs)
+        accumulated += per_run
+        t = by_type.setdefault(n["type"], {"count": 0, "us": 0, "called": 0})
+        t["count"] += 1
+        t["us"] += per_run
+        t["called"] += n["times_called"] // runs
+    cdf = 0.0
+    for name, t in sorted(by_type.items(), key=lambda kv: (-kv[1]["us"], kv[0])):
+        pct = t["us"] / accumulated * 100.0 if accumulated else 0.0
+        cdf += pct
+        out.append(_field(name, 24) + _field(int(t["count"]), 9)
+                   + _field(t["us"] / 1000.0, 10) + _field(pct, 10) + "%"
+                   + _field(cdf, 10) + "%" + _field(0.0, 10) + _field(int(t["called"]), 9))
+    devices: Dict[str, float] = {}
+    for n in nodes:
+        if n["device"]:
+            devices[n["device"]] = devices.get(n["device"], 0.0) + sum(n["times"]) / runs
+    if devices:
+        out.append("")
+        tot = sum(devices.values()) or 1e-12
+        out.append("Time by device: " + ", ".join(
+            f"{d}={v / 1000.0:.3f}ms ({v * 100.0 / tot:.1f}%)" for d, v in sorted(devices.items())))
+    out.append("")
+    out.append(f"Timings (microseconds): {stats.run_totals}")
+    out.append("Memory (bytes): count=0")
+    out.append(f"{len(nodes)} nodes observed")
+    out.append("")
+    return "\n".join(out) + "\n"
+
+
+def op_profile_csv(stats: OpStats) -> str:
+    lines = ["node type, first, avg_ms, %, cdf%, mem KB, times called, name, device"]
+    nodes = sorted(stats.nodes.values(), key=lambda n: n["run_order"])
+    total = sum(sum(n["times"]) for n in nodes) or 1e-12
+    cum = 0.0
+    for n in nodes:
+        s = sum(n["times"])
+        cum += s
+        name = n["name"].replace(",", "\t")
+        lines.append(f"{n['type']}, {n['times'][0] / 1000.0:.3f}, "
+                     f"{s / len(n['times']) / 1000.0:.3f}, {s * 100.0 / total:.3f}%, "
+                     f"{cum * 100.0 / total:.3f}%, 0.000, "
+                     f"{n['times_called'] // max(1, stats.num_runs)}, {name}, {n['device']}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- plotting
+
+def write_plot(path: str, warmup: Stat, regular: Stat, title: str) -> Optional[str]:
+    """Histogram + timeline PNG.  Returns an error message instead of raising."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:
+        return ("matplotlib is not installed, so no plot was written "
+                "(pip install matplotlib to get --plot)")
+    try:
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+        vals = np.array(regular.values, dtype=np.float64)
+        if vals.size:
+            ax1.hist(vals, bins=min(50, max(5, vals.size // 2)), color="tab:blue")
+            ax1.axvline(vals.mean(), color="tab:red", linestyle="--",
+                        label=f"avg {vals.mean():.0f} us")
+            ax1.legend()
+        ax1.set_xlabel("latency (us)")
+        ax1.set_ylabel("runs")
+        ax1.set_title("Latency histogram (regular runs)")
+        w = np.array(warmup.values, dtype=np.float64)
+        ax2.plot(np.arange(w.size), w, ".-", color="tab:orange", label="warmup")
+        ax2.plot(np.arange(w.size, w.size + vals.size), vals, ".-", color="tab:blue",
+                 label="regular")
+        ax2.set_xlabel("run")
+        ax2.set_ylabel("latency (us)")
+        ax2.set_title("Per-run timeline")
+        ax2.legend()
+        fig.suptitle(title)
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+    except Exception as e:  # pragma: no cover - matplotlib internals
+        return f"could not write the plot: {e}"
+    return None
+
+
+# --------------------------------------------------------------------------- runner
+
+class _Progress:
+    """One-line '\\r' counter on stderr, only when stderr is a terminal."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        try:
+            self.enabled = bool(stream.isatty())
+        except Exception:
+            self.enabled = False
+        self._last = 0.0
+
+    def update(self, label: str, n: int) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self._last < 0.1:
+            return
+        self._last = now
+        self.stream.write(f"\r{label}: {n} runs")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def _run_loop(interp, min_runs: int, min_secs: float, max_secs: float, run_delay: float,
+              progress: _Progress, label: str, after_invoke=None) -> Stat:
+    stat = Stat()
+    min_us = min_secs * 1e6
+    max_us = max_secs * 1e6 if max_secs > 0 else float("inf")
+    start = time.perf_counter()
+    now_us = 0.0
+    run = 0
+    while (run < min_runs or now_us < min_us) and now_us <= max_us:
+        t0 = time.perf_counter_ns()
+        interp.invoke()
+        t1 = time.perf_counter_ns()
+        stat.update((t1 - t0) // 1000)
+        if after_invoke is not None:
+            after_invoke()
+        if run_delay > 0:
+            time.sleep(run_delay)
+        run += 1
+        progress.update(label, run)
+        now_us = (time.perf_counter() - start) * 1e6
+    progress.done()
+    return stat
+
+
+def _delegation_lines(interp, use_gpu: bool) -> Tuple[List[str], Optional[Dict[str, Any]]]:
+    if not use_gpu:
+        return [], None
+    fn = _backend.optional_hook(interp, "delegation_report")
+    if fn is None:
+        return [], None
+    try:
+        rep = dict(fn())
+    except Exception as e:
+        return [f"WARNING: delegation_report() failed: {e}"], None
+    lines = []
+    dn, tn = rep.get("delegated_nodes"), rep.get("total_nodes")
+    parts = rep.get("partitions")
+    if dn is not None and tn is not None:
+        lines.append(f"Replacing {dn} out of {tn} node(s) with delegate (TfLiteGpuDelegateV2) "
+                     f"node, yielding {parts} partitions for the whole graph.")
+        if dn == tn and tn > 0:
+            lines.append("Explicitly applied GPU delegate, and the model graph will be "
+                         "completely executed by the delegate.")
+        elif dn and dn > 0:
+            lines.append("Explicitly applied GPU delegate, and the model graph will be "
+                         f"partially executed by the delegate w/ {parts} delegate kernels.")
+        else:
+            lines.append("Though GPU delegate is explicitly applied, the model graph will "
+                         "not be executed by the delegate.")
+    for item in rep.get("unsupported", []) or []:
+        try:
+            idx, op, ver, reason = item
+            lines.append(f"  node {idx} {op} v{ver} stays on the CPU: {reason}")
+        except Exception:
+            lines.append(f"  {item}")
+    return lines, rep
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return run_with_flags(argv, PROG, SUMMARY, FLAGS, _benchmark, sys.stdout, sys.stderr)
+
+
+def _benchmark(flags: Flags) -> int:
+    start_mem_kb = peak_rss_kb()
+    json_to_stdout = flags.json == "-"
+    out = sys.stderr if json_to_stdout else sys.stdout
+    err = sys.stderr
+
+    def log(msg: str = "") -> None:
+        out.write(msg + "\n")
+
+    monitor = None
+    try:
+        use_gpu = use_gpu_from_flags(flags)
+        shapes = parse_input_layer_shapes(flags.input_layer, flags.input_layer_shape)
+        log("STARTING!")
+        log(f"Log parameter values verbosely: [{1 if flags.verbose else 0}]")
+        if flags.verbose:
+            for k, v in sorted(flags.as_dict().items()):
+                log(f"{k}: [{v}]")
+        else:
+            log(f"Graph: [{flags.graph}]")
+            if flags.num_threads > 0:
+                log(f"Num threads: [{flags.num_threads}]")
+            if flags.enable_op_profiling:
+                log("Enable op profiling: [1]")
+            if flags.report_peak_memory_footprint:
+                log("Report the peak memory footprint: [1]")
+            if flags.input_layer:
+                log(f"Input layers: [{flags.input_layer}]")
+                log(f"Input shapes: [{flags.input_layer_shape}]")
+            if use_gpu:
+                log("Use gpu: [1]")
+            if flags.backend != "tflite_gpu":
+                log(f"Backend: [{flags.backend}]")
+        if flags.num_threads > 0:
+            log(f"#threads used for CPU inference: [{flags.num_threads}]")
+
+        if flags.report_peak_memory_footprint:
+            monitor = MemoryMonitor(flags.memory_footprint_check_interval_ms).start()
+
+        t_init0 = time.perf_counter_ns()
+        path, content, size = _backend.load_model(flags.graph)
+        log(f"Loaded model {flags.graph}")
+        interp = _backend.make_interpreter(
+            model_path=path, model_content=content,
+            num_threads=flags.num_threads if flags.num_threads > 0 else None,
+            use_gpu=use_gpu, gpu_options=gpu_options_from_flags(flags), backend=flags.backend,
+            warn=lambda m: err.write(m + "\n"))
+        if use_gpu and flags.backend == "tflite_gpu":
+            log("GPU delegate created.")
+        apply_input_shapes(interp, shapes)
+        fill_dynamic_dims(interp)
+        interp.allocate_tensors()
+        t_init1 = time.perf_counter_ns()
+        init_us = (t_init1 - t_init0) // 1000
+        init_mem_kb = peak_rss_kb()
+
+        dlines, drep = _delegation_lines(interp, use_gpu)
+        for line in dlines:
+            log(line)
+        log(f"The input model file size (MB): {g6(size / (1024.0 * 1024.0))}")
+        log(f"Initialized session in {g6(init_us / 1000.0)}ms.")
+
+        rng = np.random.default_rng(flags.seed)
+        in_details = interp.get_input_details()
+        for d, a in zip(in_details, random_inputs(in_details, rng)):
+            interp.set_tensor(d["index"], a)
+
+        progress = _Progress(err)
+        log(f"Running benchmark for at least {flags.warmup_runs} iterations and at least "
+            f"{g6(flags.warmup_min_secs)} seconds but terminate if exceeding "
+            f"{g6(flags.max_secs)} seconds.")
+        warmup = _run_loop(interp, flags.warmup_runs, flags.warmup_min_secs, flags.max_secs,
+                           flags.run_delay, progress, "warmup")
+        log(str(warmup))
+        log()
+
+        op_stats = None
+        after = None
+        profile_note = None
+        if flags.enable_op_profiling:
+            get_profile = _backend.optional_hook(interp, "get_profile")
+            if get_profile is None:
+                profile_note = (f"Op profiling is not available with the '{flags.backend}' "
+                                "backend (its interpreter has no get_profile()); "
+                                "no per-operator table.")
+            else:
+                setp = _backend.optional_hook(interp, "set_profiling")
+                if setp is not None:
+                    setp(True)
+                op_stats = OpStats()
+                names = _backend.node_names(interp)
+
+                def after() -> None:
+                    op_stats.add_run(list(get_profile() or []), names)
+
+        log(f"Running benchmark for at least {flags.num_runs} iterations and at least "
+            f"{g6(flags.min_secs)} seconds but terminate if exceeding {g6(flags.max_secs)} "
+            "seconds.")
+        regular = _run_loop(interp, flags.num_runs, flags.min_secs, flags.max_secs,
+                            flags.run_delay, progress, "benchmark", after_invoke=after)
+        log(str(regular))
+        log()
+        if op_stats is not None:
+            setp = _backend.optional_hook(interp, "set_profiling")
+            if setp is not None:
+                setp(False)
+            if flags.profiling_output_csv_file:
+                with open(flags.profiling_output_csv_file, "w") as f:
+                    f.write(op_profile_csv(op_stats))
+                log(f"Op profile written to {flags.profiling_output_csv_file}")
+            else:
+                out.write(format_op_profile(op_stats))
+        elif profile_note:
+            err.write("WARNING: " + profile_note + "\n")
+
+        first_us = warmup.first if not warmup.empty() else regular.first
+        warm_avg = warmup.avg() if not warmup.empty() else float("nan")
+        inf_avg = regular.avg() if not regular.empty() else float("nan")
+        log(f"Inference timings in us: Init: {init_us}, First inference: {first_us}, "
+            f"Warmup (avg): {g6(warm_avg)}, Inference (avg): {g6(inf_avg)}")
+
+        overall_mem_kb = peak_rss_kb()
+        mem: Dict[str, Any] = {}
+        if start_mem_kb is not None and init_mem_kb is not None and overall_mem_kb is not None:
+            mem["init_mb"] = (init_mem_kb - start_mem_kb) / 1024.0
+            mem["overall_mb"] = (overall_mem_kb - start_mem_kb) / 1024.0
+            log("Note: as the benchmark tool itself affects memory footprint, the following is "
+                "only APPROXIMATE to the actual memory footprint of the model at runtime. Take "
+                "the information at your discretion.")
+            log(f"Memory footprint delta from the start of the tool (MB): "
+                f"init={g6(mem['init_mb'])} overall={g6(mem['overall_mb'])}")
+        if monitor is not None:
+            monitor.stop()
+            if monitor.supported:
+                mem["peak_mb"] = monitor.peak_mb
+                log(f"Overall peak memory footprint (MB) via periodic monitoring: "
+                    f"{g6(monitor.peak_mb)}")
+            else:
+                err.write("WARNING: periodic memory monitoring is not supported here "
+                          "(no /proc/self/status).\n")
+            monitor = None
+        mem_hook = _backend.optional_hook(interp, "get_memory_usage")
+        if mem_hook is not None:
+            try:
+                usage = dict(mem_hook())
+                mem["engine"] = usage
+                if usage.get("cpu_arena_bytes") is not None:
+                    log(f"CPU tensor arena (MB): {g6(usage['cpu_arena_bytes'] / 1048576.0)}")
+                if usage.get("gpu_bytes") is not None:
+                    log(f"GPU memory allocated by the delegate (MB): "
+                        f"{g6(usage['gpu_bytes'] / 1048576.0)}")
+            except Exception as e:
+                err.write(f"WARNING: get_memory_usage() failed: {e}\n")
+
+        result = {
+            "model": flags.graph,
+            "model_size_bytes": size,
+            "backend": flags.backend,
+            "use_gpu": use_gpu,
+            "num_threads": flags.num_threads,
+            "init_us": init_us,
+            "first_inference_us": first_us,
+            "warmup": warmup.as_dict(),
+            "inference": regular.as_dict(),
+            "memory": mem,
+            "delegation": drep,
+            "op_profile": op_stats.as_list() if op_stats is not None else None,
+            "flags": {k: v for k, v in flags.as_dict().items()},
+        }
+        if flags.json:
+            text = json.dumps(result, indent=2, default=_json_default)
+            if json_to_stdout:
+                sys.stdout.write(text + "\n")
+            else:
+                with open(flags.json, "w") as f:
+                    f.write(text + "\n")
+                log(f"Results written as JSON to {flags.json}")
+        if flags.plot:
+            msg = write_plot(flags.plot, warmup, regular,
+                             f"{os.path.basename(flags.graph)} ({flags.backend}"
+                             f"{', GPU' if use_gpu else ''})")
+            if msg:
+                err.write("WARNING: " + msg + "\n")
+            else:
+                log(f"Plot written to {flags.plot}")
+        return 0
+    except (FlagError, _backend.BackendError) as e:
+        err.write(f"ERROR: {e}\n")
+        return 1 if isinstance(e, _backend.BackendError) else 2
+    except Exception as e:
+        err.write(f"ERROR: benchmark failed: {type(e).__name__}: {e}\n")
+        return 1
+    finally:
+        if monitor is not None:
+            monitor.stop()
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, (set, tuple)):
+        return list(o)
+    return str(o)
