@@ -1,5 +1,8 @@
 """tflite_gpu: run TensorFlow Lite models on CPU kernels and, through a GPU delegate, on OpenCL devices."""
 from . import _core
+from ._paths import get_cmake_dir, get_include, get_library_dir
+from .delegate import (CompatibilityList, ExperimentalFlags, GpuDelegate, GpuDelegateOptions,
+                       InferencePreference, InferencePriority, WaitType, list_devices)
 from .interpreter import Interpreter, OpResolverType, SignatureRunner
 
 __version__ = "0.1.0"
@@ -10,4 +13,6 @@ def supported_ops():
     return _core.supported_ops()
 
 
-__all__ = ["Interpreter", "OpResolverType", "SignatureRunner", "supported_ops", "__version__"]
+__all__ = ["CompatibilityList", "ExperimentalFlags", "GpuDelegate", "GpuDelegateOptions",
+           "InferencePreference", "InferencePriority", "WaitType", "list_devices",
+           "get_cmake_dir", "get_include", "get_library_dir", "Interpreter", "OpResolverType", "SignatureRunner", "supported_ops", "__version__"]

@@ -166,14 +166,22 @@ class Interpreter:
 
     def delegation_report(self) -> Dict[str, Any]:
         nodes = self._core.nodes(0)
-        rep = getattr(self._core, "delegation_report", None)
-        base = rep() if rep else {"partitions": 0, "unsupported": []}
-        return {
+        infos = self._core.delegate_info()
+        unsupported = []
+        partitions = 0
+        for info in infos:
+            partitions += info["partitions"]
+            unsupported += [(r[0], r[1], r[2], r[3]) for r in info["refused"]]
+        report = {
             "delegated_nodes": sum(1 for n in nodes if n["delegated"]),
             "total_nodes": len(nodes),
-            "partitions": base["partitions"],
-            "unsupported": [tuple(u) for u in base["unsupported"]],
+            "partitions": partitions,
+            "unsupported": unsupported,
         }
+        if infos:
+            report["device"] = infos[-1]["device_name"]
+            report["precision"] = infos[-1]["precision"]
+        return report
 
     # ---- extras ----
     def num_threads(self) -> int:

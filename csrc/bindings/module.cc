@@ -6,10 +6,12 @@ namespace py = pybind11;
 namespace tflite_gpu::bindings {
 void RegisterInterpreter(py::module_& m);
 void RegisterOps(py::module_& m);
+void RegisterDelegate(py::module_& m);
 }  // namespace tflite_gpu::bindings
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "tflite_gpu C++ core";
   tflite_gpu::bindings::RegisterInterpreter(m);
   tflite_gpu::bindings::RegisterOps(m);
+  tflite_gpu::bindings::RegisterDelegate(m);
 }

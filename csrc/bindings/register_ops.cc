@@ -19,7 +19,7 @@ void RegisterOps(py::module_& m) {
       d["family"] = op.family;
       d["has_cpu_kernel"] = op.impl->eval != nullptr;
       d["has_reference_kernel"] = op.impl->eval_ref != nullptr || op.impl->eval != nullptr;
-      d["has_gpu_kernel"] = op.impl->gpu != nullptr;
+      d["has_gpu_kernel"] = op.gpu != nullptr;
       out.append(d);
     }
     return out;

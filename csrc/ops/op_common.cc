@@ -67,17 +67,17 @@ Status CheckPadding(int v, Padding* out) {
 }
 
 int ConvOutputSize(Padding p, int in, int filter, int stride, int dilation) {
-  int eff = (filter - 1) * dilation + 1;
+  int64_t eff = (int64_t(filter) - 1) * dilation + 1;  // int64: hostile sizes must not overflow
   if (stride <= 0) return 0;
-  if (p == Padding::kSame) return (in + stride - 1) / stride;
-  return in >= eff ? (in - eff + stride) / stride : 0;
+  if (p == Padding::kSame) return int((int64_t(in) + stride - 1) / stride);
+  return in >= eff ? int((in - eff + stride) / stride) : 0;
 }
 
 int ConvPadBefore(Padding p, int in, int filter, int stride, int dilation, int out) {
   if (p == Padding::kValid) return 0;
-  int eff = (filter - 1) * dilation + 1;
-  int total = std::max(0, (out - 1) * stride + eff - in);
-  return total / 2;
+  int64_t eff = (int64_t(filter) - 1) * dilation + 1;
+  int64_t total = std::max<int64_t>(0, (int64_t(out) - 1) * stride + eff - in);
+  return int(std::min<int64_t>(total / 2, INT32_MAX));
 }
 
 }  // namespace tflite_gpu

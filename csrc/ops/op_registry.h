@@ -90,14 +90,14 @@ using ParseFn = Status (*)(const OptionsView& opts, Node& node);
 using PrepareFn = Status (*)(OpContext& ctx);
 using EvalFn = Status (*)(OpContext& ctx);
 
-struct GpuOpSupport;  // defined by the GPU delegate (csrc/gpu); nullptr until an op has a GPU kernel
+struct GpuOpSupport;  // csrc/gpu/gpu_op.h
 
 struct OpImpl {
   ParseFn parse = nullptr;      // nullptr: no options
   PrepareFn prepare = nullptr;
   EvalFn eval = nullptr;
   EvalFn eval_ref = nullptr;
-  const GpuOpSupport* gpu = nullptr;
+  const void* unused_gpu_slot = nullptr;  // GPU support is attached via kGpu_NAME (see below)
   bool fold_constants = false;  // evaluate once at allocation when every input is constant
                                 // (DEQUANTIZE of fp16 weights, DENSIFY of sparse weights)
 };
@@ -109,6 +109,7 @@ struct OpInfo {
   int max_version;
   const char* family;
   const OpImpl* impl;
+  const GpuOpSupport* gpu;  // nullptr: no GPU kernel (the node stays on the CPU)
 };
 
 // Every op of op_list.inc, in table order.
@@ -118,8 +119,14 @@ const OpInfo* FindCustomOp(const std::string& custom_code);
 // Name of any TFLite builtin code (also those we do not implement), e.g. "ADD", "BUILTIN_137".
 std::string BuiltinName(int code);
 
-#define TFG_BUILTIN(NAME, CODE, MAXV, FAMILY) extern const OpImpl kOp_##NAME;
-#define TFG_CUSTOM(NAME, CUSTOM, MAXV, FAMILY) extern const OpImpl kOp_##NAME;
+// kOp_NAME: the CPU side (csrc/ops/<family>/*.cc). kGpu_NAME: the GPU side, defined by the
+// family's gpu_*.cc when the op has a GPU kernel (weak: absent means CPU only).
+#define TFG_BUILTIN(NAME, CODE, MAXV, FAMILY) \
+  extern const OpImpl kOp_##NAME;             \
+  extern const GpuOpSupport kGpu_##NAME __attribute__((weak));
+#define TFG_CUSTOM(NAME, CUSTOM, MAXV, FAMILY) \
+  extern const OpImpl kOp_##NAME;              \
+  extern const GpuOpSupport kGpu_##NAME __attribute__((weak));
 #include "ops/op_list.inc"
 #undef TFG_BUILTIN
 #undef TFG_CUSTOM

@@ -352,6 +352,20 @@ Status Subgraph::Invoke() {
   return OkStatus();
 }
 
+std::vector<int> Subgraph::PlanNodes() const {
+  std::vector<int> out;
+  for (const Step& st : plan_)
+    if (!st.kernel) out.push_back(st.node);
+  return out;
+}
+
+Status Subgraph::PrepareDelegatedNode(int node_index) {
+  bool dyn = false;
+  TFG_RETURN_IF_ERROR(PrepareNode(nodes_[node_index], &dyn));
+  if (dyn) return Unimplemented(NodeName(nodes_[node_index]) + ": dynamic output shape inside a delegated partition");
+  return OkStatus();
+}
+
 Status Subgraph::ReplaceNodesWithKernel(std::unique_ptr<DelegateKernel> kernel) {
   std::vector<bool> take(nodes_.size(), false);
   for (int n : kernel->nodes) {

@@ -62,6 +62,11 @@ class Subgraph {
   const std::vector<std::unique_ptr<DelegateKernel>>& delegate_kernels() const { return kernels_; }
   bool allow_buffer_handle_output = false;
 
+  // For delegates: the CPU nodes of the execution plan, in order; and a node's prepare (shape
+  // inference) run on behalf of a delegate kernel that replaced it.
+  std::vector<int> PlanNodes() const;
+  Status PrepareDelegatedNode(int node_index);
+
   // Called by OpContext.
   Status SetTensorShape(int index, const Dims& shape);  // (re)allocates dynamic tensors
   void* scratch() { return scratch_.ptr; }

@@ -116,7 +116,7 @@ def _build(flags: Flags, backend: str, threads: int, use_gpu: bool, shapes):
         gpu_options=gpu_options_from_flags(flags), backend=backend,
         warn=lambda m: sys.stderr.write(m + "\n"))
     apply_input_shapes(interp, shapes)
-    fill_dynamic_dims(interp)
+    fill_dynamic_dims(interp, skip=list(shapes))
     interp.allocate_tensors()
     return interp
 

@@ -44,10 +44,14 @@
 //       single .icd file or as a library name; else OPENCL_VENDOR_PATH; else /etc/OpenCL/vendors)
 //       plus one <stem>.icd per present unregistered vendor, point OCL_ICD_VENDORS at it (both
 //       ocl-icd and the Khronos loader read it as a folder), call clGetPlatformIDs, then restore
-//       the old OCL_ICD_VENDORS value and delete the folder.
+//       the old OCL_ICD_VENDORS value and delete the folder. PYOPENCL_HOME is set to that folder for
+//       the call when unset: pyopencl's patched ocl-icd crashes on OCL_ICD_VENDORS without it.
+//       Verified on an H200 host: CUDA's Khronos loader + unregistered libnvidia-opencl.so.1 +
+//       a registered pocl.icd give both devices.
 //    b. If afterwards no platform offers a GPU (loader already initialised by someone else,
 //       a loader that ignored the variable, or no loader at all), call each present vendor
-//       directly: its clIcdGetPlatformIDsKHR (dlsym, else via its clGetExtensionFunctionAddress)
+//       directly: its clIcdGetPlatformIDsKHR (dlsym, else via its clGetExtensionFunctionAddress,
+//       the only route for NVIDIA's and PoCL's libraries, which do not export it)
 //       returns ICD platform objects whose first word points at the vendor's dispatch table; we
 //       fill a ClApi from that table (ClApi::FromDispatch) and use it for every object of that
 //       platform. Platforms already listed through the loader (same handle) are skipped.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include "gpu/cl/cl_api.h"
@@ -74,6 +75,18 @@ float HalfToFloat(uint16_t h) {
   float f;
   std::memcpy(&f, &x, 4);
   return f;
+}
+
+// Removes a flat directory of files (the cache directory has no subfolders).
+void RemoveDir(const std::string& dir) {
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") unlink((dir + "/" + n).c_str());
+    }
+    closedir(d);
+  }
+  rmdir(dir.c_str());
 }
 
 const char* kAddSource = R"CL(
@@ -167,7 +180,7 @@ void TestBuildError(const tcl::Context& ctx) {
 }
 
 void TestDiskCache(const tcl::Context& ctx, const std::string& dir) {
-  std::system(("rm -rf '" + dir + "'").c_str());
+  RemoveDir(dir);
   {
     tcl::ProgramCache first(&ctx, dir);
     TestVectorAdd(ctx, &first);
@@ -241,7 +254,7 @@ int main(int argc, char** argv) {
     TestBuildError(**ctx);
     TestDiskCache(**ctx, dir);
     TestForeignContext(**ctx);
-    std::system(("rm -rf '" + dir + "'").c_str());
+    RemoveDir(dir);
   }
   std::printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;

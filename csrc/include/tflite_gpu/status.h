@@ -76,3 +76,27 @@ class StatusOr {
   auto TFG_CONCAT(_sor_, __LINE__) = (expr);                     \
   if (!TFG_CONCAT(_sor_, __LINE__).ok()) return TFG_CONCAT(_sor_, __LINE__).status(); \
   lhs = std::move(TFG_CONCAT(_sor_, __LINE__).value())
+
+// Source parity with TensorFlow Lite's C API: code written as
+//   if (interpreter->Invoke() != kTfLiteOk) return false;
+// compiles against tflite_gpu unchanged.
+typedef enum TfLiteStatus {
+  kTfLiteOk = 0,
+  kTfLiteError = 1,
+  kTfLiteDelegateError = 2,
+  kTfLiteApplicationError = 3,
+  kTfLiteDelegateDataNotFound = 4,
+  kTfLiteDelegateDataWriteError = 5,
+  kTfLiteDelegateDataReadError = 6,
+  kTfLiteUnresolvedOps = 7,
+  kTfLiteCancelled = 8,
+} TfLiteStatus;
+
+namespace tflite_gpu {
+inline TfLiteStatus ToTfLiteStatus(const Status& s) {
+  if (s.ok()) return kTfLiteOk;
+  return s.code() == StatusCode::kUnimplemented ? kTfLiteUnresolvedOps : kTfLiteError;
+}
+inline bool operator==(const Status& s, TfLiteStatus t) { return ToTfLiteStatus(s) == t; }
+inline bool operator!=(const Status& s, TfLiteStatus t) { return ToTfLiteStatus(s) != t; }
+}  // namespace tflite_gpu

@@ -1,0 +1,244 @@
+// Shared by the register_*.cc files: the Python-facing interpreter object.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "runtime/subgraph.h"
+#include "tflite_gpu/interpreter.h"
+
+namespace py = pybind11;
+
+namespace tflite_gpu::bindings {
+
+inline void ThrowStatus(const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kOk: return;
+    case StatusCode::kInvalidArgument: case StatusCode::kUnimplemented: throw py::value_error(st.message());
+    case StatusCode::kOutOfRange: throw py::index_error(st.message());
+    case StatusCode::kNotFound: throw py::key_error(st.message());
+    default: throw std::runtime_error(st.message());
+  }
+}
+
+inline py::dtype NumpyDType(DType t) {
+  switch (t) {
+    case DType::kFloat32: return py::dtype("float32");
+    case DType::kFloat16: return py::dtype("float16");
+    case DType::kFloat64: return py::dtype("float64");
+    case DType::kInt32: return py::dtype("int32");
+    case DType::kInt64: return py::dtype("int64");
+    case DType::kInt16: return py::dtype("int16");
+    case DType::kInt8: return py::dtype("int8");
+    case DType::kUInt8: return py::dtype("uint8");
+    case DType::kUInt16: return py::dtype("uint16");
+    case DType::kUInt32: return py::dtype("uint32");
+    case DType::kUInt64: return py::dtype("uint64");
+    case DType::kBool: return py::dtype("bool");
+    case DType::kComplex64: return py::dtype("complex64");
+    case DType::kComplex128: return py::dtype("complex128");
+    default: throw py::value_error(std::string("tensor type ") + DTypeName(t) + " has no numpy equivalent here");
+  }
+}
+
+class PyInterpreter {
+ public:
+  PyInterpreter(std::unique_ptr<FlatBufferModel> model, int num_threads, bool reference) : model_(std::move(model)) {
+    InterpreterOptions opts;
+    opts.num_threads = num_threads;
+    opts.use_reference_kernels = reference;
+    ThrowStatus(InterpreterBuilder(*model_, ops::builtin::BuiltinOpResolver(), opts)(&interp_));
+  }
+
+  Subgraph& sg(int i) {
+    Subgraph* s = interp_->subgraph(i);
+    if (!s) throw py::index_error("subgraph " + std::to_string(i) + " out of range");
+    return *s;
+  }
+  Tensor& tensor(int sgi, int index) {
+    Subgraph& s = sg(sgi);
+    if (index < 0 || size_t(index) >= s.tensors_size())
+      throw py::value_error("Tensor index " + std::to_string(index) + " out of range (the model has " +
+                            std::to_string(s.tensors_size()) + " tensors)");
+    return s.tensor(index);
+  }
+
+  void Allocate(int sgi) {
+    std::lock_guard<std::mutex> l(mu_);
+    Status st;
+    {
+      py::gil_scoped_release r;
+      st = sg(sgi).AllocateTensors();
+    }
+    ThrowStatus(st);
+  }
+  void Invoke(int sgi) {
+    std::lock_guard<std::mutex> l(mu_);
+    Subgraph& s = sg(sgi);
+    if (!s.allocated())
+      throw std::runtime_error("invoke() called before allocate_tensors(): call allocate_tensors() first "
+                               "(and again after resize_tensor_input())");
+    Status st;
+    {
+      py::gil_scoped_release r;
+      st = s.Invoke();
+    }
+    if (!st.ok()) throw std::runtime_error(st.message());
+  }
+
+  py::dict TensorInfo(int sgi, int index) {
+    Tensor& t = tensor(sgi, index);
+    py::dict d;
+    d["name"] = t.name;
+    d["index"] = index;
+    d["type"] = int(t.type);
+    d["type_name"] = DTypeName(t.type);
+    d["shape"] = t.shape;
+    d["shape_signature"] = t.shape_signature;
+    d["scales"] = t.quant.scale;
+    d["zero_points"] = t.quant.zero_point;
+    d["quantized_dimension"] = t.quant.quantized_dimension;
+    d["is_const"] = t.is_const;
+    d["is_variable"] = t.is_variable;
+    d["allocated"] = t.data != nullptr;
+    if (t.sparsity) {
+      py::dict sp;
+      sp["traversal_order"] = t.sparsity->traversal_order;
+      sp["block_map"] = t.sparsity->block_map;
+      py::list dms;
+      for (auto& dm : t.sparsity->dim_metadata) {
+        py::dict x;
+        x["format"] = dm.format;
+        x["dense_size"] = dm.dense_size;
+        x["array_segments"] = dm.array_segments;
+        x["array_indices"] = dm.array_indices;
+        dms.append(x);
+      }
+      sp["dim_metadata"] = dms;
+      d["sparsity"] = sp;
+    } else {
+      d["sparsity"] = py::none();
+    }
+    return d;
+  }
+
+  void CheckReadable(Tensor& t, int index) {
+    if (!t.data && t.num_elements() != 0)
+      throw py::value_error("Tensor " + std::to_string(index) + " ('" + t.name +
+                            "') has no data: call allocate_tensors() first");
+  }
+
+  py::array GetTensor(int sgi, int index) {
+    std::lock_guard<std::mutex> l(mu_);
+    Tensor& t = tensor(sgi, index);
+    CheckReadable(t, index);
+    if (t.data_is_stale && sgi == 0) ThrowStatus(interp_->EnsureTensorDataIsReadable(index));
+    py::array out(NumpyDType(t.type), std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
+    size_t bytes = size_t(std::max<int64_t>(0, t.num_elements())) * DTypeSize(t.type);
+    if (bytes) std::memcpy(out.mutable_data(), t.data, bytes);
+    return out;
+  }
+
+  py::array TensorView(py::object self, int sgi, int index) {
+    Tensor& t = tensor(sgi, index);
+    CheckReadable(t, index);
+    std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
+    py::array arr(NumpyDType(t.type), shape, {}, t.data, self);
+    if (t.is_const) py::detail::array_proxy(arr.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    return arr;
+  }
+
+  void SetTensor(int sgi, int index, py::array value) {
+    std::lock_guard<std::mutex> l(mu_);
+    Tensor& t = tensor(sgi, index);
+    py::dtype want = NumpyDType(t.type);
+    if (!value.dtype().is(want) && !value.dtype().equal(want))
+      throw py::value_error("Cannot set tensor: Got value of type " + std::string(py::str(value.dtype())) +
+                            " but expected type " + std::string(py::str(want)) + " (" + DTypeName(t.type) +
+                            ") for tensor " + std::to_string(index) + ", name: " + t.name);
+    if (size_t(value.ndim()) != t.shape.size())
+      throw py::value_error("Cannot set tensor: Dimension mismatch. Got " + std::to_string(value.ndim()) +
+                            " dimensions but expected " + std::to_string(t.shape.size()) + " " +
+                            DimsToString(t.shape) + " for tensor " + std::to_string(index) + ", name: " + t.name);
+    for (size_t i = 0; i < t.shape.size(); ++i)
+      if (value.shape(i) != t.shape[i])
+        throw py::value_error("Cannot set tensor: Dimension mismatch. Got " + std::to_string(value.shape(i)) +
+                              " but expected " + std::to_string(t.shape[i]) + " for dimension " + std::to_string(i) +
+                              " of tensor " + std::to_string(index) + " " + DimsToString(t.shape) + ", name: " + t.name);
+    if (t.is_const) throw py::value_error("Cannot set tensor " + std::to_string(index) + " ('" + t.name + "'): it is a constant");
+    CheckReadable(t, index);
+    py::array c = py::array::ensure(value, py::array::c_style | py::array::forcecast);
+    size_t bytes = size_t(std::max<int64_t>(0, t.num_elements())) * DTypeSize(t.type);
+    if (bytes) std::memcpy(t.data, c.data(), bytes);
+    t.data_is_stale = false;
+  }
+
+  void Resize(int sgi, int index, std::vector<int32_t> dims, bool strict) {
+    std::lock_guard<std::mutex> l(mu_);
+    tensor(sgi, index);
+    ThrowStatus(sg(sgi).ResizeInputTensor(index, dims, strict));
+  }
+
+  py::list Nodes(int sgi) {
+    py::list out;
+    for (const Node& n : sg(sgi).nodes()) {
+      py::dict d;
+      d["index"] = n.index;
+      d["op_name"] = n.op ? n.op->name : "UNRESOLVED";
+      d["version"] = n.version;
+      d["inputs"] = n.inputs;
+      d["outputs"] = n.outputs;
+      d["delegated"] = n.delegated;
+      out.append(d);
+    }
+    return out;
+  }
+
+  py::list Signatures() {
+    py::list out;
+    for (const std::string& k : interp_->signature_keys()) {
+      py::dict d;
+      d["key"] = k;
+      Subgraph* s = interp_->signature_subgraph(k);
+      int idx = 0;
+      for (size_t i = 0; i < interp_->subgraphs_size(); ++i)
+        if (interp_->subgraph(int(i)) == s) idx = int(i);
+      d["subgraph"] = idx;
+      d["inputs"] = *interp_->signature_inputs(k);
+      d["outputs"] = *interp_->signature_outputs(k);
+      out.append(d);
+    }
+    return out;
+  }
+
+  py::list Profile(int sgi) {
+    py::list out;
+    for (auto& e : sg(sgi).last_profile) {
+      py::dict d;
+      d["step"] = e.step;
+      d["name"] = e.name;
+      d["device"] = e.device;
+      d["us"] = e.us;
+      d["nodes"] = e.nodes;
+      out.append(d);
+    }
+    return out;
+  }
+
+  Interpreter& interp() { return *interp_; }
+  std::mutex& mu() { return mu_; }
+  std::vector<py::object> delegates;  // kept alive while the interpreter uses them
+
+ private:
+  std::unique_ptr<FlatBufferModel> model_;
+  std::unique_ptr<Interpreter> interp_;
+  std::mutex mu_;
+};
+
+
+}  // namespace tflite_gpu::bindings

@@ -1,0 +1,183 @@
+// Binding of the GPU delegate (TfLiteGpuDelegateV2Create & co), device listing and the log
+// sink that forwards delegate messages to Python's `tflite_gpu` logger.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings/py_interpreter.h"
+#include "gpu/cl/device.h"
+#include "tflite_gpu/gpu_delegate.h"
+
+namespace tflite_gpu {
+void GpuDelegateMarkDeleted(TfLiteDelegate* d);
+}
+
+namespace tflite_gpu::bindings {
+
+namespace {
+
+struct PyGpuDelegate {
+  TfLiteGpuDelegateOptionsV2 opts{};
+  std::string device, op_filter, serialization_dir, model_token;
+  std::shared_ptr<TfLiteDelegate> delegate;
+  bool closed = false;
+  void CheckOpen() const {
+    if (closed) throw std::runtime_error("the GPU delegate was closed (TfLiteGpuDelegateV2Delete); create a new one");
+  }
+};
+
+py::object g_log_callback;
+
+void LogToPython(int level, const char* msg, void*) {
+  py::gil_scoped_acquire gil;
+  if (g_log_callback && !g_log_callback.is_none()) {
+    try {
+      g_log_callback(level, std::string(msg));
+      return;
+    } catch (...) {
+    }
+  }
+  std::fprintf(stderr, "%s\n", msg);
+}
+
+py::dict InfoDict(const GpuDelegateInfo& i) {
+  py::dict d;
+  d["available"] = i.available;
+  d["unavailable_reason"] = i.unavailable_reason;
+  d["device_name"] = i.device_name;
+  d["device_vendor"] = i.device_vendor;
+  d["platform_name"] = i.platform_name;
+  d["driver_version"] = i.driver_version;
+  d["device_is_gpu"] = i.device_is_gpu;
+  d["fp16"] = i.fp16;
+  d["precision"] = i.precision;
+  py::list refused;
+  for (auto& r : i.refused) refused.append(py::make_tuple(r.node, r.op, r.version, r.reason, r.builtin_code));
+  d["refused"] = refused;
+  d["partitions"] = i.partitions;
+  d["partition_sizes"] = i.partition_sizes;
+  return d;
+}
+
+}  // namespace
+
+void RegisterDelegate(py::module_& m) {
+  m.def("set_log_callback", [](py::object cb) {
+    g_log_callback = cb;
+    SetLogSink(cb.is_none() ? nullptr : &LogToPython, nullptr);
+  });
+  m.def("list_devices", [] {
+    py::list out;
+    auto devs = cl::ListDevices();
+    if (!devs.ok()) throw std::runtime_error(devs.status().message());
+    for (const auto& d : devs.value()) {
+      py::dict x;
+      x["index"] = d.index;
+      x["platform"] = d.platform_name;
+      x["platform_version"] = d.platform_version;
+      x["name"] = d.name;
+      x["vendor"] = d.vendor;
+      x["type"] = cl::DeviceTypeName(d.type);
+      x["driver_version"] = d.driver_version;
+      x["device_version"] = d.device_version;
+      x["fp16"] = d.fp16;
+      x["global_mem_bytes"] = d.global_mem_bytes;
+      x["compute_units"] = d.compute_units;
+      x["max_work_group_size"] = d.max_work_group_size;
+      x["source"] = d.platform_source;
+      out.append(x);
+    }
+    return out;
+  });
+  m.def("default_device", [](const std::string& spec) {
+    auto d = cl::SelectDevice(spec);
+    if (!d.ok()) throw std::runtime_error(d.status().message());
+    return d.value().index;
+  }, py::arg("spec") = "");
+
+  py::class_<PyGpuDelegate>(m, "GpuDelegate")
+      .def(py::init([](py::dict o) {
+        auto* p = new PyGpuDelegate;
+        p->opts = TfLiteGpuDelegateOptionsV2Default();
+        auto geti = [&](const char* k, int32_t* dst) { if (o.contains(k)) *dst = o[k].cast<int32_t>(); };
+        geti("is_precision_loss_allowed", &p->opts.is_precision_loss_allowed);
+        geti("inference_preference", &p->opts.inference_preference);
+        geti("inference_priority1", &p->opts.inference_priority1);
+        geti("inference_priority2", &p->opts.inference_priority2);
+        geti("inference_priority3", &p->opts.inference_priority3);
+        geti("max_delegated_partitions", &p->opts.max_delegated_partitions);
+        geti("wait_type", &p->opts.wait_type);
+        geti("enable_profiling", &p->opts.enable_profiling);
+        if (o.contains("experimental_flags")) p->opts.experimental_flags = o["experimental_flags"].cast<int64_t>();
+        auto gets = [&](const char* k, std::string* dst, const char** field) {
+          if (o.contains(k) && !o[k].is_none()) {
+            *dst = o[k].cast<std::string>();
+            *field = dst->c_str();
+          }
+        };
+        gets("device", &p->device, &p->opts.device);
+        gets("op_filter", &p->op_filter, &p->opts.op_filter);
+        gets("serialization_dir", &p->serialization_dir, &p->opts.serialization_dir);
+        gets("model_token", &p->model_token, &p->opts.model_token);
+        if (o.contains("cl_context") && !o["cl_context"].is_none()) {
+          p->opts.cl_context = reinterpret_cast<void*>(o["cl_context"].cast<uintptr_t>());
+          if (o.contains("cl_queue") && !o["cl_queue"].is_none())
+            p->opts.cl_queue = reinterpret_cast<void*>(o["cl_queue"].cast<uintptr_t>());
+        }
+        p->delegate.reset(TfLiteGpuDelegateV2Create(&p->opts), [](TfLiteDelegate* d) { TfLiteGpuDelegateV2Delete(d); });
+        return p;
+      }))
+      .def("init", [](PyGpuDelegate& d) {
+        d.CheckOpen();
+        Status st;
+        {
+          py::gil_scoped_release r;
+          st = GpuDelegateInit(d.delegate.get());
+        }
+        if (!st.ok()) throw std::runtime_error(st.message());
+      })
+      .def("info", [](PyGpuDelegate& d) { return InfoDict(GetGpuDelegateInfo(d.delegate.get())); })
+      .def("close", [](PyGpuDelegate& d) {
+        if (d.delegate) GpuDelegateMarkDeleted(d.delegate.get());
+        d.closed = true;
+      })
+      .def_property_readonly("closed", [](PyGpuDelegate& d) { return d.closed; });
+
+  // Interpreter methods that involve delegates.
+  auto cls = py::reinterpret_borrow<py::object>(m.attr("Interpreter"));
+  py::class_<PyInterpreter>& ic = static_cast<py::class_<PyInterpreter>&>(cls);
+  ic.def("modify_graph_with_delegate", [](PyInterpreter& self, py::object pyd) {
+    PyGpuDelegate& d = pyd.cast<PyGpuDelegate&>();
+    d.CheckOpen();
+    std::lock_guard<std::mutex> l(self.mu());
+    Status st;
+    {
+      py::gil_scoped_release r;
+      st = self.interp().ModifyGraphWithDelegate(d.delegate.get());
+    }
+    if (!st.ok()) {
+      if (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kFailedPrecondition)
+        throw std::runtime_error(st.message());
+      ThrowStatus(st);
+    }
+    self.delegates.push_back(pyd);
+  });
+  ic.def("delegate_info", [](PyInterpreter& self) {
+    py::list out;
+    for (auto& o : self.delegates) out.append(InfoDict(GetGpuDelegateInfo(o.cast<PyGpuDelegate&>().delegate.get())));
+    return out;
+  });
+  ic.def("set_allow_buffer_handle_output", [](PyInterpreter& self, bool v) {
+    ThrowStatus(self.interp().SetAllowBufferHandleOutput(v));
+  });
+  ic.def("ensure_tensor_data_is_readable", [](PyInterpreter& self, int i) {
+    std::lock_guard<std::mutex> l(self.mu());
+    Status st;
+    {
+      py::gil_scoped_release r;
+      st = self.interp().EnsureTensorDataIsReadable(i);
+    }
+    ThrowStatus(st);
+  });
+}
+
+}  // namespace tflite_gpu::bindings

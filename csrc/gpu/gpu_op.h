@@ -1,0 +1,158 @@
+// What an op family writes to run on the GPU delegate: a support check that returns a reason,
+// and a kernel generator. Side by side with the op's CPU kernels in csrc/ops/<family>/.
+//
+// Tensor layout on the device ("PHWC4", the seeds' 4-channel slices): a tensor of BHWC shape
+// is stored as B x S x H x W x 4 with S = ceil(C/4); element (b, y, x, c) lives at
+//   (((b*S + c/4)*H + y)*W + x)*4 + c%4.
+// Ranks below 4 map to BHWC as TFLite's GPU delegate does: [C] -> (1,1,1,C), [N,C] -> (N,1,1,C),
+// [N,W,C] -> (N,1,W,C). The padding lanes of the last slice hold zeros after every kernel that
+// writes through WRITE_<out> (it zeroes them), so kernels that reduce over channels may read
+// them; kernels that compute other values in padding lanes must not rely on them.
+//
+// Storage precision: STORAGE is float or half (F16 modes, via vload_half4/vstore_half4, which
+// need no cl_khr_fp16); arithmetic is always done in FLT4 = float4, so accumulators never
+// overflow in fp16.
+//
+// A generator writes a kernel body with the macros the KernelBuilder defines:
+//   READ_<name>(b, y, x, s)      -> float4 of input tensor <name> (shapes are compile-time:
+//   <name>_B, <name>_H, <name>_W, <name>_C, <name>_S)
+//   WRITE_<name>(v, b, y, x, s)  -> stores float4 v into output <name>, after the fused
+//                                   elementwise ops linked to this kernel
+//   <buf>[i]                     -> for constant buffers (weights), LOADW4(<buf>, i) for float4 i
+// and sets the launch grid; the body must bounds-check its global ids (the grid is rounded up
+// to a multiple of the work-group size).
+#pragma once
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ops/op_registry.h"
+#include "tflite_gpu/status.h"
+#include "tflite_gpu/types.h"
+
+namespace tflite_gpu {
+namespace gpu {
+
+struct BHWC {
+  int b = 1, h = 1, w = 1, c = 1;
+  int slices() const { return (c + 3) / 4; }
+  int64_t elements4() const { return int64_t(b) * slices() * h * w * 4; }
+  bool operator==(const BHWC& o) const { return b == o.b && h == o.h && w == o.w && c == o.c; }
+  bool operator!=(const BHWC& o) const { return !(*this == o); }
+};
+// Maps a tensor shape of rank <= 4 to BHWC; false for rank > 4.
+bool ToBHWC(const Dims& d, BHWC* out);
+// The BHWC axis (0=B,1=H,2=W,3=C) of axis `axis` of a tensor of rank `rank`, or -1.
+int AxisToBHWC(int axis, int rank);
+
+enum class Precision { kF32, kF32F16, kF16 };  // F32_F16: fp16 storage, fp32 arithmetic
+
+struct GpuDeviceCaps {
+  bool fp16 = false;
+  size_t max_work_group_size = 256;
+  bool is_gpu = true;
+  std::string vendor;
+};
+
+// Read-only view for the support check.
+class GpuCheckContext {
+ public:
+  GpuCheckContext(Subgraph& sg, const Node& node, const GpuDeviceCaps& caps) : sg_(sg), node_(node), caps_(caps) {}
+  const Node& node() const { return node_; }
+  int num_inputs() const { return int(node_.inputs.size()); }
+  int num_outputs() const { return int(node_.outputs.size()); }
+  bool has_input(int i) const { return i < num_inputs() && node_.inputs[i] >= 0; }
+  const Tensor& input(int i) const;
+  const Tensor& output(int i) const;
+  const GpuDeviceCaps& caps() const { return caps_; }
+  // Common checks; each returns a reason on failure.
+  Status InputsFloat32(std::initializer_list<int> which) const;
+  Status OutputsFloat32() const;
+  Status Rank4OrLess(const Tensor& t, const char* what) const;
+  Status Constant(int input, const char* what) const;
+
+ private:
+  Subgraph& sg_;
+  const Node& node_;
+  const GpuDeviceCaps& caps_;
+};
+
+struct GpuTensorRef {
+  int id = -1;  // GPU tensor id in the partition
+  BHWC shape;
+};
+
+class KernelBuilder {
+ public:
+  explicit KernelBuilder(std::string name) : name_(std::move(name)) {}
+  void AddInput(const std::string& arg, const GpuTensorRef& t);
+  void AddOutput(const std::string& arg, const GpuTensorRef& t);
+  // Constant data (weights) as STORAGE (float or half per precision) or, with exact=true, always
+  // float (for values that must not lose precision, e.g. indices).
+  void AddConstBuffer(const std::string& arg, std::vector<float> data, bool exact = false);
+  void AddDefine(const std::string& line) { defines_ += line + "\n"; }
+  // Expression reading input `arg` at output coordinates with TFLite broadcasting: dims of size
+  // 1 read index 0, and a 1-channel tensor is splatted across the 4 lanes.
+  // Default coordinates are those in scope inside WRITE_ (where fused snippets run).
+  std::string ReadBroadcast(const std::string& arg, const BHWC& out_shape, const char* b = "wb_",
+                            const char* y = "wy_", const char* x = "wx_", const char* s = "ws_") const;
+  std::string body;                    // kernel body (see header comment)
+  std::array<size_t, 3> grid{1, 1, 1};  // global size before rounding to the work group
+  std::array<size_t, 3> local{0, 0, 0};  // 0: the framework picks
+
+  // Used by the framework.
+  struct Arg { enum Kind { kIn, kOut, kConst } kind; std::string name; int tensor = -1; int const_index = -1; BHWC shape; bool exact = false; };
+  const std::vector<Arg>& args() const { return args_; }
+  const std::string& name() const { return name_; }
+  const std::string& defines() const { return defines_; }
+  std::vector<std::vector<float>>& consts() { return consts_; }
+  std::string post_ops;  // fused elementwise code applied by WRITE_ of the first output
+
+ private:
+  std::string name_;
+  std::vector<Arg> args_;
+  std::string defines_;
+  std::vector<std::vector<float>> consts_;
+};
+
+class GpuBuildContext {
+ public:
+  virtual ~GpuBuildContext() = default;
+  virtual const Node& node() const = 0;
+  virtual const Tensor& cpu_input(int i) const = 0;
+  virtual const Tensor& cpu_output(int i) const = 0;
+  virtual bool has_input(int i) const = 0;
+  virtual GpuTensorRef input(int i) = 0;   // a GPU tensor (constants are uploaded once)
+  virtual GpuTensorRef output(int i) = 0;
+  virtual KernelBuilder& NewKernel(const std::string& name) = 0;
+  // An intermediate GPU tensor private to this op (e.g. a two-pass reduction).
+  virtual GpuTensorRef NewTemp(const BHWC& shape) = 0;
+  virtual Precision precision() const = 0;
+  virtual const GpuDeviceCaps& caps() const = 0;
+  // For elementwise snippets: which input carries the fused value (0, or 1 for a commutative
+  // op whose chain entered as input 1); the snippet reads the other operand(s) itself.
+  virtual int chain_input() const = 0;
+};
+
+// Elementwise ops also provide a snippet so they can be fused into the producer of their
+// first input: `code` transforms the float4 `value` in place (statements on one logical line,
+// no // comments), may read other inputs it adds to `kb` under names starting with `prefix`
+// (read at the output coordinates wb_, wy_, wx_, ws_ with kb.ReadBroadcast), and must keep
+// padding lanes finite.
+using GpuElementwiseFn = Status (*)(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& value,
+                                    const std::string& prefix, std::string* code);
+
+}  // namespace gpu
+
+// An op has a GPU kernel when its family defines (in csrc/ops/<family>/gpu_*.cc)
+//   extern const GpuOpSupport kGpu_ADD;  // (declared by op_registry.h)
+//   const GpuOpSupport kGpu_ADD = {CheckAdd, /*build=*/nullptr, AddSnippet, /*commutative=*/true};
+struct GpuOpSupport {
+  Status (*check)(const gpu::GpuCheckContext& ctx) = nullptr;  // OK or the reason it can't run
+  Status (*build)(gpu::GpuBuildContext& ctx) = nullptr;        // nullptr for pure elementwise ops
+  gpu::GpuElementwiseFn elementwise = nullptr;
+  bool commutative = false;  // the fused chain may enter as input 1 (ADD, MUL, MAXIMUM, MINIMUM)
+};
+
+}  // namespace tflite_gpu

@@ -1,0 +1,409 @@
+#include "gpu/partition_model.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "runtime/subgraph.h"
+
+namespace tflite_gpu::gpu {
+namespace {
+
+std::string PrecisionHeader(Precision p) {
+  if (p == Precision::kF32)
+    return "#define STORAGE float\n#define LOAD4(p, i) vload4((i), (p))\n#define STORE4(p, i, v) vstore4((v), (i), (p))\n";
+  return "#define STORAGE half\n#define LOAD4(p, i) vload_half4((i), (p))\n#define STORE4(p, i, v) vstore_half4((v), (i), (p))\n";
+}
+
+std::string Join(const std::string& code) {
+  std::string out;
+  for (char c : code) out += (c == '\n') ? ' ' : c;
+  return out;
+}
+
+size_t NextPow2(size_t v) {
+  size_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+class Builder : public GpuBuildContext {
+ public:
+  Builder(Subgraph& sg, Precision p, const GpuDeviceCaps& caps, GpuPartitionModel* m)
+      : sg_(sg), precision_(p), caps_(caps), m_(m) {}
+
+  Status Run(const std::vector<int>& nodes, int* failed_node);
+
+  // GpuBuildContext
+  const Node& node() const override { return *node_; }
+  const Tensor& cpu_input(int i) const override { return sg_.tensor(node_->inputs[i]); }
+  const Tensor& cpu_output(int i) const override { return sg_.tensor(node_->outputs[i]); }
+  bool has_input(int i) const override { return i < int(node_->inputs.size()) && node_->inputs[i] >= 0; }
+  GpuTensorRef input(int i) override { return TensorFor(node_->inputs[i]); }
+  GpuTensorRef output(int i) override { return TensorFor(node_->outputs[i]); }
+  KernelBuilder& NewKernel(const std::string& name) override {
+    kbs_.emplace_back(new KernelBuilder(name));
+    kb_node_.push_back(node_->index);
+    return *kbs_.back();
+  }
+  GpuTensorRef NewTemp(const BHWC& shape) override {
+    m_->tensors.push_back({shape, -1, -1});
+    return {int(m_->tensors.size()) - 1, shape};
+  }
+  Precision precision() const override { return precision_; }
+  const GpuDeviceCaps& caps() const override { return caps_; }
+  int chain_input() const override { return chain_input_; }
+  int chain_input_ = 0;
+
+ private:
+  GpuTensorRef TensorFor(int cpu) {
+    auto it = gpu_of_cpu_.find(cpu);
+    if (it != gpu_of_cpu_.end()) return {it->second, m_->tensors[it->second].shape};
+    const Tensor& t = sg_.tensor(cpu);
+    BHWC s;
+    ToBHWC(t.shape, &s);
+    GpuTensorDesc d{s, cpu, -1};
+    if (t.is_const) {
+      // Constant operand: convert BHWC float32 -> PHWC4 once, on the host.
+      std::vector<float> data(size_t(s.elements4()), 0.f);
+      const float* src = t.as<float>();
+      for (int b = 0; b < s.b; ++b)
+        for (int y = 0; y < s.h; ++y)
+          for (int x = 0; x < s.w; ++x)
+            for (int c = 0; c < s.c; ++c)
+              data[((size_t(b * s.slices() + c / 4) * s.h + y) * s.w + x) * 4 + c % 4] =
+                  src[((size_t(b) * s.h + y) * s.w + x) * s.c + c];
+      m_->consts.push_back(std::move(data));
+      m_->const_exact.push_back(false);
+      d.const_index = int(m_->consts.size()) - 1;
+    }
+    m_->tensors.push_back(d);
+    int id = int(m_->tensors.size()) - 1;
+    gpu_of_cpu_[cpu] = id;
+    return {id, s};
+  }
+
+  bool FuseElementwise(const Node& n, const GpuOpSupport* g);
+  Status Assemble();
+  void PlanMemory();
+  std::string Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args);
+
+  Subgraph& sg_;
+  Precision precision_;
+  const GpuDeviceCaps& caps_;
+  GpuPartitionModel* m_;
+  const Node* node_ = nullptr;
+  std::map<int, int> gpu_of_cpu_;
+  std::vector<std::unique_ptr<KernelBuilder>> kbs_;
+  std::vector<int> kb_node_;
+  std::map<int, int> producer_kb_;   // cpu tensor -> kernel builder whose first output it is
+  std::map<int, int> consumers_;     // cpu tensor -> number of readers in the whole graph
+  std::set<int> in_partition_outputs_;
+};
+
+bool Builder::FuseElementwise(const Node& n, const GpuOpSupport* g) {
+  if (n.outputs.size() != 1) return false;
+  int candidates = g->commutative ? 2 : 1;
+  for (int ci = 0; ci < candidates && ci < int(n.inputs.size()); ++ci) {
+    int t = n.inputs[ci];
+    if (t < 0) continue;
+    auto p = producer_kb_.find(t);
+    if (p == producer_kb_.end() || consumers_[t] != 1) continue;
+    const Tensor& tt = sg_.tensor(t);
+    const Tensor& out = sg_.tensor(n.outputs[0]);
+    if (tt.shape != out.shape) continue;
+    int kbi = p->second;
+    bool ok = true;
+    for (int j = 0; j < int(n.inputs.size()); ++j) {
+      if (j == ci || n.inputs[j] < 0) continue;
+      int u = n.inputs[j];
+      if (u == t) { ok = false; break; }  // x op x: not a chain
+      auto pu = producer_kb_.find(u);
+      bool produced_here = false;
+      for (size_t k = 0; k < kbs_.size(); ++k)
+        for (auto& a : kbs_[k]->args())
+          if (a.kind == KernelBuilder::Arg::kOut && a.tensor >= 0 && m_->tensors[a.tensor].cpu_tensor == u) {
+            produced_here = true;
+            if (int(k) >= kbi) ok = false;
+          }
+      (void)pu;
+      (void)produced_here;
+    }
+    if (!ok) continue;
+    KernelBuilder& kb = *kbs_[kbi];
+    node_ = &n;
+    chain_input_ = ci;
+    std::string code;
+    std::string prefix = "n" + std::to_string(n.index) + "_";
+    if (!g->elementwise(*this, kb, "wr_", prefix, &code).ok()) return false;
+    kb.post_ops += Join(code) + " ";
+    int old_gpu = gpu_of_cpu_[t];
+    GpuTensorRef o = output(0);
+    for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kb.args()))
+      if (a.kind == KernelBuilder::Arg::kOut && a.tensor == old_gpu) { a.tensor = o.id; a.shape = o.shape; break; }
+    producer_kb_.erase(t);
+    producer_kb_[n.outputs[0]] = kbi;
+    return true;
+  }
+  return false;
+}
+
+Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
+  std::set<int> in_part(nodes.begin(), nodes.end());
+  for (const Node& n : sg_.nodes()) {
+    if (n.delegated && !in_part.count(n.index)) continue;
+    for (int t : n.inputs)
+      if (t >= 0) consumers_[t]++;
+  }
+  for (int t : sg_.outputs()) consumers_[t] += 100;  // graph outputs must stay visible
+  m_->nodes = nodes;
+  m_->precision = precision_;
+  // Partition outputs: produced here, read outside (or graph outputs).
+  std::set<int> produced;
+  for (int ni : nodes)
+    for (int t : sg_.nodes()[ni].outputs) produced.insert(t);
+  std::map<int, int> inside_reads;
+  for (int ni : nodes)
+    for (int t : sg_.nodes()[ni].inputs)
+      if (t >= 0) inside_reads[t]++;
+  for (int t : produced)
+    if (consumers_[t] > inside_reads[t]) in_partition_outputs_.insert(t);
+  // Outputs read outside must not be fused away.
+  for (int t : in_partition_outputs_) consumers_[t] += 100;
+
+  // Inputs: non-constant tensors read here and produced elsewhere.
+  std::vector<int> inputs;
+  for (int ni : nodes)
+    for (int t : sg_.nodes()[ni].inputs)
+      if (t >= 0 && !produced.count(t) && !sg_.tensor(t).is_const &&
+          std::find(inputs.begin(), inputs.end(), t) == inputs.end())
+        inputs.push_back(t);
+  std::vector<std::unique_ptr<KernelBuilder>> pre;
+  for (int t : inputs) {
+    GpuTensorRef g = TensorFor(t);
+    m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * 4);
+    m_->inputs.push_back({t, g.id, int(m_->staging_bytes.size()) - 1});
+  }
+
+  for (int ni : nodes) {
+    const Node& n = sg_.nodes()[ni];
+    node_ = &n;
+    const GpuOpSupport* g = n.op->gpu;
+    if (g->elementwise && FuseElementwise(n, g)) continue;
+    node_ = &n;
+    size_t before = kbs_.size();
+    Status st;
+    if (g->build) {
+      chain_input_ = -1;
+      st = g->build(*this);
+    } else {
+      // Standalone elementwise kernel: value = input 0 broadcast to the output, then the snippet.
+      chain_input_ = 0;
+      GpuTensorRef out = output(0);
+      KernelBuilder& kb = NewKernel(std::string(n.op->name));
+      kb.AddInput("src", input(0));
+      kb.AddOutput("dst", out);
+      std::string code;
+      st = g->elementwise(*this, kb, "wr_", "n" + std::to_string(n.index) + "_", &code);
+      kb.post_ops = Join(code) + " ";
+      const BHWC& s = out.shape;
+      kb.grid = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
+      kb.body = "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
+                "if (x >= dst_W || y >= dst_H || bs >= dst_S * dst_B) return;\n"
+                "int s = bs % dst_S, b = bs / dst_S;\n"
+                "float4 v = " + kb.ReadBroadcast("src", s, "b", "y", "x", "s") + ";\n"
+                "WRITE_dst(v, b, y, x, s);\n";
+    }
+    if (!st.ok()) {
+      *failed_node = n.index;
+      return Status(st.code(), std::string(n.op->name) + " GPU kernel: " + st.message());
+    }
+    if (n.outputs.size() == 1) {
+      auto it = gpu_of_cpu_.find(n.outputs[0]);
+      for (size_t k = before; k < kbs_.size() && it != gpu_of_cpu_.end(); ++k)
+        for (auto& a : kbs_[k]->args())
+          if (a.kind == KernelBuilder::Arg::kOut && a.tensor == it->second) {
+            producer_kb_[n.outputs[0]] = int(k);
+            break;
+          }
+    }
+  }
+  for (int t : in_partition_outputs_) {
+    auto it = gpu_of_cpu_.find(t);
+    if (it == gpu_of_cpu_.end()) return Internal("partition output tensor " + std::to_string(t) + " has no GPU kernel");
+    m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * 4);
+    m_->outputs.push_back({t, it->second, int(m_->staging_bytes.size()) - 1});
+  }
+  TFG_RETURN_IF_ERROR(Assemble());
+  PlanMemory();
+  return OkStatus();
+}
+
+std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) {
+  std::string src = PrecisionHeader(precision_);
+  std::string sig;
+  bool first_out = true;
+  for (const auto& a : kb.args()) {
+    if (!sig.empty()) sig += ", ";
+    if (a.kind == KernelBuilder::Arg::kConst) {
+      bool exact = a.exact || precision_ == Precision::kF32;
+      sig += std::string("__global const ") + (exact ? "float* " : "half* ") + a.name;
+      src += "#define LOADW4_" + a.name + "(i) " + (exact ? "vload4((i), " : "vload_half4((i), ") + a.name + ")\n";
+      src += "#define LOADW_" + a.name + "(i) " + (exact ? "(" + a.name + "[(i)])" : "vload_half((i), " + a.name + ")") + "\n";
+      args->push_back({GpuKernelArg::kConst, a.const_index});
+      continue;
+    }
+    const BHWC& s = m_->tensors[a.tensor].shape;
+    sig += std::string("__global ") + (a.kind == KernelBuilder::Arg::kIn ? "const " : "") + "STORAGE* " + a.name;
+    args->push_back({GpuKernelArg::kTensor, a.tensor});
+    const std::string& n = a.name;
+    src += "#define " + n + "_B " + std::to_string(s.b) + "\n#define " + n + "_H " + std::to_string(s.h) + "\n#define " + n +
+           "_W " + std::to_string(s.w) + "\n#define " + n + "_C " + std::to_string(s.c) + "\n#define " + n + "_S " +
+           std::to_string(s.slices()) + "\n";
+    src += "#define IDX_" + n + "(b, y, x, s) (((((b) * " + n + "_S + (s)) * " + n + "_H + (y)) * " + n + "_W) + (x))\n";
+    if (a.kind == KernelBuilder::Arg::kIn) {
+      src += "#define READ_" + n + "(b, y, x, s) LOAD4(" + n + ", IDX_" + n + "(b, y, x, s))\n";
+    } else {
+      std::string pad;
+      if (s.c % 4) {
+        pad = "if (ws_ == " + std::to_string(s.slices() - 1) + ") {";
+        for (int l = s.c % 4; l < 4; ++l) pad += std::string(" wr_.") + "xyzw"[l] + " = 0.0f;";
+        pad += " } ";
+      }
+      src += "#define READ_" + n + "(b, y, x, s) LOAD4(" + n + ", IDX_" + n + "(b, y, x, s))\n";
+      src += "#define WRITE_" + n + "(v, b, y, x, s) do { float4 wr_ = (v); int wb_ = (b), wy_ = (y), wx_ = (x), ws_ = (s); " +
+             (first_out ? kb.post_ops : std::string()) + pad + "STORE4(" + n + ", IDX_" + n +
+             "(wb_, wy_, wx_, ws_), wr_); (void)wb_; (void)wy_; (void)wx_; } while (0)\n";
+      first_out = false;
+    }
+  }
+  src += kb.defines();
+  src += "__kernel void main_function(" + sig + ") {\n" + kb.body + "}\n";
+  return src;
+}
+
+Status Builder::Assemble() {
+  const std::string hdr = PrecisionHeader(precision_);
+  // Input conversions BHWC float32 -> PHWC4.
+  for (auto& b : m_->inputs) {
+    const BHWC& s = m_->tensors[b.gpu_tensor].shape;
+    GpuKernelDesc k;
+    k.name = "to_phwc4";
+    k.source = hdr + "__kernel void main_function(__global const float* src, __global STORAGE* dst) {\n"
+               "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
+               "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
+               ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
+               "if (x >= W || y >= H || bs >= S * B) return;\n"
+               "int s = bs % S, b = bs / S;\n"
+               "int base = ((b * H + y) * W + x) * C + s * 4;\n"
+               "float4 v = (float4)(0.0f);\n"
+               "if (s * 4 + 0 < C) v.x = src[base + 0];\n if (s * 4 + 1 < C) v.y = src[base + 1];\n"
+               "if (s * 4 + 2 < C) v.z = src[base + 2];\n if (s * 4 + 3 < C) v.w = src[base + 3];\n"
+               "STORE4(dst, ((b * S + s) * H + y) * W + x, v);\n}\n";
+    k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
+    k.args = {{GpuKernelArg::kStaging, b.staging}, {GpuKernelArg::kTensor, b.gpu_tensor}};
+    m_->kernels.push_back(std::move(k));
+  }
+  for (size_t i = 0; i < kbs_.size(); ++i) {
+    KernelBuilder& kb = *kbs_[i];
+    GpuKernelDesc k;
+    k.name = kb.name();
+    k.node = kb_node_[i];
+    // Constants of this builder move into the model; renumber.
+    size_t base = m_->consts.size();
+    for (auto& c : kb.consts()) {
+      m_->consts.push_back(std::move(c));
+      m_->const_exact.push_back(false);
+    }
+    for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kb.args()))
+      if (a.kind == KernelBuilder::Arg::kConst) {
+        if (a.exact) m_->const_exact[base + a.const_index] = true;
+        a.const_index += int(base);
+      }
+    k.source = Source(kb, &k.args);
+    k.global = kb.grid;
+    k.local = kb.local;
+    m_->kernels.push_back(std::move(k));
+  }
+  for (auto& b : m_->outputs) {
+    const BHWC& s = m_->tensors[b.gpu_tensor].shape;
+    GpuKernelDesc k;
+    k.name = "from_phwc4";
+    k.source = hdr + "__kernel void main_function(__global const STORAGE* src, __global float* dst) {\n"
+               "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
+               "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
+               ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
+               "if (x >= W || y >= H || bs >= S * B) return;\n"
+               "int s = bs % S, b = bs / S;\n"
+               "float4 v = LOAD4(src, ((b * S + s) * H + y) * W + x);\n"
+               "int base = ((b * H + y) * W + x) * C + s * 4;\n"
+               "if (s * 4 + 0 < C) dst[base + 0] = v.x;\n if (s * 4 + 1 < C) dst[base + 1] = v.y;\n"
+               "if (s * 4 + 2 < C) dst[base + 2] = v.z;\n if (s * 4 + 3 < C) dst[base + 3] = v.w;\n}\n";
+    k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
+    k.args = {{GpuKernelArg::kTensor, b.gpu_tensor}, {GpuKernelArg::kStaging, b.staging}};
+    m_->kernels.push_back(std::move(k));
+  }
+  for (auto& k : m_->kernels) {
+    bool unset = k.local[0] == 0 || k.local[1] == 0 || k.local[2] == 0;
+    if (unset || k.name == "to_phwc4" || k.name == "from_phwc4") k.local = DefaultLocalSize(k.global, caps_.max_work_group_size);
+  }
+  return OkStatus();
+}
+
+void Builder::PlanMemory() {
+  const int nt = int(m_->tensors.size());
+  std::vector<int> first(nt, -1), last(nt, -1);
+  for (int k = 0; k < int(m_->kernels.size()); ++k)
+    for (auto& a : m_->kernels[k].args)
+      if (a.kind == GpuKernelArg::kTensor) {
+        if (first[a.index] < 0) first[a.index] = k;
+        last[a.index] = k;
+      }
+  std::vector<int> order;
+  for (int t = 0; t < nt; ++t)
+    if (m_->tensors[t].const_index < 0 && first[t] >= 0) order.push_back(t);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return first[a] < first[b]; });
+  m_->tensor_slot.assign(nt, -1);
+  std::vector<int> busy_until;
+  for (int t : order) {
+    size_t need = size_t(m_->tensors[t].shape.elements4()) * m_->storage_bytes();
+    need = std::max<size_t>(need, 16);
+    int best = -1;
+    for (int s = 0; s < int(m_->slot_bytes.size()); ++s) {
+      if (busy_until[s] >= first[t]) continue;
+      if (m_->slot_bytes[s] >= need) {
+        if (best < 0 || m_->slot_bytes[best] < need || m_->slot_bytes[s] < m_->slot_bytes[best]) best = s;
+      } else if (best < 0 || (m_->slot_bytes[best] < need && m_->slot_bytes[s] > m_->slot_bytes[best])) {
+        best = s;
+      }
+    }
+    if (best < 0) {
+      m_->slot_bytes.push_back(need);
+      busy_until.push_back(last[t]);
+      best = int(m_->slot_bytes.size()) - 1;
+    } else {
+      m_->slot_bytes[best] = std::max(m_->slot_bytes[best], need);
+      busy_until[best] = last[t];
+    }
+    m_->tensor_slot[t] = best;
+  }
+}
+
+}  // namespace
+
+std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& g, size_t max_wg) {
+  size_t cap = std::min<size_t>(64, std::max<size_t>(1, max_wg));
+  size_t lx = std::min(NextPow2(g[0]), std::min<size_t>(16, cap));
+  size_t ly = std::min(NextPow2(g[1]), std::max<size_t>(1, cap / lx));
+  size_t lz = std::min(NextPow2(g[2]), std::max<size_t>(1, cap / (lx * ly)));
+  return {lx, ly, lz};
+}
+
+Status BuildPartitionModel(Subgraph& sg, const std::vector<int>& nodes, Precision precision,
+                           const GpuDeviceCaps& caps, GpuPartitionModel* out, int* failed_node) {
+  *out = GpuPartitionModel();
+  Builder b(sg, precision, caps, out);
+  return b.Run(nodes, failed_node);
+}
+
+}  // namespace tflite_gpu::gpu

@@ -1,0 +1,71 @@
+// The prepared GPU model of one delegated partition, and the builder that makes it.
+//
+// GpuPartitionModel is plain data (sources, launch sizes, argument bindings, constant weights,
+// memory plan) so that it can be written to disk and read back (serialization) and run by
+// PartitionRuntime without any op knowledge.
+//
+// Decisions the builder makes:
+//  * Fusion: an elementwise node whose chain input (input 0, or input 1 for commutative ops) is
+//    the single-consumer output of an earlier kernel in the partition, with the same shape, and
+//    whose other inputs exist before that kernel runs, is linked into that kernel's WRITE_ (no
+//    kernel launch, no intermediate buffer). Chains of such nodes link one after another.
+//  * Boundaries: each partition input (a CPU tensor, BHWC float32) is uploaded to a staging
+//    buffer and converted to PHWC4 by a kernel; each output is converted back and read.
+//  * Memory: GPU tensors (not constants) share buffers by lifetime over the kernel sequence:
+//    in order of first use, a tensor takes the smallest free buffer that fits, else grows the
+//    largest free one, else gets a new one (TFLite's greedy-in-order strategy).
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_op.h"
+
+namespace tflite_gpu {
+class Subgraph;
+namespace gpu {
+
+struct GpuTensorDesc {
+  BHWC shape;
+  int cpu_tensor = -1;   // the interpreter tensor it mirrors (-1 for temporaries)
+  int const_index = -1;  // constant tensors: index into consts (PHWC4 order)
+};
+
+struct GpuKernelArg {
+  enum Kind { kTensor = 0, kConst = 1, kStaging = 2 } kind;
+  int index;
+};
+
+struct GpuKernelDesc {
+  std::string name;
+  std::string source;
+  std::array<size_t, 3> global{1, 1, 1}, local{1, 1, 1};
+  std::vector<GpuKernelArg> args;
+  int node = -1;  // the node it came from (-1 for boundary conversions)
+};
+
+struct GpuPartitionModel {
+  Precision precision = Precision::kF32;
+  std::vector<int> nodes;
+  std::vector<GpuTensorDesc> tensors;
+  std::vector<std::vector<float>> consts;
+  std::vector<bool> const_exact;  // kept in float even in fp16 modes
+  std::vector<GpuKernelDesc> kernels;
+  struct Boundary { int cpu_tensor; int gpu_tensor; int staging; };
+  std::vector<Boundary> inputs, outputs;
+  std::vector<size_t> staging_bytes;
+  std::vector<int> tensor_slot;   // per GPU tensor: buffer slot (-1 for constants)
+  std::vector<size_t> slot_bytes;
+  size_t storage_bytes() const { return precision == Precision::kF32 ? 4 : 2; }
+};
+
+// Builds the model of `nodes` (a contiguous run of the plan, all passing their GPU check).
+// On a generator failure, *failed_node names the node.
+Status BuildPartitionModel(Subgraph& sg, const std::vector<int>& nodes, Precision precision,
+                           const GpuDeviceCaps& caps, GpuPartitionModel* out, int* failed_node);
+
+// Local work size for a grid (framework default).
+std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& grid, size_t max_wg);
+
+}  // namespace gpu
+}  // namespace tflite_gpu

@@ -1,0 +1,151 @@
+#include "gpu/partition_runtime.h"
+
+#include <cstring>
+
+#include "runtime/subgraph.h"
+
+namespace tflite_gpu::gpu {
+
+namespace {
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t exp = int32_t((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffffu;
+  if (((x >> 23) & 0xff) == 0xff) return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (exp >= 31) return uint16_t(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10) return uint16_t(sign);
+    mant |= 0x800000u;
+    uint32_t shift = uint32_t(14 - exp);
+    uint32_t h = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) ++h;
+    return uint16_t(sign | h);
+  }
+  uint32_t h = sign | (uint32_t(exp) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;  // round to nearest even (may carry into exp)
+  return uint16_t(h);
+}
+}  // namespace
+
+Status PartitionRuntime::Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache* cache, GpuPartitionModel model,
+                              int* failed_node) {
+  ctx_ = std::move(ctx);
+  model_ = std::move(model);
+  *failed_node = -1;
+  const cl::Context& c = *ctx_;
+  for (size_t bytes : model_.slot_bytes) {
+    TFG_ASSIGN_OR_RETURN(cl::Buffer b, cl::Buffer::Create(c, bytes));
+    slots_.push_back(std::move(b));
+  }
+  for (size_t i = 0; i < model_.consts.size(); ++i) {
+    const std::vector<float>& d = model_.consts[i];
+    bool exact = model_.const_exact[i] || model_.precision == Precision::kF32;
+    size_t n = std::max<size_t>(d.size(), 4);
+    if (exact) {
+      std::vector<float> tmp(n, 0.f);
+      std::copy(d.begin(), d.end(), tmp.begin());
+      TFG_ASSIGN_OR_RETURN(cl::Buffer b, cl::Buffer::Create(c, n * 4, cl::CL_MEM_READ_ONLY | cl::CL_MEM_COPY_HOST_PTR, tmp.data()));
+      consts_.push_back(std::move(b));
+    } else {
+      std::vector<uint16_t> h(n, 0);
+      for (size_t k = 0; k < d.size(); ++k) h[k] = FloatToHalf(d[k]);
+      TFG_ASSIGN_OR_RETURN(cl::Buffer b, cl::Buffer::Create(c, n * 2, cl::CL_MEM_READ_ONLY | cl::CL_MEM_COPY_HOST_PTR, h.data()));
+      consts_.push_back(std::move(b));
+    }
+  }
+  for (size_t bytes : model_.staging_bytes) {
+    TFG_ASSIGN_OR_RETURN(cl::Buffer b, cl::Buffer::Create(c, std::max<size_t>(bytes, 16)));
+    staging_.push_back(std::move(b));
+  }
+  for (const GpuKernelDesc& k : model_.kernels) {
+    auto prog = cache->GetOrBuild(k.source, "");
+    if (!prog.ok()) {
+      *failed_node = k.node;
+      return Status(StatusCode::kInternal, "kernel '" + k.name + "' failed to compile: " + prog.status().message());
+    }
+    programs_.push_back(prog.value());
+    auto kern = cl::Kernel::Create(*prog.value(), "main_function");
+    if (!kern.ok()) {
+      *failed_node = k.node;
+      return kern.status();
+    }
+    cl::Kernel kk = std::move(kern.value());
+    for (uint32_t i = 0; i < k.args.size(); ++i) {
+      const GpuKernelArg& a = k.args[i];
+      const cl::Buffer* b = nullptr;
+      if (a.kind == GpuKernelArg::kTensor) {
+        int slot = model_.tensor_slot[a.index];
+        if (slot >= 0) {
+          b = &slots_[slot];
+        } else {
+          int ci = model_.tensors[a.index].const_index;
+          if (ci < 0) return Internal("GPU tensor " + std::to_string(a.index) + " has no buffer");
+          b = &consts_[ci];
+        }
+      } else if (a.kind == GpuKernelArg::kConst) {
+        b = &consts_[a.index];
+      } else {
+        b = &staging_[a.index];
+      }
+      TFG_RETURN_IF_ERROR(kk.SetBuffer(i, *b));
+    }
+    kernels_.push_back(std::move(kk));
+  }
+  return OkStatus();
+}
+
+Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool profile) {
+  const cl::Context& c = *ctx_;
+  TFG_RETURN_IF_ERROR(Sync(wait));
+  for (const auto& b : model_.inputs) {
+    Tensor& t = sg.tensor(b.cpu_tensor);
+    if (!t.data) return FailedPrecondition("GPU partition input tensor " + std::to_string(b.cpu_tensor) + " has no data");
+    TFG_RETURN_IF_ERROR(staging_[b.staging].Write(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false));
+  }
+  std::vector<cl::Event> evs(profile ? kernels_.size() : 0);
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    const GpuKernelDesc& k = model_.kernels[i];
+    std::vector<size_t> global(3), local(3);
+    for (int d = 0; d < 3; ++d) {
+      local[d] = std::max<size_t>(1, k.local[d]);
+      global[d] = (std::max<size_t>(1, k.global[d]) + local[d] - 1) / local[d] * local[d];
+    }
+    TFG_RETURN_IF_ERROR(kernels_[i].Launch(c, global, local, profile ? &evs[i] : nullptr));
+  }
+  out_events_.clear();
+  out_events_.resize(model_.outputs.size());
+  for (size_t i = 0; i < model_.outputs.size(); ++i) {
+    const auto& b = model_.outputs[i];
+    Tensor& t = sg.tensor(b.cpu_tensor);
+    if (!t.data) return FailedPrecondition("GPU partition output tensor " + std::to_string(b.cpu_tensor) + " has no data");
+    TFG_RETURN_IF_ERROR(staging_[b.staging].Read(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false,
+                                                  &out_events_[i]));
+  }
+  pending_ = true;
+  if (!defer) TFG_RETURN_IF_ERROR(Sync(wait));
+  if (profile) {
+    TFG_RETURN_IF_ERROR(Sync(cl::WaitMode::kPassive));
+    times_.clear();
+    for (size_t i = 0; i < evs.size(); ++i) {
+      auto tm = evs[i].Times();
+      double us = tm.ok() ? double(tm.value().DurationNs()) / 1000.0 : 0.0;
+      times_.push_back({model_.kernels[i].node, model_.kernels[i].name, us});
+    }
+  }
+  return OkStatus();
+}
+
+Status PartitionRuntime::Sync(cl::WaitMode wait) {
+  if (!pending_) return OkStatus();
+  for (auto& e : out_events_)
+    if (e.valid()) TFG_RETURN_IF_ERROR(e.Wait(wait));
+  if (out_events_.empty()) TFG_RETURN_IF_ERROR(ctx_->WaitIdle(wait));
+  pending_ = false;
+  return OkStatus();
+}
+
+}  // namespace tflite_gpu::gpu

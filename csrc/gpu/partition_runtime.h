@@ -1,0 +1,42 @@
+// Runs a GpuPartitionModel: creates its buffers (one per memory slot, one per constant, one
+// staging buffer per boundary tensor), compiles each kernel through the program cache, binds
+// arguments once, and per invoke uploads inputs, enqueues the kernels and reads outputs.
+// Nothing here knows about ops.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "gpu/cl/program_cache.h"
+#include "gpu/cl/runtime.h"
+#include "gpu/partition_model.h"
+
+namespace tflite_gpu {
+class Subgraph;
+namespace gpu {
+
+class PartitionRuntime {
+ public:
+  // On a kernel compile failure, *failed_node names the node (or -1).
+  Status Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache* cache, GpuPartitionModel model, int* failed_node);
+  // wait: kPassive/kActive; defer: leave outputs in flight (DO_NOT_WAIT), finished by Sync().
+  Status Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool profile);
+  Status Sync(cl::WaitMode wait);
+  bool pending() const { return pending_; }
+  const GpuPartitionModel& model() const { return model_; }
+  // Per kernel: (node, name, device microseconds) of the last profiled run.
+  struct KernelTime { int node; std::string name; double us; };
+  const std::vector<KernelTime>& kernel_times() const { return times_; }
+
+ private:
+  std::shared_ptr<cl::Context> ctx_;
+  GpuPartitionModel model_;
+  std::vector<cl::Buffer> slots_, consts_, staging_;
+  std::vector<std::shared_ptr<const cl::Program>> programs_;
+  std::vector<cl::Kernel> kernels_;
+  std::vector<cl::Event> out_events_;
+  std::vector<KernelTime> times_;
+  bool pending_ = false;
+};
+
+}  // namespace gpu
+}  // namespace tflite_gpu

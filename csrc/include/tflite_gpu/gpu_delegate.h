@@ -1,0 +1,101 @@
+// The GPU delegate over OpenCL, with TensorFlow Lite's C API names:
+//   TfLiteGpuDelegateOptionsV2 opts = TfLiteGpuDelegateOptionsV2Default();
+//   TfLiteDelegate* d = TfLiteGpuDelegateV2Create(&opts);   // or (nullptr) for defaults
+//   interpreter->ModifyGraphWithDelegate(d);
+//   ...
+//   TfLiteGpuDelegateV2Delete(d);
+// and the Metal-named TFLGpuDelegateCreate / TFLGpuDelegateDelete (backed by OpenCL here).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tflite_gpu/delegate.h"
+
+// Enum values are TensorFlow Lite's.
+enum TfLiteGpuInferenceUsage {
+  TFLITE_GPU_INFERENCE_PREFERENCE_FAST_SINGLE_ANSWER = 0,
+  TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED = 1,
+  TFLITE_GPU_INFERENCE_PREFERENCE_BALANCED = 2,
+};
+enum TfLiteGpuInferencePriority {
+  TFLITE_GPU_INFERENCE_PRIORITY_AUTO = 0,
+  TFLITE_GPU_INFERENCE_PRIORITY_MAX_PRECISION = 1,
+  TFLITE_GPU_INFERENCE_PRIORITY_MIN_LATENCY = 2,
+  TFLITE_GPU_INFERENCE_PRIORITY_MIN_MEMORY_USAGE = 3,
+};
+enum TfLiteGpuExperimentalFlags {
+  TFLITE_GPU_EXPERIMENTAL_FLAGS_NONE = 0,
+  TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT = 1 << 0,
+  TFLITE_GPU_EXPERIMENTAL_FLAGS_CL_ONLY = 1 << 1,
+  TFLITE_GPU_EXPERIMENTAL_FLAGS_GL_ONLY = 1 << 2,
+  TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION = 1 << 3,
+};
+// Metal-style wait types (TFLGpuDelegateWaitType).
+enum TFLGpuDelegateWaitType {
+  TFLGpuDelegateWaitTypePassive = 0,     // block on the driver
+  TFLGpuDelegateWaitTypeActive = 1,      // spin until the GPU is done
+  TFLGpuDelegateWaitTypeDoNotWait = 2,   // return at once; outputs sync when read
+  TFLGpuDelegateWaitTypeAggressive = 3,  // spin, and keep the device busy (treated as active)
+};
+
+typedef struct TfLiteGpuDelegateOptionsV2 {
+  int32_t is_precision_loss_allowed;
+  int32_t inference_preference;
+  int32_t inference_priority1;
+  int32_t inference_priority2;
+  int32_t inference_priority3;
+  int64_t experimental_flags;
+  int32_t max_delegated_partitions;
+  const char* serialization_dir;
+  const char* model_token;
+  // tflite_gpu additions (zero-initialised defaults are fine):
+  int32_t wait_type;             // TFLGpuDelegateWaitType
+  const char* device;            // "", an index, "gpu"/"cpu", or a name substring
+  const char* op_filter;         // comma-separated op names forced to the CPU (also env TFLITE_GPU_OP_FILTER)
+  void* cl_context;              // share a cl_context (and cl_queue) the caller owns
+  void* cl_queue;
+  int32_t enable_profiling;      // OpenCL profiling events per kernel
+} TfLiteGpuDelegateOptionsV2;
+
+typedef tflite_gpu::Delegate TfLiteDelegate;
+
+TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default();
+// Never returns null: a device problem is reported by ModifyGraphWithDelegate.
+TfLiteDelegate* TfLiteGpuDelegateV2Create(const TfLiteGpuDelegateOptionsV2* options);
+void TfLiteGpuDelegateV2Delete(TfLiteDelegate* delegate);
+
+typedef struct TFLGpuDelegateOptions {
+  bool allow_precision_loss;
+  int wait_type;                 // TFLGpuDelegateWaitType
+  bool enable_quantization;
+} TFLGpuDelegateOptions;
+TFLGpuDelegateOptions TFLGpuDelegateOptionsDefault();
+TfLiteDelegate* TFLGpuDelegateCreate(const TFLGpuDelegateOptions* options);
+void TFLGpuDelegateDelete(TfLiteDelegate* delegate);
+
+namespace tflite_gpu {
+
+// Where delegate messages go ("WARNING: op code #42 cannot be handled by this delegate. ...").
+// Default: stderr. level: 0 info, 1 warning, 2 error.
+using LogSink = void (*)(int level, const char* message, void* user);
+void SetLogSink(LogSink sink, void* user);
+void Log(int level, const std::string& message);
+
+struct GpuDelegateInfo {
+  bool available = false;
+  std::string unavailable_reason;
+  std::string device_name, device_vendor, platform_name, driver_version;
+  bool device_is_gpu = false, fp16 = false;
+  std::string precision;  // "F32", "F32_F16", "F16"
+  struct Refusal { int node; int builtin_code; std::string op; int version; std::string reason; };
+  std::vector<Refusal> refused;
+  int partitions = 0;
+  std::vector<int> partition_sizes;
+};
+// Details of a delegate created by TfLiteGpuDelegateV2Create (for reports and tools).
+GpuDelegateInfo GetGpuDelegateInfo(const TfLiteDelegate* delegate);
+// Initialises the device now; returns why the delegate cannot be used, if it cannot.
+Status GpuDelegateInit(TfLiteDelegate* delegate);
+
+}  // namespace tflite_gpu

@@ -1,0 +1,254 @@
+// CONV_2D (v1-8), float32: NHWC input, OHWI filter, optional bias, SAME/VALID padding, strides,
+// dilation, fused activation, grouped convolution (input channels = groups * filter channels).
+//
+// Fast path: the filter (and bias) is packed once per group for the GEMM (gemm.h). A 1x1,
+// stride-1 convolution is a GEMM straight over the NHWC input; any other is an im2col GEMM whose
+// A rows are built block by block into per-thread scratch. Non-constant filters are packed into
+// scratch at every invoke.
+#include <cstring>
+
+#include "ops/conv/conv_common.h"
+#include "ops/conv/gemm.h"
+
+namespace tflite_gpu {
+namespace {
+
+struct ConvParams {
+  int padding = 0, stride_w = 0, stride_h = 0, act = 0, dil_w = 1, dil_h = 1;
+};
+
+struct ConvGeom {
+  int batch, in_h, in_w, in_c;
+  int out_h, out_w, out_c;
+  int k_h, k_w, f_c;  // filter spatial size and channels per group
+  int groups;
+  int pad_t, pad_l;
+  float lo, hi;
+};
+
+struct ConvState {
+  conv::PackKey key;
+  conv::AlignedFloats packed;  // groups consecutive packed matrices
+  size_t group_floats = 0;
+  bool packed_valid = false;
+  ConvGeom g{};
+  size_t scratch_fill_off = 0;  // floats
+  size_t scratch_pack_off = 0;
+  bool direct = false;  // 1x1 stride 1 without padding: A is the input itself
+};
+
+Status Parse(const OptionsView& raw, Node& node) {
+  OptionsView o = conv::Opts(raw, conv::kConv2DOptions);
+  auto p = std::make_shared<ConvParams>();
+  p->padding = o.Get<int8_t>(0, 0);
+  p->stride_w = o.Get<int32_t>(1, 0);
+  p->stride_h = o.Get<int32_t>(2, 0);
+  p->act = o.Get<int8_t>(3, 0);
+  p->dil_w = o.Get<int32_t>(4, 1);
+  p->dil_h = o.Get<int32_t>(5, 1);
+  node.params = p;
+  return OkStatus();
+}
+
+Status ComputeGeom(OpContext& ctx, ConvGeom* g) {
+  const ConvParams& p = ctx.node().P<ConvParams>();
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 3, 1, 1));
+  const Tensor& in = ctx.input(0);
+  const Tensor& f = ctx.input(1);
+  TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, in, "input"));
+  TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, f, "filter"));
+  TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, in, 4, "input"));
+  TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, f, 4, "filter"));
+  if (p.padding != 0 && p.padding != 1) return ctx.Error("unknown padding " + std::to_string(p.padding));
+  if (p.stride_w <= 0 || p.stride_h <= 0)
+    return ctx.Error("strides must be positive, got stride_w=" + std::to_string(p.stride_w) +
+                     " stride_h=" + std::to_string(p.stride_h));
+  if (p.dil_w <= 0 || p.dil_h <= 0)
+    return ctx.Error("dilation factors must be positive, got dilation_w_factor=" + std::to_string(p.dil_w) +
+                     " dilation_h_factor=" + std::to_string(p.dil_h));
+  if (!conv::ActivationRange(p.act, &g->lo, &g->hi))
+    return ctx.Error("unsupported fused activation " + std::to_string(p.act));
+  g->batch = in.shape[0];
+  g->in_h = in.shape[1];
+  g->in_w = in.shape[2];
+  g->in_c = in.shape[3];
+  g->out_c = f.shape[0];
+  g->k_h = f.shape[1];
+  g->k_w = f.shape[2];
+  g->f_c = f.shape[3];
+  if (g->k_h <= 0 || g->k_w <= 0 || g->f_c <= 0)
+    return ctx.Error("filter shape " + conv::Str(f.shape) + " has an empty spatial or channel dimension");
+  if (g->in_c <= 0 || g->in_c % g->f_c != 0)
+    return ctx.Error("input channels (" + std::to_string(g->in_c) + ") must be a positive multiple of the filter's input channels (" +
+                     std::to_string(g->f_c) + ")");
+  g->groups = g->in_c / g->f_c;
+  if (g->out_c % g->groups != 0)
+    return ctx.Error("output channels (" + std::to_string(g->out_c) + ") must be divisible by the number of groups (" +
+                     std::to_string(g->groups) + ")");
+  if (ctx.has_input(2)) {
+    const Tensor& b = ctx.input(2);
+    TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, b, "bias"));
+    if (b.num_elements() != g->out_c)
+      return ctx.Error("bias has " + std::to_string(b.num_elements()) + " elements, expected " + std::to_string(g->out_c));
+  }
+  Padding pad = p.padding == 0 ? Padding::kSame : Padding::kValid;
+  g->out_h = ConvOutputSize(pad, g->in_h, g->k_h, p.stride_h, p.dil_h);
+  g->out_w = ConvOutputSize(pad, g->in_w, g->k_w, p.stride_w, p.dil_w);
+  g->pad_t = ConvPadBefore(pad, g->in_h, g->k_h, p.stride_h, p.dil_h, g->out_h);
+  g->pad_l = ConvPadBefore(pad, g->in_w, g->k_w, p.stride_w, p.dil_w, g->out_w);
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  return ctx.SetOutputShape(0, {g->batch, g->out_h, g->out_w, g->out_c});
+}
+
+bool WeightsConstant(OpContext& ctx) {
+  return ctx.IsConstantOrPersistent(ctx.input(1)) && (!ctx.has_input(2) || ctx.IsConstantOrPersistent(ctx.input(2)));
+}
+
+// Packs every group's filter slice (K = k_h*k_w*f_c, N = out_c/groups) and bias.
+void PackFilter(const ConvGeom& g, const float* f, const float* bias, float* dst, size_t group_floats) {
+  const int K = g.k_h * g.k_w * g.f_c, N = g.out_c / g.groups;
+  for (int gi = 0; gi < g.groups; ++gi)
+    gemm::PackB(K, N, f + int64_t(gi) * N * K, 1, K, bias ? bias + gi * N : nullptr, dst + gi * group_floats);
+}
+
+Status Prepare(OpContext& ctx) {
+  ConvGeom g;
+  TFG_RETURN_IF_ERROR(ComputeGeom(ctx, &g));
+  Node& node = ctx.node();
+  if (!node.user_data) node.user_data = std::make_shared<ConvState>();
+  ConvState* st = node.U<ConvState>();
+  const ConvParams& p = node.P<ConvParams>();
+  st->g = g;
+  const int K = g.k_h * g.k_w * g.f_c, N = g.out_c / g.groups;
+  const int64_t M = int64_t(g.batch) * g.out_h * g.out_w;
+  st->group_floats = gemm::PackedFloats(K, N);
+  st->direct = g.k_h == 1 && g.k_w == 1 && p.stride_h == 1 && p.stride_w == 1 && g.pad_t == 0 && g.pad_l == 0;
+  conv::ScratchLayout sl;
+  if (WeightsConstant(ctx)) {
+    const Tensor& f = ctx.input(1);
+    const Tensor* b = ctx.optional_input(2);
+    conv::PackKey key{f.data, b ? b->data : nullptr, f.shape, g.in_c};
+    if (!st->packed_valid || !(st->key == key)) {
+      float* dst = st->packed.Resize(st->group_floats * g.groups);
+      PackFilter(g, f.as<float>(), b ? b->as<float>() : nullptr, dst, st->group_floats);
+      st->key = key;
+      st->packed_valid = true;
+    }
+  } else {
+    st->packed_valid = false;
+    st->scratch_pack_off = sl.Add(st->group_floats * g.groups);
+  }
+  if (!st->direct) {
+    st->scratch_fill_off = sl.Add(gemm::FillScratchFloats(M, N, K, conv::PoolThreads(ctx.pool())));
+  }
+  ctx.RequestScratch(sl.bytes());
+  return OkStatus();
+}
+
+Status Eval(OpContext& ctx) {
+  ConvState* st = ctx.node().U<ConvState>();
+  const ConvParams& p = ctx.node().P<ConvParams>();
+  const ConvGeom& g = st->g;
+  const float* in = ctx.input(0).as<float>();
+  float* out = ctx.output(0).as<float>();
+  float* scratch = static_cast<float*>(ctx.scratch());
+  const int K = g.k_h * g.k_w * g.f_c, N = g.out_c / g.groups;
+  const int64_t M = int64_t(g.batch) * g.out_h * g.out_w;
+  if (M == 0 || N == 0) return OkStatus();
+  const float* packed = st->packed.data();
+  if (!st->packed_valid) {
+    const Tensor* b = ctx.optional_input(2);
+    float* dst = scratch + st->scratch_pack_off;
+    PackFilter(g, ctx.input(1).as<float>(), b ? b->as<float>() : nullptr, dst, st->group_floats);
+    packed = dst;
+  }
+  for (int gi = 0; gi < g.groups; ++gi) {
+    const float* pg = packed + gi * st->group_floats;
+    float* og = out + gi * N;
+    if (st->direct) {
+      gemm::Gemm(M, N, K, in + gi * g.f_c, g.in_c, pg, og, g.out_c, g.lo, g.hi, ctx.pool());
+      continue;
+    }
+    const int sh = p.stride_h, sw = p.stride_w, dh = p.dil_h, dw = p.dil_w;
+    const int64_t plane = int64_t(g.out_h) * g.out_w;
+    const int fc = g.f_c;
+    const float* in_g = in + gi * fc;
+    auto fill = [&](int64_t m0, int rows, float* dst) {
+      int64_t b = m0 / plane, rem = m0 % plane;
+      int oy = int(rem / g.out_w), ox = int(rem % g.out_w);
+      for (int r = 0; r < rows; ++r) {
+        float* d = dst + int64_t(r) * K;
+        const float* in_b = in_g + b * g.in_h * g.in_w * int64_t(g.in_c);
+        for (int ky = 0; ky < g.k_h; ++ky) {
+          const int iy = oy * sh - g.pad_t + ky * dh;
+          if (iy < 0 || iy >= g.in_h) {
+            std::memset(d, 0, sizeof(float) * g.k_w * fc);
+            d += g.k_w * fc;
+            continue;
+          }
+          const float* row = in_b + int64_t(iy) * g.in_w * g.in_c;
+          for (int kx = 0; kx < g.k_w; ++kx, d += fc) {
+            const int ix = ox * sw - g.pad_l + kx * dw;
+            if (ix < 0 || ix >= g.in_w) {
+              for (int c = 0; c < fc; ++c) d[c] = 0.f;
+            } else {
+              const float* s = row + int64_t(ix) * g.in_c;
+              for (int c = 0; c < fc; ++c) d[c] = s[c];
+            }
+          }
+        }
+        if (++ox == g.out_w) {
+          ox = 0;
+          if (++oy == g.out_h) {
+            oy = 0;
+            ++b;
+          }
+        }
+      }
+    };
+    gemm::GemmFill(M, N, K, fill, pg, og, g.out_c, g.lo, g.hi, ctx.pool(), scratch + st->scratch_fill_off);
+  }
+  return OkStatus();
+}
+
+// Plain reference kernel (TFLite reference_ops::Conv with groups).
+Status EvalRef(OpContext& ctx) {
+  const ConvState* st = ctx.node().U<ConvState>();
+  const ConvParams& p = ctx.node().P<ConvParams>();
+  const ConvGeom& g = st->g;
+  const float* in = ctx.input(0).as<float>();
+  const float* f = ctx.input(1).as<float>();
+  const Tensor* bt = ctx.optional_input(2);
+  const float* bias = bt ? bt->as<float>() : nullptr;
+  float* out = ctx.output(0).as<float>();
+  const int per_group = g.out_c / g.groups;
+  for (int b = 0; b < g.batch; ++b)
+    for (int oy = 0; oy < g.out_h; ++oy)
+      for (int ox = 0; ox < g.out_w; ++ox)
+        for (int oc = 0; oc < g.out_c; ++oc) {
+          const int grp = oc / per_group;
+          float total = 0.f;
+          for (int ky = 0; ky < g.k_h; ++ky) {
+            const int iy = oy * p.stride_h - g.pad_t + ky * p.dil_h;
+            if (iy < 0 || iy >= g.in_h) continue;
+            for (int kx = 0; kx < g.k_w; ++kx) {
+              const int ix = ox * p.stride_w - g.pad_l + kx * p.dil_w;
+              if (ix < 0 || ix >= g.in_w) continue;
+              for (int ic = 0; ic < g.f_c; ++ic) {
+                float iv = in[((int64_t(b) * g.in_h + iy) * g.in_w + ix) * g.in_c + grp * g.f_c + ic];
+                float fv = f[((int64_t(oc) * g.k_h + ky) * g.k_w + kx) * g.f_c + ic];
+                total += iv * fv;
+              }
+            }
+          }
+          if (bias) total += bias[oc];
+          out[((int64_t(b) * g.out_h + oy) * g.out_w + ox) * g.out_c + oc] = conv::Clamp(total, g.lo, g.hi);
+        }
+  return OkStatus();
+}
+
+}  // namespace
+
+const OpImpl kOp_CONV_2D = {Parse, Prepare, Eval, EvalRef, /*gpu*/ nullptr, /*fold_constants*/ false};
+
+}  // namespace tflite_gpu

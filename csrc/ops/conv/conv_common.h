@@ -1,0 +1,143 @@
+// Helpers shared by the conv family (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV,
+// BATCH_MATMUL, Convolution2DTransposeBias).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/op_registry.h"
+#include "runtime/thread_pool.h"
+
+namespace tflite_gpu {
+namespace conv {
+
+// TFLite BuiltinOptions union ids of the tables this family reads.
+constexpr uint8_t kConv2DOptions = 1;
+constexpr uint8_t kDepthwiseConv2DOptions = 2;
+constexpr uint8_t kFullyConnectedOptions = 8;
+constexpr uint8_t kTransposeConvOptions = 49;
+constexpr uint8_t kBatchMatMulOptions = 101;
+
+// The options table when it has the expected type; otherwise an empty view (schema defaults),
+// as TFLite's builtin_options_as_X() returns null for another table type.
+inline OptionsView Opts(const OptionsView& o, uint8_t expected) {
+  if (o.type == expected) return o;
+  OptionsView empty;
+  empty.custom = o.custom;
+  empty.custom_size = o.custom_size;
+  return empty;
+}
+
+// Float clamp bounds of a fused activation as TFLite's CalculateActivationRange computes them:
+// RELU, RELU6, RELU_N1_TO_1 clamp; NONE, TANH and SIGN_BIT do not (TFLite's float conv kernels
+// ignore TANH/SIGN_BIT). Returns false for a value outside the enum.
+inline bool ActivationRange(int act, float* lo, float* hi) {
+  const float inf = std::numeric_limits<float>::infinity();
+  *lo = -inf;
+  *hi = inf;
+  switch (act) {
+    case 0: case 4: case 5: return true;
+    case 1: *lo = 0.f; return true;
+    case 2: *lo = -1.f; *hi = 1.f; return true;
+    case 3: *lo = 0.f; *hi = 6.f; return true;
+    default: return false;
+  }
+}
+
+inline const char* ActivationName(int act) {
+  switch (act) {
+    case 0: return "NONE";
+    case 1: return "RELU";
+    case 2: return "RELU_N1_TO_1";
+    case 3: return "RELU6";
+    case 4: return "TANH";
+    case 5: return "SIGN_BIT";
+    default: return "unknown";
+  }
+}
+
+// min(max(v, lo), hi) with NaN passing through, as TFLite's ActivationFunctionWithMinMax.
+inline float Clamp(float v, float lo, float hi) {
+  float x = v < lo ? lo : v;
+  return hi < x ? hi : x;
+}
+
+inline std::string Str(const Dims& d) { return DimsToString(d); }
+
+// A data-dependent failure at invoke (RuntimeError in Python), naming the op.
+inline Status EvalError(const OpContext& ctx, const std::string& msg) {
+  const Node& n = ctx.node();
+  return Status(StatusCode::kFailedPrecondition, std::string(n.op ? n.op->name : "op") + ": " + msg);
+}
+
+inline Status CheckFloat(const OpContext& ctx, const Tensor& t, const char* what) {
+  if (t.type != DType::kFloat32)
+    return ctx.Error(std::string(what) + " has type " + DTypeName(t.type) +
+                     "; only FLOAT32 is supported (quantized/hybrid kernels are not implemented)");
+  return OkStatus();
+}
+
+inline Status CheckRank(const OpContext& ctx, const Tensor& t, int rank, const char* what) {
+  if (int(t.shape.size()) != rank)
+    return ctx.Error(std::string(what) + " must have rank " + std::to_string(rank) + ", got shape " + Str(t.shape));
+  return OkStatus();
+}
+
+// Product of dims as int64 (dims are validated non-negative by the interpreter).
+inline int64_t Prod(const Dims& d, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t p = 1;
+  for (size_t i = from; i < d.size() && i < to; ++i) p *= d[i];
+  return p;
+}
+
+// 64-byte aligned float storage for packed weights (kept in node.user_data).
+class AlignedFloats {
+ public:
+  float* Resize(size_t n) {
+    if (n > cap_) {
+      raw_.reset(new float[n + 16]);
+      uintptr_t p = reinterpret_cast<uintptr_t>(raw_.get());
+      data_ = reinterpret_cast<float*>((p + 63) / 64 * 64);
+      cap_ = n;
+    }
+    size_ = n;
+    return data_;
+  }
+  float* data() { return data_; }
+  const float* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<float[]> raw_;
+  float* data_ = nullptr;
+  size_t size_ = 0, cap_ = 0;
+};
+
+// Identity of constant weights already packed, to skip repacking on a re-prepare.
+struct PackKey {
+  const void* w = nullptr;
+  const void* b = nullptr;
+  Dims wshape;
+  int64_t extra = 0;
+  bool operator==(const PackKey& o) const { return w == o.w && b == o.b && wshape == o.wshape && extra == o.extra; }
+};
+
+// Scratch layout helper: consecutive 64-byte aligned float regions.
+struct ScratchLayout {
+  size_t floats = 0;
+  size_t Add(size_t n) {
+    size_t off = floats;
+    floats += (n + 15) / 16 * 16;
+    return off;
+  }
+  size_t bytes() const { return floats * sizeof(float); }
+};
+
+inline int PoolThreads(ThreadPool* pool) { return pool ? std::max(1, pool->num_threads()) : 1; }
+
+}  // namespace conv
+}  // namespace tflite_gpu

@@ -1,0 +1,233 @@
+// Shared helpers of the elementwise family: broadcasting plans, activation ranges, float16
+// conversion, vectorisable transcendental approximations and the parallel loop drivers.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ops/op_registry.h"
+#include "runtime/thread_pool.h"
+
+namespace tflite_gpu {
+namespace ew {
+
+// ---- small utilities ----
+
+template <typename To, typename From>
+inline To BitCast(From v) {
+  static_assert(sizeof(To) == sizeof(From), "size mismatch");
+  To r;
+  std::memcpy(&r, &v, sizeof(r));
+  return r;
+}
+
+inline const char* TypeName(DType t) { return DTypeName(t); }
+
+// Elements per parallel chunk: cheap memory-bound ops want large chunks, transcendental ones less.
+constexpr int64_t kCheapChunk = 16384;
+constexpr int64_t kCostlyChunk = 2048;
+
+// ---- fused activation (TFLite CalculateActivationRange) ----
+// TFLite's float/int kernels clamp to [lo, hi] for every activation: NONE (and TANH, SIGN_BIT,
+// which ADD/SUB/MUL/DIV ignore) clamps to the finite range of the type, so +-inf become +-max.
+Status ParseFusedActivation(int v, Activation* out);
+
+template <typename T>
+inline void ActivationRange(Activation a, T* lo, T* hi) {
+  switch (a) {
+    case Activation::kRelu: *lo = T(0); *hi = std::numeric_limits<T>::max(); return;
+    case Activation::kRelu6: *lo = T(0); *hi = T(6); return;
+    case Activation::kReluN1To1: *lo = T(-1); *hi = T(1); return;
+    default: *lo = std::numeric_limits<T>::lowest(); *hi = std::numeric_limits<T>::max(); return;
+  }
+}
+
+// max/min that keep a NaN in x (as TFLite's std::min(std::max(x, lo), hi)).
+template <typename T> inline T MaxKeep(T x, T lo) { return x < lo ? lo : x; }
+template <typename T> inline T MinKeep(T x, T hi) { return hi < x ? hi : x; }
+template <typename T> inline T Clamp(T x, T lo, T hi) { return MinKeep(MaxKeep(x, lo), hi); }
+
+// ---- broadcasting ----
+
+// Numpy/TFLite broadcast of two shapes (right-aligned; equal dims or one of them 1).
+Status BroadcastShape(const OpContext& ctx, const Dims& a, const Dims& b, Dims* out);
+
+// A compressed loop nest over the output: level 0 outermost. Input strides are in elements,
+// 0 where that input is broadcast along the level.
+struct BcastPlan {
+  std::vector<int64_t> dims, sa, sb;
+  int64_t total = 0;
+};
+// `out` must be the broadcast of a and b.
+BcastPlan MakeBcastPlan(const Dims& a, const Dims& b, const Dims& out);
+
+// Offset in an input of shape `in` of the output element with multi-index `idx` (output rank).
+inline int64_t BroadcastOffset(const Dims& in, const Dims& out, const std::vector<int64_t>& idx) {
+  int64_t off = 0;
+  size_t shift = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d) off = off * in[d] + (in[d] == 1 ? 0 : idx[d + shift]);
+  return off;
+}
+
+// Runs `op` over the output of a broadcast binary op. op(a, b) -> out element.
+// The inner level runs as one of three plain loops (both contiguous, a scalar, b scalar).
+template <typename TA, typename TB, typename TO, typename Op>
+void RunBinary(ThreadPool* pool, const BcastPlan& plan, const TA* __restrict a, const TB* __restrict b,
+               TO* __restrict o, const Op& op, int64_t min_chunk = kCheapChunk) {
+  if (plan.total <= 0) return;
+  const int n = int(plan.dims.size());
+  auto range = [&](int64_t begin, int64_t end) {
+    int64_t idx[64];
+    int64_t rem = begin, oa = 0, ob = 0;
+    for (int k = n - 1; k >= 0; --k) {
+      idx[k] = rem % plan.dims[k];
+      rem /= plan.dims[k];
+      oa += idx[k] * plan.sa[k];
+      ob += idx[k] * plan.sb[k];
+    }
+    const int64_t inner = plan.dims[n - 1];
+    const int64_t ia = plan.sa[n - 1], ib = plan.sb[n - 1];
+    int64_t pos = begin;
+    while (pos < end) {
+      const int64_t cnt = std::min(inner - idx[n - 1], end - pos);
+      const TA* pa = a + oa;
+      const TB* pb = b + ob;
+      TO* po = o + pos;
+      if (ia != 0 && ib != 0) {
+        for (int64_t i = 0; i < cnt; ++i) po[i] = op(pa[i], pb[i]);
+      } else if (ia == 0 && ib != 0) {
+        const TA av = pa[0];
+        for (int64_t i = 0; i < cnt; ++i) po[i] = op(av, pb[i]);
+      } else if (ia != 0) {
+        const TB bv = pb[0];
+        for (int64_t i = 0; i < cnt; ++i) po[i] = op(pa[i], bv);
+      } else {
+        const TA av = pa[0];
+        const TB bv = pb[0];
+        for (int64_t i = 0; i < cnt; ++i) po[i] = op(av, bv);
+      }
+      pos += cnt;
+      idx[n - 1] += cnt;
+      oa += cnt * ia;
+      ob += cnt * ib;
+      for (int k = n - 1; k > 0 && idx[k] == plan.dims[k]; --k) {
+        idx[k] = 0;
+        oa -= plan.dims[k] * plan.sa[k];
+        ob -= plan.dims[k] * plan.sb[k];
+        ++idx[k - 1];
+        oa += plan.sa[k - 1];
+        ob += plan.sb[k - 1];
+      }
+    }
+  };
+  ParallelFor(pool, plan.total, range, min_chunk);
+}
+
+// Plain reference loop over a broadcast binary op (index arithmetic per element).
+template <typename TA, typename TB, typename TO, typename Op>
+void RunBinaryRef(const Dims& sa, const TA* a, const Dims& sb, const TB* b, const Dims& so, TO* o,
+                  const Op& op) {
+  int64_t total = NumElements(so);
+  std::vector<int64_t> idx(so.size());
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rem = i;
+    for (int d = int(so.size()) - 1; d >= 0; --d) {
+      idx[d] = rem % so[d];
+      rem /= so[d];
+    }
+    o[i] = op(a[BroadcastOffset(sa, so, idx)], b[BroadcastOffset(sb, so, idx)]);
+  }
+}
+
+// Runs out[i] = op(in[i]) over n elements in parallel chunks.
+template <typename TI, typename TO, typename Op>
+void RunUnary(ThreadPool* pool, int64_t n, const TI* __restrict in, TO* __restrict out, const Op& op,
+              int64_t min_chunk = kCheapChunk) {
+  ParallelFor(
+      pool, n,
+      [&](int64_t b, int64_t e) {
+        const TI* __restrict pi = in + b;
+        TO* __restrict po = out + b;
+        const int64_t m = e - b;
+        for (int64_t i = 0; i < m; ++i) po[i] = op(pi[i]);
+      },
+      min_chunk);
+}
+
+// ---- float16 ----
+
+// IEEE half -> float, exact (branch-free, vectorisable).
+inline float HalfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t em = h & 0x7fffu;
+  // Normal and subnormal halves: shift into float position and rescale by 2^112.
+  float mag = BitCast<float>(em << 13) * 0x1p112f;
+  uint32_t bits = BitCast<uint32_t>(mag);
+  bits = em >= 0x7c00u ? ((em << 13) | 0x7f800000u) : bits;  // inf / nan
+  return BitCast<float>(bits | sign);
+}
+
+// double (or float) -> IEEE half, round to nearest even; overflow -> inf.
+uint16_t DoubleToHalf(double x);
+
+// ---- transcendental approximations (plain arithmetic, vectorisable) ----
+
+// exp(x) for float, within ~2 ulp of the correctly rounded result over the whole range,
+// including the subnormal results and overflow to +inf; NaN propagates.
+inline float ExpApprox(float x) {
+  // Clamp (NaN passes through): below -104 the result is 0, above 88.8 it is inf.
+  float xc = MinKeep(MaxKeep(x, -104.0f), 88.8f);
+  // n = round(x / ln2) with the 1.5*2^23 trick, read back from the bits (no float->int cast).
+  const float kMagic = 12582912.0f;  // 1.5 * 2^23
+  float t = xc * 1.44269504088896341f + kMagic;
+  int32_t n = int32_t(BitCast<uint32_t>(t) - BitCast<uint32_t>(kMagic));
+  float fn = t - kMagic;
+  // r = x - n*ln2 (Cody-Waite, two constants).
+  float r = xc - fn * 0.693359375f;
+  r = r - fn * -2.12194440e-4f;
+  float z = r * r;
+  float p = 1.9875691500E-4f;
+  p = p * r + 1.3981999507E-3f;
+  p = p * r + 8.3334519073E-3f;
+  p = p * r + 4.1665795894E-2f;
+  p = p * r + 1.6666665459E-1f;
+  p = p * r + 5.0000001201E-1f;
+  p = p * z + r + 1.0f;
+  // Scale by 2^n in two steps so subnormal results and overflow round correctly.
+  int32_t n1 = n >> 1;
+  int32_t n2 = n - n1;
+  float s1 = BitCast<float>(uint32_t(n1 + 127) << 23);
+  float s2 = BitCast<float>(uint32_t(n2 + 127) << 23);
+  return (p * s1) * s2;
+}
+
+// 1 / (1 + exp(-x)), evaluated as r = 1 / (1 + e) with e = exp(-|x|) <= 1, and e * r for x < 0
+// (accurate down to the subnormal results, no overflow).
+inline float LogisticApprox(float x) {
+  const float e = ExpApprox(-std::fabs(x));
+  const float r = 1.0f / (1.0f + e);
+  return x < 0.f ? e * r : r;
+}
+
+// tanh(x): odd polynomial near 0, 1 - 2/(exp(2|x|)+1) elsewhere.
+inline float TanhApprox(float x) {
+  float ax = std::fabs(x);
+  float z = x * x;
+  float small = ((((-5.70498872745E-3f * z + 2.06390887954E-2f) * z - 5.37397155531E-2f) * z +
+                  1.33314422036E-1f) * z - 3.33332819422E-1f) * z * x + x;
+  float e = ExpApprox(2.0f * ax);
+  float big = 1.0f - 2.0f / (e + 1.0f);
+  big = std::copysign(big, x);
+  return ax < 0.625f ? small : big;
+}
+
+// For the GPU side of the family (gpu_elementwise.cc): parsed params of a node.
+Activation FusedActivationOf(const Node& node);  // ADD / SUB / MUL / DIV
+float LeakyAlphaOf(const Node& node);            // LEAKY_RELU
+
+}  // namespace ew
+}  // namespace tflite_gpu

@@ -1,0 +1,398 @@
+// QUANTIZE and DEQUANTIZE, as TensorFlow Lite's kernels.
+//
+// DEQUANTIZE: INT8 / UINT8 (per-tensor or per-channel), INT16 (per-tensor, zero point 0) and
+//   FLOAT16 -> FLOAT32; out = (q - zero_point) * scale, rounded once to float. Folded at
+//   allocation when the input is constant (fp16 / int8 weights).
+// QUANTIZE:
+//   * FLOAT32 -> INT8 / UINT8 / INT16, per-tensor or per-channel:
+//       q = clamp(int32(round_half_away(x / scale)) + zero_point), with x / scale in float. As in
+//       TFLite on x86, a rounded value outside the int32 range (and NaN) converts to INT32_MIN;
+//   * requantization INT8/UINT8 -> INT8/UINT8/INT16, INT16 -> INT8/INT16/INT32,
+//     INT32 -> INT8/INT16 (per-tensor): TFLite's fixed-point multiplier of in_scale / out_scale
+//     (QuantizeMultiplier + MultiplyByQuantizedMultiplier, double rounding).
+#include "ops/elementwise/ew_common.h"
+
+namespace tflite_gpu {
+namespace {
+
+// Per-tensor or per-channel affine parameters of one tensor laid out as [outer, channels, inner].
+struct Affine {
+  std::vector<float> scale;
+  std::vector<int32_t> zp;
+  int64_t outer = 1, channels = 1, inner = 1;
+  bool per_channel() const { return scale.size() > 1; }
+};
+
+Status ReadAffine(const OpContext& ctx, const Tensor& t, const char* what, bool allow_per_channel, bool allow_empty,
+                  Affine* a) {
+  const QuantParams& q = t.quant;
+  const size_t ns = q.scale.size();
+  a->scale.clear();
+  a->zp.clear();
+  a->outer = t.num_elements();
+  a->channels = 1;
+  a->inner = 1;
+  if (ns == 0) {
+    if (!allow_empty) return ctx.Error(std::string(what) + " has no quantization parameters");
+    a->scale.push_back(0.f);  // TFLite reads an unquantized tensor as scale 0, zero point 0
+    a->zp.push_back(0);
+    return OkStatus();
+  }
+  if (!q.zero_point.empty() && q.zero_point.size() != ns)
+    return ctx.Error(std::string(what) + " has " + std::to_string(ns) + " scales but " +
+                     std::to_string(q.zero_point.size()) + " zero points");
+  for (size_t i = 0; i < ns; ++i) {
+    int64_t z = q.zero_point.empty() ? 0 : q.zero_point[i];
+    if (z < std::numeric_limits<int32_t>::min() || z > std::numeric_limits<int32_t>::max())
+      return ctx.Error(std::string(what) + " zero point " + std::to_string(z) + " is out of the int32 range");
+    a->scale.push_back(q.scale[i]);
+    a->zp.push_back(int32_t(z));
+  }
+  if (ns > 1) {
+    if (!allow_per_channel)
+      return ctx.Error(std::string(what) + ": per-channel quantization (" + std::to_string(ns) +
+                       " scales) is not supported for " + DTypeName(t.type) + " here");
+    const int rank = int(t.shape.size());
+    const int qd = q.quantized_dimension;
+    if (qd < 0 || qd >= rank)
+      return ctx.Error(std::string(what) + ": quantized_dimension " + std::to_string(qd) + " is out of range for shape " +
+                       DimsToString(t.shape));
+    if (int64_t(t.shape[qd]) != int64_t(ns))
+      return ctx.Error(std::string(what) + ": " + std::to_string(ns) + " per-channel scales for dimension " +
+                       std::to_string(qd) + " of size " + std::to_string(t.shape[qd]));
+    a->outer = 1;
+    a->inner = 1;
+    for (int d = 0; d < qd; ++d) a->outer *= t.shape[d];
+    for (int d = qd + 1; d < rank; ++d) a->inner *= t.shape[d];
+    a->channels = int64_t(ns);
+  }
+  return OkStatus();
+}
+
+// Calls fn(begin, end, channel) over contiguous runs sharing one channel, in parallel.
+template <typename F>
+void ForEachChannelRun(ThreadPool* pool, const Affine& a, int64_t chunk, const F& fn) {
+  if (!a.per_channel()) {
+    ParallelFor(pool, a.outer, [&](int64_t b, int64_t e) { fn(b, e, 0); }, chunk);
+    return;
+  }
+  const int64_t rows = a.outer * a.channels;
+  const int64_t min_rows = std::max<int64_t>(1, chunk / std::max<int64_t>(1, a.inner));
+  ParallelFor(
+      pool, rows,
+      [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) fn(r * a.inner, (r + 1) * a.inner, r % a.channels);
+      },
+      min_rows);
+}
+
+inline int64_t ChannelOf(const Affine& a, int64_t i) {
+  return a.per_channel() ? (i / a.inner) % a.channels : 0;
+}
+
+// ================================ DEQUANTIZE ================================
+
+struct DequantData {
+  Affine q;
+};
+
+Status PrepareDequantize(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(1, 1, 1, 1));
+  const Tensor& x = ctx.input(0);
+  auto data = std::make_shared<DequantData>();
+  switch (x.type) {
+    case DType::kFloat16:
+      data->q.outer = x.num_elements();
+      break;
+    case DType::kInt8: case DType::kUInt8:
+      TFG_RETURN_IF_ERROR(ReadAffine(ctx, x, "input", /*per_channel=*/true, /*empty=*/true, &data->q));
+      break;
+    case DType::kInt16:
+      TFG_RETURN_IF_ERROR(ReadAffine(ctx, x, "input", /*per_channel=*/false, /*empty=*/true, &data->q));
+      if (data->q.zp[0] != 0)
+        return ctx.Error("INT16 input needs zero point 0, got " + std::to_string(data->q.zp[0]));
+      break;
+    default:
+      return ctx.Error(std::string("unsupported input type ") + DTypeName(x.type) +
+                       " (supported: INT8, UINT8, INT16, FLOAT16)");
+  }
+  ctx.node().user_data = data;
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  return ctx.SetOutputShape(0, x.shape);
+}
+
+template <typename T>
+void DequantRun(ThreadPool* pool, const Affine& a, const T* in, float* out) {
+  ForEachChannelRun(pool, a, ew::kCheapChunk, [&](int64_t b, int64_t e, int64_t c) {
+    const float s = a.scale[c];
+    const int32_t z = a.zp[c];
+    const T* __restrict pi = in;
+    float* __restrict po = out;
+    for (int64_t i = b; i < e; ++i) po[i] = float(int32_t(pi[i]) - z) * s;
+  });
+}
+
+Status EvalDequantize(OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  float* out = ctx.output(0).as<float>();
+  const Affine& a = ctx.node().U<DequantData>()->q;
+  switch (x.type) {
+    case DType::kFloat16:
+      ew::RunUnary(ctx.pool(), x.num_elements(), x.as<uint16_t>(), out, [](uint16_t h) { return ew::HalfToFloat(h); });
+      return OkStatus();
+    case DType::kInt8: DequantRun(ctx.pool(), a, x.as<int8_t>(), out); return OkStatus();
+    case DType::kUInt8: DequantRun(ctx.pool(), a, x.as<uint8_t>(), out); return OkStatus();
+    case DType::kInt16: DequantRun(ctx.pool(), a, x.as<int16_t>(), out); return OkStatus();
+    default: return ctx.Error(std::string("unsupported input type ") + DTypeName(x.type));
+  }
+}
+
+// Reference: plain per-element loop; fp16 decoded through ldexp.
+float HalfToFloatRef(uint16_t h) {
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const float sign = (h & 0x8000) ? -1.f : 1.f;
+  if (e == 0x1f) return m ? std::numeric_limits<float>::quiet_NaN() : sign * std::numeric_limits<float>::infinity();
+  if (e == 0) return sign * std::ldexp(float(m), -24);
+  return sign * std::ldexp(float(m + 1024), e - 25);
+}
+
+template <typename T>
+void DequantRef(const Affine& a, int64_t n, const T* in, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = ChannelOf(a, i);
+    out[i] = float(double(int32_t(in[i]) - a.zp[c]) * double(a.scale[c]));
+  }
+}
+
+Status EvalDequantizeRef(OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  float* out = ctx.output(0).as<float>();
+  const Affine& a = ctx.node().U<DequantData>()->q;
+  const int64_t n = x.num_elements();
+  switch (x.type) {
+    case DType::kFloat16:
+      for (int64_t i = 0; i < n; ++i) out[i] = HalfToFloatRef(x.as<uint16_t>()[i]);
+      return OkStatus();
+    case DType::kInt8: DequantRef(a, n, x.as<int8_t>(), out); return OkStatus();
+    case DType::kUInt8: DequantRef(a, n, x.as<uint8_t>(), out); return OkStatus();
+    case DType::kInt16: DequantRef(a, n, x.as<int16_t>(), out); return OkStatus();
+    default: return ctx.Error(std::string("unsupported input type ") + DTypeName(x.type));
+  }
+}
+
+// ================================ QUANTIZE ================================
+
+// TFLite's QuantizeMultiplier: real = q * 2^shift with q a Q31 fixed-point value in [0.5, 1).
+void QuantizeMultiplier(double m, int32_t* qm, int* shift) {
+  if (m == 0.0) {
+    *qm = 0;
+    *shift = 0;
+    return;
+  }
+  int s = 0;
+  const double q = std::frexp(m, &s);
+  int64_t qf = int64_t(std::round(q * double(1LL << 31)));
+  if (qf == (1LL << 31)) {
+    qf /= 2;
+    ++s;
+  }
+  if (s < -31) {
+    s = 0;
+    qf = 0;
+  }
+  if (s > 30) {
+    s = 30;
+    qf = (1LL << 31) - 1;
+  }
+  *qm = int32_t(qf);
+  *shift = s;
+}
+
+inline int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
+  const bool overflow = a == b && a == std::numeric_limits<int32_t>::min();
+  const int64_t ab = int64_t(a) * int64_t(b);
+  const int32_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+  const int32_t r = int32_t((ab + nudge) / (1LL << 31));
+  return overflow ? std::numeric_limits<int32_t>::max() : r;
+}
+
+inline int32_t RoundingDivideByPOT(int32_t x, int e) {
+  const int32_t mask = int32_t((int64_t(1) << e) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> e) + (remainder > threshold ? 1 : 0);
+}
+
+inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t qm, int shift) {
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  const int32_t xs = int32_t(uint32_t(x) << left);  // wraps like TFLite's x * (1 << left)
+  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(xs, qm), right);
+}
+
+// float -> quantized, as TFLite's AffineQuantize on x86 (see the file comment).
+inline int32_t QuantizeValue(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax) {
+  const float v = x / scale;
+  const bool in_range = v >= -2147483648.0f && v < 2147483648.0f;  // false for NaN
+  const float vc = in_range ? v : 0.f;
+  int32_t t = int32_t(vc);  // truncation toward zero
+  const float frac = vc - float(t);
+  t += int32_t(frac >= 0.5f) - int32_t(frac <= -0.5f);  // round half away from zero
+  int32_t q = in_range ? t : std::numeric_limits<int32_t>::min();
+  q = int32_t(uint32_t(q) + uint32_t(zp));
+  return std::min(std::max(q, qmin), qmax);
+}
+
+enum class QMode { kFromFloat, kRequant };
+
+struct QuantData {
+  QMode mode = QMode::kFromFloat;
+  Affine out;          // output parameters (per-channel allowed from float)
+  int32_t in_zp = 0;   // requantization
+  int32_t multiplier = 0;
+  int shift = 0;
+  int32_t qmin = 0, qmax = 0;
+};
+
+bool QuantOutputAllowed(DType in, DType out) {
+  switch (in) {
+    case DType::kFloat32: case DType::kInt8: case DType::kUInt8:
+      return out == DType::kInt8 || out == DType::kUInt8 || out == DType::kInt16;
+    case DType::kInt16: return out == DType::kInt8 || out == DType::kInt16 || out == DType::kInt32;
+    case DType::kInt32: return out == DType::kInt8 || out == DType::kInt16;
+    default: return false;
+  }
+}
+
+void TypeRange(DType t, int32_t* lo, int32_t* hi) {
+  switch (t) {
+    case DType::kInt8: *lo = -128; *hi = 127; return;
+    case DType::kUInt8: *lo = 0; *hi = 255; return;
+    case DType::kInt16: *lo = -32768; *hi = 32767; return;
+    default: *lo = std::numeric_limits<int32_t>::min(); *hi = std::numeric_limits<int32_t>::max(); return;
+  }
+}
+
+Status CheckScales(const OpContext& ctx, const Affine& a, const char* what) {
+  for (float s : a.scale)
+    if (!(s > 0.f) || !std::isfinite(s))
+      return ctx.Error(std::string(what) + " scale " + std::to_string(s) + " is not a positive finite number");
+  return OkStatus();
+}
+
+Status PrepareQuantize(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(1, 1, 1, 1));
+  const Tensor& x = ctx.input(0);
+  const Tensor& y = ctx.output(0);
+  if (!QuantOutputAllowed(x.type, y.type))
+    return ctx.Error(std::string("unsupported quantization from ") + DTypeName(x.type) + " to " + DTypeName(y.type));
+  auto data = std::make_shared<QuantData>();
+  TypeRange(y.type, &data->qmin, &data->qmax);
+  if (x.type == DType::kFloat32) {
+    data->mode = QMode::kFromFloat;
+    TFG_RETURN_IF_ERROR(ReadAffine(ctx, y, "output", /*per_channel=*/true, /*empty=*/false, &data->out));
+    TFG_RETURN_IF_ERROR(CheckScales(ctx, data->out, "output"));
+  } else {
+    data->mode = QMode::kRequant;
+    Affine in;
+    TFG_RETURN_IF_ERROR(ReadAffine(ctx, x, "input", /*per_channel=*/false, /*empty=*/false, &in));
+    TFG_RETURN_IF_ERROR(ReadAffine(ctx, y, "output", /*per_channel=*/false, /*empty=*/false, &data->out));
+    TFG_RETURN_IF_ERROR(CheckScales(ctx, in, "input"));
+    TFG_RETURN_IF_ERROR(CheckScales(ctx, data->out, "output"));
+    data->in_zp = in.zp[0];
+    QuantizeMultiplier(double(in.scale[0]) / double(data->out.scale[0]), &data->multiplier, &data->shift);
+  }
+  ctx.node().user_data = data;
+  return ctx.SetOutputShape(0, x.shape);
+}
+
+template <typename TO>
+void QuantFromFloat(ThreadPool* pool, const QuantData& d, const float* in, TO* out) {
+  const int32_t qmin = d.qmin, qmax = d.qmax;
+  ForEachChannelRun(pool, d.out, ew::kCheapChunk, [&](int64_t b, int64_t e, int64_t c) {
+    const float s = d.out.scale[c];
+    const int32_t z = d.out.zp[c];
+    const float* __restrict pi = in;
+    TO* __restrict po = out;
+    for (int64_t i = b; i < e; ++i) po[i] = TO(QuantizeValue(pi[i], s, z, qmin, qmax));
+  });
+}
+
+template <typename TI, typename TO>
+void Requant(ThreadPool* pool, int64_t n, const QuantData& d, const TI* in, TO* out) {
+  const int32_t in_zp = d.in_zp, out_zp = d.out.zp[0], qm = d.multiplier, qmin = d.qmin, qmax = d.qmax;
+  const int shift = d.shift;
+  ew::RunUnary(pool, n, in, out, [=](TI v) {
+    const int32_t x = int32_t(uint32_t(int32_t(v)) - uint32_t(in_zp));
+    int32_t q = int32_t(uint32_t(MultiplyByQuantizedMultiplier(x, qm, shift)) + uint32_t(out_zp));
+    return TO(std::min(std::max(q, qmin), qmax));
+  });
+}
+
+template <typename TI>
+Status RequantFrom(OpContext& ctx, bool ref, const QuantData& d) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  ThreadPool* pool = ref ? nullptr : ctx.pool();
+  const int64_t n = x.num_elements();
+  switch (y.type) {
+    case DType::kInt8: Requant(pool, n, d, x.as<TI>(), y.as<int8_t>()); break;
+    case DType::kUInt8: Requant(pool, n, d, x.as<TI>(), y.as<uint8_t>()); break;
+    case DType::kInt16: Requant(pool, n, d, x.as<TI>(), y.as<int16_t>()); break;
+    case DType::kInt32: Requant(pool, n, d, x.as<TI>(), y.as<int32_t>()); break;
+    default: return ctx.Error(std::string("unsupported output type ") + DTypeName(y.type));
+  }
+  return OkStatus();
+}
+
+template <typename TO>
+void QuantFromFloatRef(const QuantData& d, int64_t n, const float* in, TO* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = ChannelOf(d.out, i);
+    // std::round + the x86 conversion rule, written out.
+    const float r = std::round(in[i] / d.out.scale[c]);
+    int32_t q = (r >= -2147483648.0f && r < 2147483648.0f) ? int32_t(r) : std::numeric_limits<int32_t>::min();
+    int64_t w = int64_t(q) + d.out.zp[c];
+    q = int32_t(uint32_t(uint64_t(w)));
+    out[i] = TO(std::min(std::max(q, d.qmin), d.qmax));
+  }
+}
+
+Status EvalQuantizeImpl(OpContext& ctx, bool ref) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const QuantData& d = *ctx.node().U<QuantData>();
+  if (d.mode == QMode::kFromFloat) {
+    const float* in = x.as<float>();
+    const int64_t n = x.num_elements();
+    switch (y.type) {
+      case DType::kInt8:
+        ref ? QuantFromFloatRef(d, n, in, y.as<int8_t>()) : QuantFromFloat(ctx.pool(), d, in, y.as<int8_t>());
+        return OkStatus();
+      case DType::kUInt8:
+        ref ? QuantFromFloatRef(d, n, in, y.as<uint8_t>()) : QuantFromFloat(ctx.pool(), d, in, y.as<uint8_t>());
+        return OkStatus();
+      case DType::kInt16:
+        ref ? QuantFromFloatRef(d, n, in, y.as<int16_t>()) : QuantFromFloat(ctx.pool(), d, in, y.as<int16_t>());
+        return OkStatus();
+      default: return ctx.Error(std::string("unsupported output type ") + DTypeName(y.type));
+    }
+  }
+  switch (x.type) {
+    case DType::kInt8: return RequantFrom<int8_t>(ctx, ref, d);
+    case DType::kUInt8: return RequantFrom<uint8_t>(ctx, ref, d);
+    case DType::kInt16: return RequantFrom<int16_t>(ctx, ref, d);
+    case DType::kInt32: return RequantFrom<int32_t>(ctx, ref, d);
+    default: return ctx.Error(std::string("unsupported input type ") + DTypeName(x.type));
+  }
+}
+Status EvalQuantize(OpContext& ctx) { return EvalQuantizeImpl(ctx, false); }
+Status EvalQuantizeRef(OpContext& ctx) { return EvalQuantizeImpl(ctx, true); }
+
+}  // namespace
+
+const OpImpl kOp_DEQUANTIZE = {nullptr, PrepareDequantize, EvalDequantize, EvalDequantizeRef, nullptr,
+                               /*fold_constants=*/true};
+const OpImpl kOp_QUANTIZE = {nullptr, PrepareQuantize, EvalQuantize, EvalQuantizeRef, nullptr, false};
+
+}  // namespace tflite_gpu

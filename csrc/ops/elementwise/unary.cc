@@ -1,0 +1,131 @@
+// Float unary ops: EXP, LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, HARD_SWISH, LEAKY_RELU, RSQRT,
+// SQRT. Semantics as TensorFlow Lite's float kernels:
+//   RELU max(x, 0), RELU6 min(max(x, 0), 6), RELU_N1_TO_1 min(max(x, -1), 1) (NaN stays NaN),
+//   HARD_SWISH x * relu6(x + 3) / 6, LEAKY_RELU x > 0 ? x : alpha * x, RSQRT 1 / sqrt(x).
+// The fast EXP/LOGISTIC/TANH use vectorisable approximations (a few ulp); the reference kernels
+// use the C library.
+#include "ops/elementwise/ew_common.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace tflite_gpu {
+namespace {
+
+Status PrepareUnaryFloat(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(1, 1, 1, 1));
+  const Tensor& x = ctx.input(0);
+  if (x.type != DType::kFloat32) {
+    if (x.type == DType::kInt8 || x.type == DType::kUInt8 || x.type == DType::kInt16)
+      return ctx.Error(std::string("quantized ") + DTypeName(x.type) + " input is not supported yet (supported: FLOAT32)");
+    return ctx.Error(std::string("unsupported input type ") + DTypeName(x.type) + " (supported: FLOAT32)");
+  }
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  return ctx.SetOutputShape(0, x.shape);
+}
+
+template <typename F>
+Status Map(OpContext& ctx, const F& f, int64_t chunk = ew::kCheapChunk) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  ew::RunUnary(ctx.pool(), x.num_elements(), x.as<float>(), y.as<float>(), f, chunk);
+  return OkStatus();
+}
+template <typename F>
+Status MapRef(OpContext& ctx, const F& f) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const float* px = x.as<float>();
+  float* py = y.as<float>();
+  const int64_t n = x.num_elements();
+  for (int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
+  return OkStatus();
+}
+
+// ---- EXP / LOGISTIC / TANH ----
+
+Status EvalExp(OpContext& ctx) { return Map(ctx, [](float v) { return ew::ExpApprox(v); }, ew::kCostlyChunk); }
+Status EvalExpRef(OpContext& ctx) { return MapRef(ctx, [](float v) { return std::exp(v); }); }
+Status EvalLogistic(OpContext& ctx) {
+  return Map(ctx, [](float v) { return ew::LogisticApprox(v); }, ew::kCostlyChunk);
+}
+Status EvalLogisticRef(OpContext& ctx) {
+  return MapRef(ctx, [](float v) { return float(1.0 / (1.0 + std::exp(-double(v)))); });
+}
+Status EvalTanh(OpContext& ctx) { return Map(ctx, [](float v) { return ew::TanhApprox(v); }, ew::kCostlyChunk); }
+Status EvalTanhRef(OpContext& ctx) { return MapRef(ctx, [](float v) { return std::tanh(v); }); }
+
+// ---- RELU family / HARD_SWISH ----
+
+Status EvalRelu(OpContext& ctx) { return Map(ctx, [](float v) { return ew::MaxKeep(v, 0.f); }); }
+Status EvalRelu6(OpContext& ctx) { return Map(ctx, [](float v) { return ew::Clamp(v, 0.f, 6.f); }); }
+Status EvalReluN1To1(OpContext& ctx) { return Map(ctx, [](float v) { return ew::Clamp(v, -1.f, 1.f); }); }
+Status EvalHardSwish(OpContext& ctx) {
+  // (x * relu6(x + 3)) * (1/6), the order TFLite's kernel rounds in.
+  return Map(ctx, [](float v) { return (v * ew::Clamp(v + 3.f, 0.f, 6.f)) * (1.0f / 6.0f); });
+}
+
+// ---- LEAKY_RELU ----
+
+struct LeakyParams {
+  float alpha = 0.f;
+};
+Status ParseLeaky(const OptionsView& opts, Node& node) {
+  auto p = std::make_shared<LeakyParams>();
+  p->alpha = opts.Get<float>(0, 0.f);  // LeakyReluOptions.alpha
+  node.params = p;
+  return OkStatus();
+}
+Status EvalLeaky(OpContext& ctx) {
+  const float alpha = ctx.node().P<LeakyParams>().alpha;
+  return Map(ctx, [alpha](float v) { return v > 0.f ? v : v * alpha; });
+}
+
+// ---- SQRT / RSQRT ----
+// std::sqrt keeps errno semantics and does not auto-vectorise; the SSE2 path is the same
+// correctly rounded IEEE operation.
+
+template <bool kRsqrt>
+Status EvalSqrtT(OpContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const float* px = x.as<float>();
+  float* py = y.as<float>();
+  ParallelFor(
+      ctx.pool(), x.num_elements(),
+      [&](int64_t b, int64_t e) {
+        int64_t i = b;
+#if defined(__SSE2__)
+        const __m128 one = _mm_set1_ps(1.f);
+        for (; i + 4 <= e; i += 4) {
+          __m128 s = _mm_sqrt_ps(_mm_loadu_ps(px + i));
+          _mm_storeu_ps(py + i, kRsqrt ? _mm_div_ps(one, s) : s);
+        }
+#endif
+        for (; i < e; ++i) py[i] = kRsqrt ? 1.f / std::sqrt(px[i]) : std::sqrt(px[i]);
+      },
+      ew::kCheapChunk);
+  return OkStatus();
+}
+Status EvalSqrtRef(OpContext& ctx) { return MapRef(ctx, [](float v) { return std::sqrt(v); }); }
+Status EvalRsqrtRef(OpContext& ctx) { return MapRef(ctx, [](float v) { return 1.f / std::sqrt(v); }); }
+
+}  // namespace
+
+const OpImpl kOp_EXP = {nullptr, PrepareUnaryFloat, EvalExp, EvalExpRef, nullptr, false};
+const OpImpl kOp_LOGISTIC = {nullptr, PrepareUnaryFloat, EvalLogistic, EvalLogisticRef, nullptr, false};
+const OpImpl kOp_TANH = {nullptr, PrepareUnaryFloat, EvalTanh, EvalTanhRef, nullptr, false};
+const OpImpl kOp_RELU = {nullptr, PrepareUnaryFloat, EvalRelu, nullptr, nullptr, false};
+const OpImpl kOp_RELU6 = {nullptr, PrepareUnaryFloat, EvalRelu6, nullptr, nullptr, false};
+const OpImpl kOp_RELU_N1_TO_1 = {nullptr, PrepareUnaryFloat, EvalReluN1To1, nullptr, nullptr, false};
+const OpImpl kOp_HARD_SWISH = {nullptr, PrepareUnaryFloat, EvalHardSwish, nullptr, nullptr, false};
+const OpImpl kOp_LEAKY_RELU = {ParseLeaky, PrepareUnaryFloat, EvalLeaky, nullptr, nullptr, false};
+const OpImpl kOp_SQRT = {nullptr, PrepareUnaryFloat, EvalSqrtT<false>, EvalSqrtRef, nullptr, false};
+const OpImpl kOp_RSQRT = {nullptr, PrepareUnaryFloat, EvalSqrtT<true>, EvalRsqrtRef, nullptr, false};
+
+namespace ew {
+float LeakyAlphaOf(const Node& node) { return node.P<LeakyParams>().alpha; }
+}  // namespace ew
+
+}  // namespace tflite_gpu

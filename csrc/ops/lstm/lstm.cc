@@ -1,0 +1,624 @@
+// LSTM family, float32, TFLite semantics (lstm.cc / unidirectional_sequence_lstm.cc /
+// lstm_eval.cc):
+//
+// UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (kernel_type FULL): 20 or 24 inputs
+//    0 input                       [batch, time, in] / [time, batch, in] (sequence), [batch, in] (LSTM)
+//    1..4  input_to_{input,forget,cell,output} weights  [cell, in]   (input gate: -1 for CIFG)
+//    5..8  recurrent_to_{i,f,c,o} weights               [cell, out]  ([cell] when diagonal)
+//    9..11 cell_to_{i,f,o} peephole weights             [cell]       (optional)
+//   12..15 {input,forget,cell,output} gate biases       [cell]       (input bias absent for CIFG)
+//   16, 17 projection weights [out, cell] and bias [out]             (optional)
+//   18, 19 output_state [batch, out] and cell_state [batch, cell]: variable tensors, updated in
+//          place, persisting across invokes
+//   20..23 layer norm coefficients of the 4 gates [cell]             (optional, 24-input form)
+// Per step (old h, c):
+//   gate = bias + W_x x + W_h h (+ p .* c)       (layer norm: normalise the sum, * coeff + bias)
+//   i, f = sigmoid(gate);  g = act(gate)          (i = 1 - f for CIFG)
+//   c = f * c + i * g (clip to +-cell_clip if > 0)
+//   o = sigmoid(bias + W_x x + W_h h (+ p .* c_new))
+//   h = o * act(c)  -- with activation NONE TFLite's ApplyActivationToVector writes nothing, so
+//                      the product uses the scratch that still holds g: h = o * g. Reproduced.
+//   h = proj_w h + proj_b (clip to +-proj_clip if > 0) when projecting
+//
+// LSTM kernel_type BASIC (5 inputs, 4 outputs): concat_temp = [input, prev_activation];
+// activation_temp = weights concat + biases (gates i, g, f, o); state = sigmoid(i) tanh(g) +
+// sigmoid(f) prev_state; activation = sigmoid(o) tanh(state). Activation and clips are ignored
+// there, as in TFLite.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "ops/op_registry.h"
+#include "runtime/thread_pool.h"
+
+namespace tflite_gpu {
+namespace {
+
+constexpr uint8_t kLSTMOptions = 14;
+constexpr uint8_t kUnidirectionalSequenceLSTMOptions = 71;
+
+struct LstmParams {
+  bool has_options = false;
+  int activation = 0;
+  float cell_clip = 0.f, proj_clip = 0.f;
+  int kernel_type = 0;  // 0 FULL, 1 BASIC
+  bool time_major = false;
+  bool diagonal = false;
+  bool sequence = false;
+};
+
+enum In {
+  kInput = 0,
+  kInToIn = 1, kInToForget, kInToCell, kInToOut,
+  kRecToIn = 5, kRecToForget, kRecToCell, kRecToOut,
+  kCellToIn = 9, kCellToForget, kCellToOut,
+  kInBias = 12, kForgetBias, kCellBias, kOutBias,
+  kProjW = 16, kProjB = 17,
+  kOutState = 18, kCellState = 19,
+  kInLN = 20, kForgetLN, kCellLN, kOutLN,
+};
+
+Status ParseSequence(const OptionsView& opts, Node& node) {
+  auto p = std::make_shared<LstmParams>();
+  fb::Table t = opts.type == kUnidirectionalSequenceLSTMOptions ? opts.table : fb::Table();
+  p->has_options = t.valid();
+  p->activation = t.Scalar<int8_t>(0, 0);
+  p->cell_clip = t.Scalar<float>(1, 0.f);
+  p->proj_clip = t.Scalar<float>(2, 0.f);
+  p->time_major = t.Bool(3, false);
+  p->diagonal = t.Bool(5, false);
+  p->sequence = true;
+  node.params = p;
+  return OkStatus();
+}
+
+Status ParseLstm(const OptionsView& opts, Node& node) {
+  auto p = std::make_shared<LstmParams>();
+  fb::Table t = opts.type == kLSTMOptions ? opts.table : fb::Table();
+  p->has_options = t.valid();
+  p->activation = t.Scalar<int8_t>(0, 0);
+  p->cell_clip = t.Scalar<float>(1, 0.f);
+  p->proj_clip = t.Scalar<float>(2, 0.f);
+  p->kernel_type = t.Scalar<int8_t>(3, 0);
+  p->time_major = true;
+  p->sequence = false;
+  node.params = p;
+  return OkStatus();
+}
+
+// Geometry of a FULL / sequence LSTM node, read from the tensor shapes (checked in prepare).
+struct Geo {
+  int n_batch = 0, max_time = 1, n_input = 0, n_cell = 0, n_output = 0;
+  bool cifg = false, peephole = false, projection = false, layer_norm = false;
+};
+
+inline float Sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+// TFLite's ApplyActivationToVector (kTfLiteActNone writes nothing).
+void ApplyAct(int act, const float* in, int n, float* out) {
+  switch (act) {
+    case 0: return;
+    case 1: for (int i = 0; i < n; ++i) out[i] = std::max(0.f, in[i]); return;
+    case 2: for (int i = 0; i < n; ++i) out[i] = std::max(-1.f, std::min(1.f, in[i])); return;
+    case 3: for (int i = 0; i < n; ++i) out[i] = std::max(0.f, std::min(6.f, in[i])); return;
+    case 4: for (int i = 0; i < n; ++i) out[i] = std::tanh(in[i]); return;
+    case 5: for (int i = 0; i < n; ++i) out[i] = std::signbit(in[i]) ? 1.f : 0.f; return;
+    default: return;
+  }
+}
+void ApplySigmoid(float* v, int n) {
+  for (int i = 0; i < n; ++i) v[i] = Sigmoid(v[i]);
+}
+
+// TFLite's MeanStddevNormalization for one row.
+void Normalize(float* v, int n) {
+  float sum = 0.f;
+  for (int i = 0; i < n; ++i) sum += v[i];
+  const float mean = sum / n;
+  float sq = 0.f;
+  for (int i = 0; i < n; ++i) {
+    const float d = v[i] - mean;
+    sq += d * d;
+  }
+  const float variance = sq / n;
+  const float inv = 1.f / std::sqrt(variance + 1e-8f);
+  for (int i = 0; i < n; ++i) v[i] = (v[i] - mean) * inv;
+}
+
+const float* Data(OpContext& ctx, int i) { return ctx.has_input(i) ? ctx.input(i).as<float>() : nullptr; }
+
+// ------------------------------------------------------------------------------ prepare (FULL)
+Status CheckVec(OpContext& ctx, int i, int n, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (t.type != DType::kFloat32)
+    return ctx.Error(std::string(what) + " (input " + std::to_string(i) + ") has type " + DTypeName(t.type) +
+                     ", expected FLOAT32");
+  if (t.shape.size() != 1 || t.shape[0] != n)
+    return ctx.Error(std::string(what) + " (input " + std::to_string(i) + ") must have shape [" + std::to_string(n) +
+                     "], got " + DimsToString(t.shape));
+  return OkStatus();
+}
+Status CheckMat(OpContext& ctx, int i, int rows, int cols, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (t.type != DType::kFloat32)
+    return ctx.Error(std::string(what) + " (input " + std::to_string(i) + ") has type " + DTypeName(t.type) +
+                     (t.type == DType::kInt8 || t.type == DType::kUInt8
+                          ? ": hybrid (quantized-weight) LSTMs are not supported, weights must be FLOAT32"
+                          : ", expected FLOAT32"));
+  if (t.shape.size() != 2 || t.shape[0] != rows || t.shape[1] != cols)
+    return ctx.Error(std::string(what) + " (input " + std::to_string(i) + ") must have shape [" + std::to_string(rows) +
+                     ", " + std::to_string(cols) + "], got " + DimsToString(t.shape));
+  return OkStatus();
+}
+
+Status GetGeo(OpContext& ctx, Geo* g) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  const Tensor& in = ctx.input(kInput);
+  if (p.sequence) {
+    if (in.shape.size() != 3) return ctx.Error("input must be 3-D, got shape " + DimsToString(in.shape));
+    g->max_time = p.time_major ? in.shape[0] : in.shape[1];
+    g->n_batch = p.time_major ? in.shape[1] : in.shape[0];
+    g->n_input = in.shape[2];
+  } else {
+    if (in.shape.size() != 2) return ctx.Error("input must be 2-D [batch, input], got shape " + DimsToString(in.shape));
+    g->max_time = 1;
+    g->n_batch = in.shape[0];
+    g->n_input = in.shape[1];
+  }
+  const Tensor& w = ctx.input(kInToOut);
+  if (w.shape.size() != 2) return ctx.Error("input_to_output_weights must be 2-D, got " + DimsToString(w.shape));
+  g->n_cell = w.shape[0];
+  const Tensor& r = ctx.input(kRecToOut);
+  if (p.diagonal) {
+    if (r.shape.size() != 1) return ctx.Error("diagonal recurrent_to_output_weights must be 1-D, got " + DimsToString(r.shape));
+    g->n_output = g->n_cell;
+  } else {
+    if (r.shape.size() != 2) return ctx.Error("recurrent_to_output_weights must be 2-D, got " + DimsToString(r.shape));
+    g->n_output = r.shape[1];
+  }
+  g->cifg = !ctx.has_input(kInToIn);
+  g->peephole = ctx.has_input(kCellToForget) || ctx.has_input(kCellToOut) || ctx.has_input(kCellToIn);
+  g->projection = ctx.has_input(kProjW);
+  g->layer_norm = ctx.num_inputs() == 24 && ctx.has_input(kForgetLN);
+  return OkStatus();
+}
+
+Status PrepareFull(OpContext& ctx) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  if (ctx.num_inputs() != 20 && ctx.num_inputs() != 24)
+    return ctx.Error("expects 20 or 24 inputs, got " + std::to_string(ctx.num_inputs()));
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(20, 24, 1, 1));
+  if (p.activation < 0 || p.activation > 5)
+    return ctx.Error("unsupported fused activation function " + std::to_string(p.activation));
+  if (!(p.cell_clip >= 0.f)) return ctx.Error("cell_clip must be >= 0, got " + std::to_string(p.cell_clip));
+  if (!(p.proj_clip >= 0.f)) return ctx.Error("proj_clip must be >= 0, got " + std::to_string(p.proj_clip));
+  for (int i : {kInput, kInToForget, kInToCell, kInToOut, kRecToForget, kRecToCell, kRecToOut, kForgetBias,
+                kCellBias, kOutBias, kOutState, kCellState})
+    if (!ctx.has_input(i)) return ctx.Error("required input " + std::to_string(i) + " is missing");
+  const Tensor& in = ctx.input(kInput);
+  if (in.type != DType::kFloat32)
+    return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (only FLOAT32)");
+  Geo g;
+  TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
+  const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
+  if (g.cifg != !ctx.has_input(kRecToIn))
+    return ctx.Error("input_to_input_weights and recurrent_to_input_weights must be both present or both absent");
+  if (!g.cifg) TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToIn, nc, ni, "input_to_input_weights"));
+  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToForget, nc, ni, "input_to_forget_weights"));
+  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToCell, nc, ni, "input_to_cell_weights"));
+  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToOut, nc, ni, "input_to_output_weights"));
+  const char* rec_names[4] = {"recurrent_to_input_weights", "recurrent_to_forget_weights", "recurrent_to_cell_weights",
+                              "recurrent_to_output_weights"};
+  for (int k = g.cifg ? 1 : 0; k < 4; ++k) {
+    if (p.diagonal) TFG_RETURN_IF_ERROR(CheckVec(ctx, kRecToIn + k, nc, rec_names[k]));
+    else TFG_RETURN_IF_ERROR(CheckMat(ctx, kRecToIn + k, nc, no, rec_names[k]));
+  }
+  // Peepholes: all or none (the input one is absent with CIFG).
+  const bool pi = ctx.has_input(kCellToIn), pf = ctx.has_input(kCellToForget), po = ctx.has_input(kCellToOut);
+  const bool all_or_none = ((pi || g.cifg) && pf && po) || (!pi && !pf && !po);
+  if (!all_or_none) return ctx.Error("peephole weights (inputs 9-11) must be all present or all absent");
+  if (g.cifg && pi) return ctx.Error("cell_to_input_weights must be absent for a CIFG LSTM");
+  if (pi) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToIn, nc, "cell_to_input_weights"));
+  if (pf) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToForget, nc, "cell_to_forget_weights"));
+  if (po) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToOut, nc, "cell_to_output_weights"));
+  if (g.cifg) {
+    if (ctx.has_input(kInBias)) return ctx.Error("input_gate_bias must be absent for a CIFG LSTM");
+  } else {
+    if (!ctx.has_input(kInBias)) return ctx.Error("input_gate_bias (input 12) is missing");
+    TFG_RETURN_IF_ERROR(CheckVec(ctx, kInBias, nc, "input_gate_bias"));
+  }
+  TFG_RETURN_IF_ERROR(CheckVec(ctx, kForgetBias, nc, "forget_gate_bias"));
+  TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellBias, nc, "cell_gate_bias"));
+  TFG_RETURN_IF_ERROR(CheckVec(ctx, kOutBias, nc, "output_gate_bias"));
+  if (g.projection) {
+    TFG_RETURN_IF_ERROR(CheckMat(ctx, kProjW, no, nc, "projection_weights"));
+    if (ctx.has_input(kProjB)) TFG_RETURN_IF_ERROR(CheckVec(ctx, kProjB, no, "projection_bias"));
+  } else {
+    if (ctx.has_input(kProjB)) return ctx.Error("projection_bias is given without projection_weights");
+    if (no != nc)
+      return ctx.Error("without projection the output size (" + std::to_string(no) + ") must equal the cell size (" +
+                       std::to_string(nc) + ")");
+  }
+  if (g.layer_norm) {
+    if (g.cifg) {
+      if (ctx.has_input(kInLN)) return ctx.Error("input_layer_norm_coefficients must be absent for a CIFG LSTM");
+    } else {
+      if (!ctx.has_input(kInLN)) return ctx.Error("input_layer_norm_coefficients (input 20) is missing");
+      TFG_RETURN_IF_ERROR(CheckVec(ctx, kInLN, nc, "input_layer_norm_coefficients"));
+    }
+    TFG_RETURN_IF_ERROR(CheckVec(ctx, kForgetLN, nc, "forget_layer_norm_coefficients"));
+    if (!ctx.has_input(kCellLN) || !ctx.has_input(kOutLN))
+      return ctx.Error("layer norm coefficients (inputs 20-23) must be all present or all absent");
+    TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellLN, nc, "cell_layer_norm_coefficients"));
+    TFG_RETURN_IF_ERROR(CheckVec(ctx, kOutLN, nc, "output_layer_norm_coefficients"));
+  } else if (ctx.num_inputs() == 24 && (ctx.has_input(kInLN) || ctx.has_input(kCellLN) || ctx.has_input(kOutLN))) {
+    return ctx.Error("layer norm coefficients (inputs 20-23) must be all present or all absent");
+  }
+  // State tensors: variables, updated in place.
+  const char* state_names[2] = {"output_state", "cell_state"};
+  const int64_t want[2] = {int64_t(g.n_batch) * no, int64_t(g.n_batch) * nc};
+  for (int k = 0; k < 2; ++k) {
+    const Tensor& s = ctx.input(kOutState + k);
+    if (!s.is_variable)
+      return ctx.Error(std::string(state_names[k]) + " (input " + std::to_string(kOutState + k) +
+                       ") must be a variable tensor");
+    if (s.type != DType::kFloat32)
+      return ctx.Error(std::string(state_names[k]) + " has type " + DTypeName(s.type) + ", expected FLOAT32");
+    if (s.num_elements() != want[k] || s.bytes < size_t(want[k]) * sizeof(float) || (want[k] > 0 && !s.data))
+      return ctx.Error(std::string(state_names[k]) + " must hold batch x " + (k == 0 ? "output" : "cell") + " = " +
+                       std::to_string(want[k]) + " elements, got shape " + DimsToString(s.shape));
+  }
+  Dims out_shape = in.shape;
+  out_shape.back() = no;
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
+  // Scratch (fast kernel): input projections of a block of steps, the 4 gates, one output row.
+  const int64_t gates = int64_t(g.n_batch) * 4 * nc;
+  const int64_t block = std::max<int64_t>(1, std::min<int64_t>(g.max_time, (1 << 20) / std::max<int64_t>(1, gates)));
+  ctx.RequestScratch(size_t(block * gates + gates + int64_t(g.n_batch) * (nc + no) + 16) * sizeof(float));
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------------------ eval (FULL)
+struct Weights {
+  const float* wx[4];   // input_to_{i,f,c,o}
+  const float* wh[4];   // recurrent_to_{i,f,c,o}
+  const float* peep[4]; // cell_to_{i,f,-,o}
+  const float* bias[4];
+  const float* ln[4];
+  const float* proj_w;
+  const float* proj_b;
+};
+
+Weights GetWeights(OpContext& ctx, const Geo& g) {
+  Weights w;
+  for (int k = 0; k < 4; ++k) {
+    w.wx[k] = Data(ctx, kInToIn + k);
+    w.wh[k] = Data(ctx, kRecToIn + k);
+    w.bias[k] = Data(ctx, kInBias + k);
+    w.ln[k] = (g.layer_norm && ctx.num_inputs() == 24) ? Data(ctx, kInLN + k) : nullptr;
+  }
+  w.peep[0] = Data(ctx, kCellToIn);
+  w.peep[1] = Data(ctx, kCellToForget);
+  w.peep[2] = nullptr;
+  w.peep[3] = Data(ctx, kCellToOut);
+  w.proj_w = g.projection ? Data(ctx, kProjW) : nullptr;
+  w.proj_b = g.projection ? Data(ctx, kProjB) : nullptr;
+  return w;
+}
+
+// Row (batch b, step t) of the input / output.
+inline int64_t RowIndex(bool time_major, int n_batch, int max_time, int b, int t) {
+  return time_major ? int64_t(t) * n_batch + b : int64_t(b) * max_time + t;
+}
+
+// The plain kernel: TFLite's LstmStepFloat for one batch row at a time, dot products in order.
+Status EvalFullRef(OpContext& ctx) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  Geo g;
+  TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
+  const Weights w = GetWeights(ctx, g);
+  const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
+  const float* x = ctx.input(kInput).as<float>();
+  float* y = ctx.output(0).as<float>();
+  float* hs = ctx.input(kOutState).as<float>();
+  float* cs = ctx.input(kCellState).as<float>();
+  std::vector<float> gate(4 * size_t(nc)), scratch(nc);
+  const bool time_major = p.time_major || !p.sequence;
+  for (int b = 0; b < g.n_batch; ++b) {
+    float* h = hs + int64_t(b) * no;
+    float* c = cs + int64_t(b) * nc;
+    for (int t = 0; t < g.max_time; ++t) {
+      const float* xt = x + RowIndex(time_major, g.n_batch, g.max_time, b, t) * ni;
+      float* yt = y + RowIndex(time_major, g.n_batch, g.max_time, b, t) * no;
+      auto calc_gate = [&](int k, const float* cell, bool sigmoid) {
+        float* gk = gate.data() + k * nc;
+        for (int j = 0; j < nc; ++j) gk[j] = w.ln[k] ? 0.f : w.bias[k][j];
+        for (int j = 0; j < nc; ++j) {
+          float d = 0.f;
+          for (int i = 0; i < ni; ++i) d += w.wx[k][int64_t(j) * ni + i] * xt[i];
+          gk[j] += d;
+        }
+        if (p.diagonal) {
+          for (int j = 0; j < nc; ++j) gk[j] += w.wh[k][j] * h[j];
+        } else {
+          for (int j = 0; j < nc; ++j) {
+            float d = 0.f;
+            for (int i = 0; i < no; ++i) d += w.wh[k][int64_t(j) * no + i] * h[i];
+            gk[j] += d;
+          }
+        }
+        if (w.peep[k])
+          for (int j = 0; j < nc; ++j) gk[j] += w.peep[k][j] * cell[j];
+        if (w.ln[k]) {
+          Normalize(gk, nc);
+          for (int j = 0; j < nc; ++j) gk[j] = gk[j] * w.ln[k][j];
+          for (int j = 0; j < nc; ++j) gk[j] = gk[j] + w.bias[k][j];
+        }
+        if (sigmoid) ApplySigmoid(gk, nc); else ApplyAct(p.activation, gk, nc, gk);
+      };
+      if (!g.cifg) calc_gate(0, c, true);
+      calc_gate(1, c, true);
+      calc_gate(2, c, false);
+      float* ig = gate.data();
+      float* fg = gate.data() + nc;
+      float* cg = gate.data() + 2 * nc;
+      float* og = gate.data() + 3 * nc;
+      for (int j = 0; j < nc; ++j) c[j] = fg[j] * c[j];
+      if (g.cifg) {
+        for (int j = 0; j < nc; ++j) fg[j] = 1.f - fg[j];
+        for (int j = 0; j < nc; ++j) c[j] += cg[j] * fg[j];
+      } else {
+        for (int j = 0; j < nc; ++j) c[j] += cg[j] * ig[j];
+      }
+      if (p.cell_clip > 0.f)
+        for (int j = 0; j < nc; ++j) c[j] = std::max(-p.cell_clip, std::min(p.cell_clip, c[j]));
+      calc_gate(3, c, true);
+      // Output: the activation writes into the cell-gate scratch (nothing for NONE).
+      ApplyAct(p.activation, c, nc, cg);
+      for (int j = 0; j < nc; ++j) scratch[j] = og[j] * cg[j];
+      if (w.proj_w) {
+        for (int j = 0; j < no; ++j) h[j] = w.proj_b ? w.proj_b[j] : 0.f;
+        for (int j = 0; j < no; ++j) {
+          float d = 0.f;
+          for (int i = 0; i < nc; ++i) d += w.proj_w[int64_t(j) * nc + i] * scratch[i];
+          h[j] += d;
+        }
+        if (p.proj_clip > 0.f)
+          for (int j = 0; j < no; ++j) h[j] = std::max(-p.proj_clip, std::min(p.proj_clip, h[j]));
+      } else {
+        for (int j = 0; j < no; ++j) h[j] = scratch[j];
+      }
+      std::memcpy(yt, h, sizeof(float) * no);
+    }
+  }
+  return OkStatus();
+}
+
+// Dot product with 8 partial sums (vectorises; summation order differs from the plain loop by
+// rounding only).
+inline float Dot(const float* a, const float* b, int n) {
+  float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) s[k] += a[i + k] * b[i + k];
+  float r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  for (; i < n; ++i) r += a[i] * b[i];
+  return r;
+}
+
+// The fast kernel: all batch rows of a step together; the input projections (bias + W_x x) of
+// a block of steps computed up front (rows spread over the threads); the recurrent products
+// spread over the gate rows when large.
+Status EvalFull(OpContext& ctx) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  Geo g;
+  TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
+  const Weights w = GetWeights(ctx, g);
+  const int nc = g.n_cell, ni = g.n_input, no = g.n_output, nb = g.n_batch, T = g.max_time;
+  if (nb == 0 || T == 0) return OkStatus();
+  const float* x = ctx.input(kInput).as<float>();
+  float* y = ctx.output(0).as<float>();
+  float* hs = ctx.input(kOutState).as<float>();
+  float* cs = ctx.input(kCellState).as<float>();
+  const bool time_major = p.time_major || !p.sequence;
+  const int64_t gates = int64_t(nb) * 4 * nc;
+  const int64_t block = std::max<int64_t>(1, std::min<int64_t>(T, (1 << 20) / std::max<int64_t>(1, gates)));
+  float* xproj = static_cast<float*>(ctx.scratch());  // [block][batch][4][cell]
+  float* gate = xproj + block * gates;                 // [batch][4][cell]
+  float* outs = gate + gates;                          // [batch][cell]
+  const int k0 = g.cifg ? 1 : 0;
+  ThreadPool* pool = ctx.pool();
+  const int64_t rec_work = int64_t(nb) * 4 * nc * (p.diagonal ? 1 : no);
+
+  for (int t0 = 0; t0 < T; t0 += int(block)) {
+    const int tn = int(std::min<int64_t>(block, T - t0));
+    // Input projections for steps t0..t0+tn-1.
+    ParallelFor(pool, int64_t(tn) * nb, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int tl = int(r / nb), b = int(r % nb);
+        const float* xt = x + RowIndex(time_major, nb, T, b, t0 + tl) * ni;
+        float* dst = xproj + r * 4 * nc;
+        for (int k = k0; k < 4; ++k)
+          for (int j = 0; j < nc; ++j) {
+            const float d = Dot(w.wx[k] + int64_t(j) * ni, xt, ni);
+            dst[k * nc + j] = w.ln[k] ? d : w.bias[k][j] + d;
+          }
+      }
+    }, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, int64_t(4) * nc * ni)));
+
+    for (int tl = 0; tl < tn; ++tl) {
+      const int t = t0 + tl;
+      const float* xp = xproj + int64_t(tl) * gates;
+      // gates = xproj + W_h h for the i, f, c gates (o needs the new cell state for its
+      // peephole, but its matrix product only needs the old h: compute all four now).
+      auto rec = [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const int b = int(r / (4 * nc)), rem = int(r % (4 * nc)), k = rem / nc, j = rem % nc;
+          if (k < k0) continue;
+          const float* h = hs + int64_t(b) * no;
+          const float rv = p.diagonal ? w.wh[k][j] * h[j] : Dot(w.wh[k] + int64_t(j) * no, h, no);
+          gate[r] = xp[r] + rv;
+        }
+      };
+      if (rec_work >= 65536) ParallelFor(pool, gates, rec, std::max<int64_t>(16, 16384 / std::max(1, p.diagonal ? 1 : no)));
+      else rec(0, gates);
+      for (int b = 0; b < nb; ++b) {
+        float* gb = gate + int64_t(b) * 4 * nc;
+        float* c = cs + int64_t(b) * nc;
+        auto finish_gate = [&](int k, bool sigmoid) {
+          float* gk = gb + k * nc;
+          if (w.peep[k])
+            for (int j = 0; j < nc; ++j) gk[j] += w.peep[k][j] * c[j];
+          if (w.ln[k]) {
+            Normalize(gk, nc);
+            for (int j = 0; j < nc; ++j) gk[j] = gk[j] * w.ln[k][j] + w.bias[k][j];
+          }
+          if (sigmoid) ApplySigmoid(gk, nc); else ApplyAct(p.activation, gk, nc, gk);
+        };
+        if (!g.cifg) finish_gate(0, true);
+        finish_gate(1, true);
+        finish_gate(2, false);
+        const float* ig = gb;
+        const float* fg = gb + nc;
+        float* cg = gb + 2 * nc;
+        for (int j = 0; j < nc; ++j) {
+          const float i_gate = g.cifg ? 1.f - fg[j] : ig[j];
+          float v = fg[j] * c[j] + cg[j] * i_gate;
+          if (p.cell_clip > 0.f) v = std::max(-p.cell_clip, std::min(p.cell_clip, v));
+          c[j] = v;
+        }
+        finish_gate(3, true);
+        const float* og = gb + 3 * nc;
+        ApplyAct(p.activation, c, nc, cg);
+        float* o = outs + int64_t(b) * nc;
+        for (int j = 0; j < nc; ++j) o[j] = og[j] * cg[j];
+      }
+      // New h (projection when present), written to the state and the output.
+      for (int b = 0; b < nb; ++b) {
+        float* h = hs + int64_t(b) * no;
+        const float* o = outs + int64_t(b) * nc;
+        if (w.proj_w) {
+          for (int j = 0; j < no; ++j) {
+            float v = (w.proj_b ? w.proj_b[j] : 0.f) + Dot(w.proj_w + int64_t(j) * nc, o, nc);
+            if (p.proj_clip > 0.f) v = std::max(-p.proj_clip, std::min(p.proj_clip, v));
+            h[j] = v;
+          }
+        } else {
+          std::memcpy(h, o, sizeof(float) * no);
+        }
+        std::memcpy(y + RowIndex(time_major, nb, T, b, t) * no, h, sizeof(float) * no);
+      }
+    }
+  }
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------------------ BASIC
+Status PrepareBasic(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(5, 5, 4, 4));
+  const char* names[5] = {"input", "prev_activation", "weights", "biases", "prev_state"};
+  for (int i = 0; i < 5; ++i) {
+    if (!ctx.has_input(i)) return ctx.Error(std::string(names[i]) + " (input " + std::to_string(i) + ") is missing");
+    const Tensor& t = ctx.input(i);
+    if (t.type != DType::kFloat32)
+      return ctx.Error(std::string(names[i]) + " has type " + DTypeName(t.type) +
+                       ", only FLOAT32 is supported by the BASIC LSTM kernel");
+  }
+  const Tensor& in = ctx.input(0);
+  const Tensor& pa = ctx.input(1);
+  const Tensor& wt = ctx.input(2);
+  const Tensor& bs = ctx.input(3);
+  const Tensor& ps = ctx.input(4);
+  if (in.shape.size() != 2) return ctx.Error("input must be 2-D, got " + DimsToString(in.shape));
+  const int nb = in.shape[0], ni = in.shape[1];
+  if (pa.shape.size() != 2 || pa.shape[0] != nb)
+    return ctx.Error("prev_activation must be [" + std::to_string(nb) + ", depth], got " + DimsToString(pa.shape));
+  const int nd = pa.shape[1];
+  const int64_t total = int64_t(ni) + nd;
+  if (wt.shape.size() != 2 || wt.shape[0] != int64_t(4) * nd || wt.shape[1] != total)
+    return ctx.Error("weights must be [" + std::to_string(4 * int64_t(nd)) + ", " + std::to_string(total) + "], got " +
+                     DimsToString(wt.shape));
+  if (bs.shape.size() != 1 || bs.shape[0] != int64_t(4) * nd)
+    return ctx.Error("biases must be [" + std::to_string(4 * int64_t(nd)) + "], got " + DimsToString(bs.shape));
+  if (ps.shape.size() != 2 || ps.shape[0] != nb || ps.shape[1] != nd)
+    return ctx.Error("prev_state must be [" + std::to_string(nb) + ", " + std::to_string(nd) + "], got " +
+                     DimsToString(ps.shape));
+  for (int i = 0; i < 4; ++i) TFG_RETURN_IF_ERROR(ctx.SetOutputType(i, DType::kFloat32));
+  TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, pa.shape));
+  TFG_RETURN_IF_ERROR(ctx.SetOutputShape(1, ps.shape));
+  TFG_RETURN_IF_ERROR(ctx.SetOutputShape(2, {nb, int32_t(total)}));
+  return ctx.SetOutputShape(3, {nb, 4 * nd});
+}
+
+template <bool kRef>
+Status EvalBasic(OpContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  const int nb = in.shape[0], ni = in.shape[1], nd = ctx.input(1).shape[1], total = ni + nd;
+  const float* x = in.as<float>();
+  const float* pa = ctx.input(1).as<float>();
+  const float* wt = ctx.input(2).as<float>();
+  const float* bs = ctx.input(3).as<float>();
+  const float* ps = ctx.input(4).as<float>();
+  float* act = ctx.output(0).as<float>();
+  float* state = ctx.output(1).as<float>();
+  float* concat = ctx.output(2).as<float>();
+  float* at = ctx.output(3).as<float>();
+  for (int b = 0; b < nb; ++b) {
+    std::memcpy(concat + int64_t(b) * total, x + int64_t(b) * ni, sizeof(float) * ni);
+    std::memcpy(concat + int64_t(b) * total + ni, pa + int64_t(b) * nd, sizeof(float) * nd);
+  }
+  auto fc = [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int b = int(r / (4 * nd)), j = int(r % (4 * nd));
+      const float* cb = concat + int64_t(b) * total;
+      const float* wr = wt + int64_t(j) * total;
+      float d;
+      if (kRef) {
+        d = 0.f;
+        for (int i = 0; i < total; ++i) d += wr[i] * cb[i];
+      } else {
+        d = Dot(wr, cb, total);
+      }
+      at[r] = d + bs[j];
+    }
+  };
+  const int64_t rows = int64_t(nb) * 4 * nd;
+  if (kRef) fc(0, rows);
+  else ParallelFor(ctx.pool(), rows, fc, std::max<int64_t>(16, 16384 / std::max(1, total)));
+  for (int b = 0; b < nb; ++b) {
+    const float* a = at + int64_t(b) * 4 * nd;
+    for (int c = 0; c < nd; ++c) {
+      const float ig = Sigmoid(a[c]);
+      const float ni_ = std::tanh(a[nd + c]);
+      const float fg = Sigmoid(a[2 * nd + c]);
+      const float og = Sigmoid(a[3 * nd + c]);
+      const float s = ig * ni_ + fg * ps[int64_t(b) * nd + c];
+      state[int64_t(b) * nd + c] = s;
+      act[int64_t(b) * nd + c] = og * std::tanh(s);
+    }
+  }
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------------------ LSTM dispatch
+Status PrepareLstm(OpContext& ctx) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  if (!p.has_options) return ctx.Error("the LSTM options table is missing (TFLite: no valid LSTM builtin options)");
+  if (p.kernel_type == 1) return PrepareBasic(ctx);
+  if (p.kernel_type != 0) return ctx.Error("unknown kernel_type " + std::to_string(p.kernel_type));
+  return PrepareFull(ctx);
+}
+Status EvalLstm(OpContext& ctx) {
+  return ctx.node().P<LstmParams>().kernel_type == 1 ? EvalBasic<false>(ctx) : EvalFull(ctx);
+}
+Status EvalLstmRef(OpContext& ctx) {
+  return ctx.node().P<LstmParams>().kernel_type == 1 ? EvalBasic<true>(ctx) : EvalFullRef(ctx);
+}
+
+}  // namespace
+
+const OpImpl kOp_LSTM = {ParseLstm, PrepareLstm, EvalLstm, EvalLstmRef, nullptr, false};
+const OpImpl kOp_UNIDIRECTIONAL_SEQUENCE_LSTM = {ParseSequence, PrepareFull, EvalFull, EvalFullRef, nullptr, false};
+
+}  // namespace tflite_gpu

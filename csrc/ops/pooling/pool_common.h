@@ -1,0 +1,32 @@
+// Helpers shared by the pooling family's files.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "ops/op_registry.h"
+
+namespace tflite_gpu {
+namespace pooling {
+
+// The options table, or an empty one (every field at its schema default) when the model stores
+// none or a table of another type (TFLite's builtin_options_as_X() returns null then).
+inline fb::Table OptionsTable(const OptionsView& o, uint8_t expected_type) {
+  return o.type == expected_type ? o.table : fb::Table();
+}
+
+// TFLite's CalculateActivationRange for float: only the RELU family clamps; every other
+// activation (NONE, TANH, SIGN_BIT) gives [lowest, max], which still maps +-inf to +-FLT_MAX.
+inline void FloatActivationRange(int act, float* lo, float* hi) {
+  *lo = std::numeric_limits<float>::lowest();
+  *hi = std::numeric_limits<float>::max();
+  if (act == 1) { *lo = 0.f; }
+  else if (act == 2) { *lo = -1.f; *hi = 1.f; }
+  else if (act == 3) { *lo = 0.f; *hi = 6.f; }
+}
+inline float Clamp(float v, float lo, float hi) { return std::min(std::max(v, lo), hi); }
+
+inline std::string Str(const Dims& d) { return DimsToString(d); }
+
+}  // namespace pooling
+}  // namespace tflite_gpu

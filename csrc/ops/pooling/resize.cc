@@ -1,0 +1,253 @@
+// RESIZE_BILINEAR (float32) and RESIZE_NEAREST_NEIGHBOR (any 1/2/4-byte element type: the
+// kernel only moves data), NHWC, TFLite semantics:
+//   * the size input is an int32 tensor [new_height, new_width]; a constant one fixes the output
+//     shape at prepare, otherwise the output is dynamic and shaped at eval;
+//   * scale = in / out, or (in - 1) / (out - 1) with align_corners (out > 1);
+//   * bilinear: source y = (y + 0.5) * scale - 0.5 with half_pixel_centers, else y * scale;
+//     y0 = max(floor(y), 0), y1 = min(ceil(y), in - 1) (TFLite's ComputeInterpolationValues);
+//     align_corners together with half_pixel_centers is rejected, sizes must be positive;
+//   * nearest: min(align_corners ? round((y + offset) * scale) : floor((y + offset) * scale),
+//     in - 1), then max(.., 0) with half_pixel_centers (offset 0.5), in float as TFLite.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "ops/op_registry.h"
+#include "ops/pooling/pool_common.h"
+#include "runtime/thread_pool.h"
+
+namespace tflite_gpu {
+namespace {
+
+constexpr uint8_t kResizeBilinearOptions = 15;
+constexpr uint8_t kResizeNearestNeighborOptions = 74;
+
+struct ResizeParams {
+  bool align_corners = false, half_pixel_centers = false, bilinear = true;
+};
+
+Status ParseBilinear(const OptionsView& opts, Node& node) {
+  fb::Table t = pooling::OptionsTable(opts, kResizeBilinearOptions);
+  auto p = std::make_shared<ResizeParams>();
+  p->align_corners = t.Bool(2, false);
+  p->half_pixel_centers = t.Bool(3, false);
+  p->bilinear = true;
+  node.params = p;
+  return OkStatus();
+}
+
+Status ParseNearest(const OptionsView& opts, Node& node) {
+  fb::Table t = pooling::OptionsTable(opts, kResizeNearestNeighborOptions);
+  auto p = std::make_shared<ResizeParams>();
+  p->align_corners = t.Bool(0, false);
+  p->half_pixel_centers = t.Bool(1, false);
+  p->bilinear = false;
+  node.params = p;
+  return OkStatus();
+}
+
+// Reads and checks the size tensor, then shapes the output.
+Status ShapeOutput(OpContext& ctx) {
+  const ResizeParams& p = ctx.node().P<ResizeParams>();
+  const Tensor& in = ctx.input(0);
+  const Tensor& size = ctx.input(1);
+  const int32_t* s = size.as<int32_t>();
+  if (!s) return ctx.Error("size tensor has no data");
+  if (p.bilinear ? (s[0] <= 0 || s[1] <= 0) : (s[0] < 0 || s[1] < 0))
+    return ctx.Error("output size must be " + std::string(p.bilinear ? "positive" : "non-negative") + ", got [" +
+                     std::to_string(s[0]) + ", " + std::to_string(s[1]) + "]");
+  return ctx.SetOutputShape(0, {in.shape[0], s[0], s[1], in.shape[3]});
+}
+
+Status PrepareResize(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
+  const ResizeParams& p = ctx.node().P<ResizeParams>();
+  const Tensor& in = ctx.input(0);
+  const Tensor& size = ctx.input(1);
+  if (p.bilinear) {
+    if (in.type != DType::kFloat32)
+      return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (only FLOAT32)");
+    if (p.align_corners && p.half_pixel_centers)
+      return ctx.Error("if half_pixel_centers is true, align_corners must be false");
+  } else {
+    switch (in.type) {
+      case DType::kFloat32: case DType::kInt32: case DType::kUInt8: case DType::kInt8: case DType::kInt16: break;
+      default:
+        return ctx.Error(std::string("input type ") + DTypeName(in.type) +
+                         " is not supported (FLOAT32, INT32, UINT8, INT8, INT16)");
+    }
+  }
+  if (in.shape.size() != 4) return ctx.Error("input must be 4-D (NHWC), got shape " + DimsToString(in.shape));
+  if (size.type != DType::kInt32) return ctx.Error(std::string("size tensor must be INT32, got ") + DTypeName(size.type));
+  if (size.shape.size() != 1 || size.shape[0] != 2)
+    return ctx.Error("size tensor must have shape [2], got " + DimsToString(size.shape));
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, in.type));
+  if (ctx.IsConstantOrPersistent(size)) return ShapeOutput(ctx);
+  ctx.SetOutputDynamic(0);
+  return OkStatus();
+}
+
+float Scale(int in, int out, bool align_corners) {
+  if (align_corners && out > 1) return float(in - 1) / float(out - 1);
+  return float(in) / float(out);
+}
+
+// TFLite's ComputeInterpolationValues.
+void Interp(int value, float scale, bool half_pixel, int in_size, float* scaled, int* lo, int* hi) {
+  if (half_pixel) *scaled = (float(value) + 0.5f) * scale - 0.5f;
+  else *scaled = float(value) * scale;
+  float fl = std::floor(*scaled);
+  *lo = std::max(static_cast<int32_t>(fl), 0);
+  *hi = std::min(static_cast<int32_t>(std::ceil(*scaled)), in_size - 1);
+}
+
+// TFLite's GetNearestNeighbor.
+int32_t Nearest(int value, int in_size, int out_size, bool align_corners, bool half_pixel) {
+  const float scale = (align_corners && out_size > 1) ? (in_size - 1) / static_cast<float>(out_size - 1)
+                                                      : in_size / static_cast<float>(out_size);
+  const float offset = half_pixel ? 0.5f : 0.0f;
+  int32_t v = std::min(align_corners ? static_cast<int32_t>(std::round((value + offset) * scale))
+                                     : static_cast<int32_t>(std::floor((value + offset) * scale)),
+                       in_size - 1);
+  if (half_pixel) v = std::max(static_cast<int32_t>(0), v);
+  return v;
+}
+
+Status MaybeShape(OpContext& ctx) {
+  if (ctx.output(0).alloc == Allocation::kDynamic) return ShapeOutput(ctx);
+  return OkStatus();
+}
+
+// ---- bilinear ----
+Status EvalBilinearRef(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(MaybeShape(ctx));
+  const ResizeParams& p = ctx.node().P<ResizeParams>();
+  const Tensor& in = ctx.input(0);
+  const Tensor& out = ctx.output(0);
+  const int B = in.shape[0], IH = in.shape[1], IW = in.shape[2], C = in.shape[3];
+  const int OH = out.shape[1], OW = out.shape[2];
+  if (int64_t(B) * OH * OW * C == 0) return OkStatus();
+  const float hs = Scale(IH, OH, p.align_corners), ws = Scale(IW, OW, p.align_corners);
+  const float* x = in.as<float>();
+  float* y = ctx.output(0).as<float>();
+  auto at = [&](int b, int yy, int xx, int c) { return x[((int64_t(b) * IH + yy) * IW + xx) * C + c]; };
+  for (int b = 0; b < B; ++b)
+    for (int oy = 0; oy < OH; ++oy) {
+      float iy; int y0, y1;
+      Interp(oy, hs, p.half_pixel_centers, IH, &iy, &y0, &y1);
+      for (int ox = 0; ox < OW; ++ox) {
+        float ix; int x0, x1;
+        Interp(ox, ws, p.half_pixel_centers, IW, &ix, &x0, &x1);
+        for (int c = 0; c < C; ++c) {
+          float v = at(b, y0, x0, c) * (1 - (iy - y0)) * (1 - (ix - x0)) +
+                    at(b, y1, x0, c) * (iy - y0) * (1 - (ix - x0)) +
+                    at(b, y0, x1, c) * (1 - (iy - y0)) * (ix - x0) +
+                    at(b, y1, x1, c) * (iy - y0) * (ix - x0);
+          y[((int64_t(b) * OH + oy) * OW + ox) * C + c] = v;
+        }
+      }
+    }
+  return OkStatus();
+}
+
+Status EvalBilinear(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(MaybeShape(ctx));
+  const ResizeParams& p = ctx.node().P<ResizeParams>();
+  const Tensor& in = ctx.input(0);
+  const Tensor& out = ctx.output(0);
+  const int B = in.shape[0], IH = in.shape[1], IW = in.shape[2], C = in.shape[3];
+  const int OH = out.shape[1], OW = out.shape[2];
+  if (int64_t(B) * OH * OW * C == 0) return OkStatus();
+  const float hs = Scale(IH, OH, p.align_corners), ws = Scale(IW, OW, p.align_corners);
+  // Per-column source indices and weights, computed once.
+  std::vector<int> xs0(OW), xs1(OW);
+  std::vector<float> wx(OW);
+  for (int ox = 0; ox < OW; ++ox) {
+    float ix;
+    Interp(ox, ws, p.half_pixel_centers, IW, &ix, &xs0[ox], &xs1[ox]);
+    wx[ox] = ix - xs0[ox];
+  }
+  const float* x = in.as<float>();
+  float* y = ctx.output(0).as<float>();
+  const int64_t rows = int64_t(B) * OH;
+  const int64_t min_chunk = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, int64_t(OW) * C));
+  ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int b = int(r / OH), oy = int(r % OH);
+      float iy; int y0, y1;
+      Interp(oy, hs, p.half_pixel_centers, IH, &iy, &y0, &y1);
+      const float dy = iy - y0, ry = 1 - dy;
+      const float* row0 = x + (int64_t(b) * IH + y0) * IW * C;
+      const float* row1 = x + (int64_t(b) * IH + y1) * IW * C;
+      float* o = y + r * OW * C;
+      for (int ox = 0; ox < OW; ++ox, o += C) {
+        const float dx = wx[ox], rx = 1 - dx;
+        const float w00 = ry * rx, w10 = dy * rx, w01 = ry * dx, w11 = dy * dx;
+        const float* a = row0 + int64_t(xs0[ox]) * C;
+        const float* bb = row1 + int64_t(xs0[ox]) * C;
+        const float* c2 = row0 + int64_t(xs1[ox]) * C;
+        const float* d = row1 + int64_t(xs1[ox]) * C;
+        for (int c = 0; c < C; ++c) o[c] = a[c] * w00 + bb[c] * w10 + c2[c] * w01 + d[c] * w11;
+      }
+    }
+  }, min_chunk);
+  return OkStatus();
+}
+
+// ---- nearest neighbour (a pure copy of elements) ----
+template <typename T>
+void NearestCopy(ThreadPool* pool, const ResizeParams& p, const Tensor& in, Tensor& out, bool ref) {
+  const int B = in.shape[0], IH = in.shape[1], IW = in.shape[2], C = in.shape[3];
+  const int OH = out.shape[1], OW = out.shape[2];
+  const T* x = in.as<T>();
+  T* y = out.as<T>();
+  if (ref) {
+    for (int b = 0; b < B; ++b)
+      for (int oy = 0; oy < OH; ++oy) {
+        int iy = Nearest(oy, IH, OH, p.align_corners, p.half_pixel_centers);
+        for (int ox = 0; ox < OW; ++ox) {
+          int ix = Nearest(ox, IW, OW, p.align_corners, p.half_pixel_centers);
+          for (int c = 0; c < C; ++c)
+            y[((int64_t(b) * OH + oy) * OW + ox) * C + c] = x[((int64_t(b) * IH + iy) * IW + ix) * C + c];
+        }
+      }
+    return;
+  }
+  std::vector<int> xs(OW);
+  for (int ox = 0; ox < OW; ++ox) xs[ox] = Nearest(ox, IW, OW, p.align_corners, p.half_pixel_centers);
+  const int64_t rows = int64_t(B) * OH;
+  ParallelFor(pool, rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int b = int(r / OH), oy = int(r % OH);
+      const int iy = Nearest(oy, IH, OH, p.align_corners, p.half_pixel_centers);
+      const T* src = x + (int64_t(b) * IH + iy) * IW * C;
+      T* dst = y + r * OW * C;
+      for (int ox = 0; ox < OW; ++ox) std::memcpy(dst + int64_t(ox) * C, src + int64_t(xs[ox]) * C, sizeof(T) * C);
+    }
+  }, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, int64_t(OW) * C)));
+}
+
+template <bool kRef>
+Status EvalNearest(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(MaybeShape(ctx));
+  const ResizeParams& p = ctx.node().P<ResizeParams>();
+  const Tensor& in = ctx.input(0);
+  Tensor& out = ctx.output(0);
+  if (out.num_elements() == 0) return OkStatus();
+  if (in.num_elements() == 0) return ctx.Error("cannot resize an empty input to a non-empty output");
+  switch (DTypeSize(in.type)) {
+    case 1: NearestCopy<uint8_t>(ctx.pool(), p, in, out, kRef); break;
+    case 2: NearestCopy<uint16_t>(ctx.pool(), p, in, out, kRef); break;
+    case 4: NearestCopy<uint32_t>(ctx.pool(), p, in, out, kRef); break;
+    default: return ctx.Error("unsupported element size");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+const OpImpl kOp_RESIZE_BILINEAR = {ParseBilinear, PrepareResize, EvalBilinear, EvalBilinearRef, nullptr, false};
+const OpImpl kOp_RESIZE_NEAREST_NEIGHBOR = {ParseNearest, PrepareResize, EvalNearest<false>, EvalNearest<true>, nullptr,
+                                            false};
+
+}  // namespace tflite_gpu

@@ -1,0 +1,132 @@
+// Helpers shared by the shape family (type-generic data movement ops).
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ops/op_registry.h"
+#include "runtime/thread_pool.h"
+
+namespace tflite_gpu {
+namespace shape_ops {
+
+// Element sizes the data movement kernels handle (1, 2, 4 or 8 bytes: every numeric type but
+// complex128; strings/resources/int4 have DTypeSize 0).
+inline bool MovableType(DType t) {
+  size_t s = DTypeSize(t);
+  return s == 1 || s == 2 || s == 4 || s == 8;
+}
+
+inline Status CheckMovable(const OpContext& ctx, const Tensor& t, const char* what) {
+  if (!MovableType(t.type))
+    return ctx.Error(std::string(what) + " has unsupported type " + DTypeName(t.type));
+  return OkStatus();
+}
+
+inline Status CheckSameType(const OpContext& ctx, const Tensor& a, const Tensor& b, const char* what_a,
+                            const char* what_b) {
+  if (a.type != b.type)
+    return ctx.Error(std::string(what_a) + " has type " + DTypeName(a.type) + " but " + what_b + " has type " +
+                     DTypeName(b.type));
+  return OkStatus();
+}
+
+// Calls fn(T{}) with an unsigned integer type of `es` bytes (es in {1,2,4,8}).
+template <typename Fn>
+auto BySize(size_t es, Fn&& fn) {
+  switch (es) {
+    case 1: return fn(uint8_t());
+    case 2: return fn(uint16_t());
+    case 4: return fn(uint32_t());
+    default: return fn(uint64_t());
+  }
+}
+
+inline int64_t Prod(const Dims& d, int from, int to) {
+  int64_t p = 1;
+  for (int i = from; i < to; ++i) p *= d[i];
+  return p;
+}
+
+// TFLite's "legacy" per-tensor quantization (scale, zero_point): set only for one-scale tensors.
+struct LegacyQuant {
+  float scale = 0.f;
+  int32_t zero_point = 0;
+};
+inline LegacyQuant Legacy(const Tensor& t) {
+  LegacyQuant q;
+  if (t.quant.scale.size() == 1) {
+    q.scale = t.quant.scale[0];
+    q.zero_point = t.quant.zero_point.empty() ? 0 : int32_t(t.quant.zero_point[0]);
+  }
+  return q;
+}
+inline bool IsQuantized(const Tensor& t) { return !t.quant.scale.empty(); }
+inline bool SameLegacyQuant(const Tensor& a, const Tensor& b) {
+  LegacyQuant x = Legacy(a), y = Legacy(b);
+  return x.scale == y.scale && x.zero_point == y.zero_point;
+}
+
+// Checks that a tensor holds data for all its elements.
+inline Status CheckHasData(const OpContext& ctx, const Tensor& t, const char* what) {
+  int64_t n = t.num_elements();
+  if (n < 0) return ctx.Error(std::string(what) + " has an invalid shape " + DimsToString(t.shape));
+  size_t need = size_t(n) * DTypeSize(t.type);
+  if (need > 0 && (!t.data || t.bytes < need))
+    return ctx.Error(std::string(what) + " has no data (" + std::to_string(t.bytes) + " bytes for shape " +
+                     DimsToString(t.shape) + ")");
+  return OkStatus();
+}
+
+// Reads an integer tensor (int32 or int64; int16/int8 when allow_small) into int64 values.
+inline Status ReadInts(const OpContext& ctx, const Tensor& t, const char* what, std::vector<int64_t>* out,
+                       bool allow_small = false) {
+  out->clear();
+  bool ok = t.type == DType::kInt32 || t.type == DType::kInt64 ||
+            (allow_small && (t.type == DType::kInt16 || t.type == DType::kInt8));
+  if (!ok) return ctx.Error(std::string(what) + " has type " + DTypeName(t.type) + ", expected INT32 or INT64");
+  TFG_RETURN_IF_ERROR(CheckHasData(ctx, t, what));
+  int64_t n = t.num_elements();
+  out->resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) {
+    switch (t.type) {
+      case DType::kInt32: (*out)[i] = t.as<int32_t>()[i]; break;
+      case DType::kInt64: (*out)[i] = t.as<int64_t>()[i]; break;
+      case DType::kInt16: (*out)[i] = t.as<int16_t>()[i]; break;
+      default: (*out)[i] = t.as<int8_t>()[i]; break;
+    }
+  }
+  return OkStatus();
+}
+
+// Row-major strides (in elements) of a shape.
+inline std::vector<int64_t> Strides(const Dims& d) {
+  std::vector<int64_t> s(d.size(), 1);
+  for (int i = int(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * d[i + 1];
+  return s;
+}
+
+// Splits [0, n) over the pool so that each chunk moves at least ~32 KiB.
+inline int64_t MinChunk(int64_t bytes_per_item) {
+  int64_t b = bytes_per_item > 0 ? bytes_per_item : 1;
+  int64_t c = (int64_t(32) << 10) / b;
+  return c < 1 ? 1 : c;
+}
+
+inline void Copy(void* dst, const void* src, size_t bytes) {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+
+// Sets the output shape when the output is dynamic, otherwise checks it matches.
+inline Status SetOrCheckShape(OpContext& ctx, int i, const Dims& shape) {
+  Tensor& o = ctx.output(i);
+  if (o.alloc == Allocation::kDynamic || o.alloc == Allocation::kNone) return ctx.SetOutputShape(i, shape);
+  if (o.shape != shape)
+    return ctx.Error("output " + std::to_string(i) + " shape " + DimsToString(o.shape) + " differs from the computed " +
+                     DimsToString(shape));
+  return OkStatus();
+}
+
+}  // namespace shape_ops
+}  // namespace tflite_gpu

@@ -1,0 +1,116 @@
+"""LSTM family: UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (FULL and BASIC kernels), float32."""
+import numpy as np
+
+from harness import OpCase
+from tflite_gpu.testing.builder import ModelBuilder
+
+SEQ = "UNIDIRECTIONAL_SEQUENCE_LSTM"
+
+
+def lstm_model(op=SEQ, batch=2, time=3, n_input=5, n_cell=7, n_output=None, cifg=False,
+               peephole=False, projection=False, proj_bias=False, layer_norm=False,
+               n_inputs=24, time_major=False, act="TANH", cell_clip=0.0, proj_clip=0.0,
+               seed=0, version=1, diagonal=False, options="default"):
+    """A one-op LSTM model (24- or 20-input form) with random constant weights and variable
+    state tensors. op: UNIDIRECTIONAL_SEQUENCE_LSTM ([batch, time, in] or time-major) or LSTM
+    (FULL kernel, [batch, in])."""
+    rng = np.random.default_rng(seed)
+    n_output = n_output if n_output is not None else n_cell
+    if not projection:
+        assert n_output == n_cell
+    mb = ModelBuilder()
+    if op == SEQ:
+        shape = [time, batch, n_input] if time_major else [batch, time, n_input]
+        oshape = shape[:2] + [n_output]
+    else:
+        shape, oshape = [batch, n_input], [batch, n_output]
+    x = mb.add_input(shape, name="input")
+
+    def w(*shp):
+        fan = shp[-1] if len(shp) > 1 else 4
+        return mb.add_const((rng.standard_normal(shp) / np.sqrt(fan)).astype(np.float32))
+
+    def b(val=0.0, n=n_cell):
+        return mb.add_const((val + 0.1 * rng.standard_normal(n)).astype(np.float32))
+
+    ins = [x]
+    ins += [-1 if cifg else w(n_cell, n_input)] + [w(n_cell, n_input) for _ in range(3)]
+    if diagonal:
+        ins += [-1 if cifg else w(n_cell)] + [w(n_cell) for _ in range(3)]
+    else:
+        ins += [-1 if cifg else w(n_cell, n_output)] + [w(n_cell, n_output) for _ in range(3)]
+    if peephole:
+        ins += [-1 if cifg else w(n_cell), w(n_cell), w(n_cell)]
+    else:
+        ins += [-1, -1, -1]
+    ins += [-1 if cifg else b(), b(1.0), b(), b()]
+    ins += [w(n_output, n_cell) if projection else -1,
+            b(0.0, n_output) if (projection and proj_bias) else -1]
+    ins += [mb.add_tensor([batch, n_output], name="output_state", is_variable=True),
+            mb.add_tensor([batch, n_cell], name="cell_state", is_variable=True)]
+    if n_inputs == 24:
+        if layer_norm:
+            ins += [-1 if cifg else b(1.0), b(1.0), b(1.0), b(1.0)]
+        else:
+            ins += [-1, -1, -1, -1]
+    y = mb.add_tensor(oshape, name="output")
+    mb.mark_output(y)
+    if op == SEQ:
+        opts = dict(fused_activation_function=act, cell_clip=cell_clip, proj_clip=proj_clip,
+                    time_major=time_major)
+        if diagonal:
+            opts["diagonal_recurrent_tensors"] = True
+    else:
+        opts = dict(fused_activation_function=act, cell_clip=cell_clip, proj_clip=proj_clip,
+                    kernel_type="FULL")
+    if options != "default":
+        opts = options
+    mb.add_op(op, ins, [y], options=opts, version=version)
+    return mb.build()
+
+
+def basic_lstm_model(batch=1, n_input=8, n_units=16, seed=0, outputs=(0, 1, 2, 3), act="TANH",
+                     cell_clip=0.0, proj_clip=0.0, version=2):
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+    x = mb.add_input([batch, n_input], name="input")
+    prev_act = mb.add_input([batch, n_units], name="prev_activation")
+    wts = mb.add_const((rng.standard_normal((4 * n_units, n_input + n_units)) /
+                        np.sqrt(n_input + n_units)).astype(np.float32))
+    bias = mb.add_const((0.1 * rng.standard_normal(4 * n_units)).astype(np.float32))
+    prev_state = mb.add_input([batch, n_units], name="prev_state")
+    outs = [mb.add_tensor([batch, n_units], name="activation"),
+            mb.add_tensor([batch, n_units], name="state"),
+            mb.add_tensor([batch, n_input + n_units], name="concat_temp"),
+            mb.add_tensor([batch, 4 * n_units], name="activation_temp")]
+    for i in outputs:
+        mb.mark_output(outs[i])
+    mb.add_op("LSTM", [x, prev_act, wts, bias, prev_state], outs,
+              options=dict(fused_activation_function=act, cell_clip=cell_clip,
+                           proj_clip=proj_clip, kernel_type="BASIC"), version=version)
+    return mb.build()
+
+
+def _seq_inputs(shape):
+    return lambda rng: [rng.standard_normal(shape).astype(np.float32)]
+
+
+def _seq_case(name, **kw):
+    op = kw.get("op", SEQ)
+    batch, time, n_input = kw.get("batch", 2), kw.get("time", 3), kw.get("n_input", 5)
+    if op == SEQ:
+        shape = [time, batch, n_input] if kw.get("time_major") else [batch, time, n_input]
+    else:
+        shape = [batch, n_input]
+    return OpCase(op, name, lambda: lstm_model(**kw), _seq_inputs(shape))
+
+
+def _basic_case(name, **kw):
+    batch, ni, nu = kw.get("batch", 1), kw.get("n_input", 8), kw.get("n_units", 16)
+    return OpCase("LSTM", name, lambda: basic_lstm_model(**kw),
+                  lambda rng: [rng.standard_normal((batch, ni)).astype(np.float32),
+                               rng.standard_normal((batch, nu)).astype(np.float32),
+                               rng.standard_normal((batch, nu)).astype(np.float32)])
+
+
+CASES = []

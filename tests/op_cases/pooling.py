@@ -1,0 +1,247 @@
+"""Pooling family: AVERAGE_POOL_2D, MAX_POOL_2D, RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR,
+SOFTMAX, MEAN, SUM, ARG_MAX."""
+import numpy as np
+
+from harness import OpCase
+from tflite_gpu.testing.builder import ModelBuilder, single_op_model
+
+
+def _f32(shape, scale=1.0):
+    return lambda rng: [(scale * rng.standard_normal(shape)).astype(np.float32)]
+
+
+def _same(n, s):
+    return (n + s - 1) // s
+
+
+def _valid(n, f, s):
+    return (n - f + s) // s if n >= f else 0
+
+
+CASES = []
+
+# ---------------------------------------------------------------- pooling
+_POOLS = [
+    # name, in shape, filter (h, w), stride (h, w), padding, activation
+    ("2x2s2_valid", [1, 8, 8, 3], (2, 2), (2, 2), "VALID", "NONE"),
+    ("3x3s2_same", [2, 9, 7, 5], (3, 3), (2, 2), "SAME", "NONE"),
+    ("3x3s1_same_relu6", [1, 6, 6, 4], (3, 3), (1, 1), "SAME", "RELU6"),
+    ("2x3s1x2_same_relu", [1, 7, 10, 3], (2, 3), (1, 2), "SAME", "RELU"),
+    ("3x2s3x1_valid_relu1", [3, 10, 5, 2], (3, 2), (3, 1), "VALID", "RELU_N1_TO_1"),
+    ("global_7x7", [2, 7, 7, 33], (7, 7), (2, 2), "VALID", "NONE"),
+    ("1x1", [1, 1, 1, 1], (1, 1), (1, 1), "SAME", "NONE"),
+    ("filter_gt_input_same", [1, 3, 3, 2], (5, 5), (1, 1), "SAME", "NONE"),
+    ("big_stride_same", [1, 5, 5, 1], (1, 1), (4, 4), "SAME", "TANH"),
+    ("wide_channels", [1, 5, 5, 600], (3, 3), (2, 2), "SAME", "NONE"),
+    ("odd_stride_same", [1, 11, 13, 7], (4, 5), (3, 2), "SAME", "RELU6"),
+]
+for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+    for name, shape, (fh, fw), (sh, sw), pad, act in _POOLS:
+        n, h, w, c = shape
+        oh = _same(h, sh) if pad == "SAME" else _valid(h, fh, sh)
+        ow = _same(w, sw) if pad == "SAME" else _valid(w, fw, sw)
+        opts = dict(padding=pad, stride_w=sw, stride_h=sh, filter_width=fw, filter_height=fh,
+                    fused_activation_function=act)
+        CASES.append(OpCase(op, name, (lambda op=op, s=shape, o=[n, oh, ow, c], opts=opts:
+                                       single_op_model(op, [s], [o], options=opts)),
+                            _f32(shape, 3.0)))
+    CASES.append(OpCase(op, "inf_input_clamps_to_flt_max",
+                        lambda op=op: single_op_model(op, [[1, 2, 4, 1]], [[1, 1, 2, 1]], options=dict(
+                            padding="VALID", stride_w=2, stride_h=2, filter_width=2, filter_height=2)),
+                        lambda rng: [np.array([1, np.inf, 2, 3, -np.inf, 4, 5, -1],
+                                              np.float32).reshape(1, 2, 4, 1)]))
+    CASES.append(OpCase(op, "v2", lambda op=op: single_op_model(
+        op, [[1, 4, 4, 3]], [[1, 2, 2, 3]], version=2, options=dict(
+            padding="VALID", stride_w=2, stride_h=2, filter_width=2, filter_height=2)),
+        _f32([1, 4, 4, 3])))
+
+
+# ---------------------------------------------------------------- resize
+def _resize_model(op, in_shape, size, const_size=True, version=1, **opts):
+    if const_size:
+        return single_op_model(op, [in_shape], [[in_shape[0], size[0], size[1], in_shape[3]]],
+                               options=opts, version=version, consts=[np.array(size, np.int32)])
+    return single_op_model(op, [in_shape, ([2], np.int32)],
+                           [[in_shape[0], size[0], size[1], in_shape[3]]], options=opts,
+                           version=version)
+
+
+_RESIZES = [
+    # name, in shape, size, options
+    ("up2x", [1, 4, 4, 3], [8, 8], {}),
+    ("up_odd", [2, 3, 5, 2], [7, 11], {}),
+    ("down", [1, 9, 10, 4], [4, 3], {}),
+    ("align_corners", [1, 4, 5, 3], [7, 9], dict(align_corners=True)),
+    ("align_corners_down", [1, 9, 7, 2], [4, 3], dict(align_corners=True)),
+    ("half_pixel", [1, 4, 5, 3], [8, 13], dict(half_pixel_centers=True)),
+    ("half_pixel_down", [2, 9, 6, 3], [4, 4], dict(half_pixel_centers=True)),
+    ("to_1x1", [1, 5, 4, 2], [1, 1], dict(align_corners=True)),
+    ("from_1x1", [1, 1, 1, 3], [3, 4], {}),
+    ("same_size", [1, 6, 6, 5], [6, 6], dict(half_pixel_centers=True)),
+    ("wide_channels", [1, 5, 6, 130], [9, 11], dict(half_pixel_centers=True)),
+]
+for name, shape, size, opts in _RESIZES:
+    for op in ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"):
+        v = 3 if opts.get("half_pixel_centers") else 1
+        CASES.append(OpCase(op, name, (lambda op=op, s=shape, z=size, o=opts, v=v:
+                                       _resize_model(op, s, z, version=v, **o)), _f32(shape)))
+
+for op in ("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"):
+    CASES.append(OpCase(op, "dynamic_size", lambda op=op: _resize_model(op, [1, 4, 5, 3], [6, 9], const_size=False),
+                        lambda rng: [rng.standard_normal((1, 4, 5, 3)).astype(np.float32),
+                                     np.array([6, 9], np.int32)]))
+    CASES.append(OpCase(op, "dynamic_size_hp", lambda op=op: _resize_model(
+        op, [2, 7, 5, 3], [3, 8], const_size=False, version=3, half_pixel_centers=True),
+        lambda rng: [rng.standard_normal((2, 7, 5, 3)).astype(np.float32), np.array([3, 8], np.int32)]))
+    CASES.append(OpCase(op, "v4", lambda op=op: _resize_model(op, [1, 3, 3, 2], [5, 7], version=4,
+                                                             half_pixel_centers=True), _f32([1, 3, 3, 2])))
+
+CASES.append(OpCase("RESIZE_NEAREST_NEIGHBOR", "align_and_half_pixel", lambda: _resize_model(
+    "RESIZE_NEAREST_NEIGHBOR", [1, 5, 7, 2], [9, 4], version=3, align_corners=True,
+    half_pixel_centers=True), _f32([1, 5, 7, 2])))
+# Rounding corner cases: scales where (x + 0.5) * scale lands exactly on .5 / integers.
+for name, shape, size, opts in [("exact_half_ac", [1, 3, 3, 1], [5, 5], dict(align_corners=True)),
+                                ("exact_half_hp", [1, 2, 6, 1], [4, 4], dict(half_pixel_centers=True)),
+                                ("third_scale", [1, 3, 9, 1], [9, 3], {}),
+                                ("hp_ac_exact", [1, 4, 4, 1], [7, 7], dict(align_corners=True,
+                                                                           half_pixel_centers=True))]:
+    CASES.append(OpCase("RESIZE_NEAREST_NEIGHBOR", name, (lambda s=shape, z=size, o=opts: _resize_model(
+        "RESIZE_NEAREST_NEIGHBOR", s, z, version=3, **o)), _f32(shape)))
+for dt, name, v in [(np.int8, "int8", 2), (np.uint8, "uint8", 1), (np.int16, "int16", 4),
+                    (np.int32, "int32", 1)]:
+    CASES.append(OpCase("RESIZE_NEAREST_NEIGHBOR", name, (lambda dt=dt, v=v: single_op_model(
+        "RESIZE_NEAREST_NEIGHBOR", [([1, 3, 4, 2], dt)], [([1, 5, 7, 2], dt)], version=v,
+        options=dict(half_pixel_centers=True), consts=[np.array([5, 7], np.int32)])),
+        (lambda rng, dt=dt: [rng.integers(-100 if dt != np.uint8 else 0, 100, (1, 3, 4, 2)).astype(dt)])))
+
+# ---------------------------------------------------------------- softmax
+for name, shape, beta in [("2d", [3, 10], 1.0), ("4d", [2, 3, 4, 17], 1.0), ("1d", [5], 1.0),
+                          ("beta_half", [4, 1001], 0.5), ("beta_2", [2, 5, 8], 2.0),
+                          ("3d_wide", [1, 2, 3000], 1.0), ("single_class", [4, 1], 1.0),
+                          ("5d", [2, 1, 2, 3, 6], 1.3), ("neg_beta", [3, 7], -0.7)]:
+    CASES.append(OpCase("SOFTMAX", name, (lambda s=shape, b=beta: single_op_model(
+        "SOFTMAX", [s], [s], options=dict(beta=b))), _f32(shape, 4.0)))
+CASES.append(OpCase("SOFTMAX", "large_logits", lambda: single_op_model(
+    "SOFTMAX", [[2, 6]], [[2, 6]], options=dict(beta=1.0)), _f32([2, 6], 300.0)))
+CASES.append(OpCase("SOFTMAX", "no_options_beta0", lambda: single_op_model(
+    "SOFTMAX", [[2, 6]], [[2, 6]], options=None), _f32([2, 6])))
+CASES.append(OpCase("SOFTMAX", "v2", lambda: single_op_model(
+    "SOFTMAX", [[2, 6]], [[2, 6]], options=dict(beta=1.0), version=2), _f32([2, 6])))
+
+
+# ---------------------------------------------------------------- MEAN / SUM
+def _out_shape(shape, axes, keep):
+    r = len(shape)
+    ax = {a % r for a in axes}
+    return [1 if i in ax else d for i, d in enumerate(shape) if keep or i not in ax]
+
+
+def _np_reduce(op, axes, keep, dtype):
+    def f(x, *rest):
+        ax = tuple(sorted({int(a) % x.ndim for a in np.ravel(axes)}))
+        if op == "SUM":
+            y = np.sum(x, axis=ax, keepdims=keep, dtype=dtype)
+        else:
+            y = np.mean(x, axis=ax, keepdims=keep, dtype=np.float64).astype(dtype)
+        return [np.asarray(y, dtype)]
+    return f
+
+
+_REDUCES = [
+    # name, shape, axes, keep_dims
+    ("hw_nhwc_keep", [2, 7, 7, 64], [1, 2], True),
+    ("hw_nhwc_batch1", [1, 12, 12, 320], [1, 2], True),
+    ("hw_nhwc_nokeep", [3, 5, 6, 7], [1, 2], False),
+    ("last_axis", [4, 5, 33], [-1], False),
+    ("first_axis", [6, 3, 4], [0], True),
+    ("all_axes", [3, 4, 5], [0, 1, 2], False),
+    ("neg_repeated", [2, 3, 4, 5], [-1, 3, 1, -3], False),
+    ("middle", [4, 9, 5], [1], True),
+    ("alt_axes", [3, 4, 5, 6, 2], [0, 2, 4], False),
+    ("size1_dims", [1, 5, 1, 4], [2, 3], False),
+    ("1d", [17], [0], False),
+    ("1d_keep", [17], [0], True),
+    ("big_hw", [2, 64, 64, 40], [1, 2], True),
+    ("big_rows", [64, 4096], [1], False),
+    ("big_cols", [4096, 64], [0], False),
+]
+for op in ("MEAN", "SUM"):
+    for name, shape, axes, keep in _REDUCES:
+        CASES.append(OpCase(op, name, (lambda op=op, s=shape, a=axes, k=keep: single_op_model(
+            op, [s], [_out_shape(s, a, k)], options=dict(keep_dims=k),
+            consts=[np.array(a, np.int32)])), _f32(shape)))
+    CASES.append(OpCase(op, "scalar_axis", lambda op=op: single_op_model(
+        op, [[3, 4]], [[3]], options=dict(keep_dims=False), consts=[np.array(1, np.int32)]),
+        _f32([3, 4])))
+    CASES.append(OpCase(op, "empty_axis_list", lambda op=op: single_op_model(
+        op, [[3, 4]], [[3, 4]], options=dict(keep_dims=False), consts=[np.zeros([0], np.int32)]),
+        _f32([3, 4])))
+    CASES.append(OpCase(op, "no_options", lambda op=op: single_op_model(
+        op, [[3, 4, 2]], [[3, 2]], options=None, consts=[np.array([1], np.int32)]), _f32([3, 4, 2])))
+    CASES.append(OpCase(op, "dynamic_axis", lambda op=op: single_op_model(
+        op, [[2, 3, 4, 5], ([2], np.int32)], [[2, 5]], options=dict(keep_dims=False)),
+        lambda rng: [rng.standard_normal((2, 3, 4, 5)).astype(np.float32), np.array([2, -3], np.int32)]))
+    CASES.append(OpCase(op, "dynamic_axis_keep", lambda op=op: single_op_model(
+        op, [[2, 3, 4], ([1], np.int32)], [[2, 3, 1]], options=dict(keep_dims=True)),
+        lambda rng: [rng.standard_normal((2, 3, 4)).astype(np.float32), np.array([-1], np.int32)]))
+    CASES.append(OpCase(op, "empty_reduction", lambda op=op: single_op_model(
+        op, [[2, 0, 3]], [[2, 3]], options=dict(keep_dims=False), consts=[np.array([1], np.int32)]),
+        lambda rng: [np.zeros((2, 0, 3), np.float32)]))
+    for dt, nm in [(np.int32, "int32"), (np.int64, "int64")]:
+        CASES.append(OpCase(op, nm, (lambda op=op, dt=dt: single_op_model(
+            op, [([3, 5, 4], dt)], [([3, 4], dt)], options=dict(keep_dims=False),
+            consts=[np.array([1], np.int32)])),
+            (lambda rng, dt=dt: [rng.integers(-1000, 1000, (3, 5, 4)).astype(dt)])))
+        CASES.append(OpCase(op, nm + "_all", (lambda op=op, dt=dt: single_op_model(
+            op, [([3, 5, 4], dt)], [([1, 1, 1], dt)], options=dict(keep_dims=True),
+            consts=[np.array([0, 1, 2], np.int32)])),
+            (lambda rng, dt=dt: [rng.integers(-1000, 1000, (3, 5, 4)).astype(dt)])))
+    # int64 axis tensors: TFLite's kernels only take int32 axes, so these use a numpy oracle.
+    CASES.append(OpCase(op, "int64_axis", lambda op=op: single_op_model(
+        op, [[2, 3, 4, 5]], [[2, 1, 1, 5]], options=dict(keep_dims=True),
+        consts=[np.array([1, -2], np.int64)]), _f32([2, 3, 4, 5]), oracle="numpy",
+        ref_fn=_np_reduce(op, [1, -2], True, np.float32)))
+CASES.append(OpCase("SUM", "int32_wraps", lambda: single_op_model(
+    "SUM", [([2, 3], np.int32)], [([2], np.int32)], options=dict(keep_dims=False),
+    consts=[np.array([1], np.int32)]),
+    lambda rng: [np.array([[2**31 - 1, 2, 2], [-2**31, -2, 5]], np.int32)]))
+CASES.append(OpCase("MEAN", "int32_truncates", lambda: single_op_model(
+    "MEAN", [([2, 3], np.int32)], [([2], np.int32)], options=dict(keep_dims=False),
+    consts=[np.array([1], np.int32)]),
+    lambda rng: [np.array([[1, 2, 2], [-1, -2, -2]], np.int32)]))
+
+
+# ---------------------------------------------------------------- ARG_MAX
+def _argmax_model(shape, axis, in_dt=np.float32, out_dt=np.int32, axis_dt=np.int32, const=True,
+                  version=1):
+    r = len(shape)
+    a = axis % r
+    oshape = [d for i, d in enumerate(shape) if i != a]
+    otype = "INT32" if out_dt == np.int32 else "INT64"
+    if const:
+        return single_op_model("ARG_MAX", [(shape, in_dt)], [(oshape, out_dt)],
+                               options=dict(output_type=otype), version=version,
+                               consts=[np.array([axis], axis_dt)])
+    return single_op_model("ARG_MAX", [(shape, in_dt), ([1], axis_dt)], [(oshape, out_dt)],
+                           options=dict(output_type=otype), version=version)
+
+
+for name, shape, axis in [("last", [3, 10], -1), ("first", [7, 4, 3], 0), ("middle", [2, 9, 5], 1),
+                          ("4d_channels", [2, 4, 4, 21], 3), ("4d_h", [2, 4, 5, 3], 1), ("1d", [13], 0),
+                          ("long_row", [3, 5000], 1), ("big_middle", [4, 300, 100], 1)]:
+    CASES.append(OpCase("ARG_MAX", name, (lambda s=shape, a=axis: _argmax_model(s, a)), _f32(shape)))
+CASES.append(OpCase("ARG_MAX", "int64_out_int64_axis", lambda: _argmax_model(
+    [4, 6], 1, out_dt=np.int64, axis_dt=np.int64), _f32([4, 6])))
+CASES.append(OpCase("ARG_MAX", "ties_first_index", lambda: _argmax_model([4, 8], 1),
+                    lambda rng: [rng.integers(0, 3, (4, 8)).astype(np.float32)]))
+CASES.append(OpCase("ARG_MAX", "ties_first_index_middle", lambda: _argmax_model([3, 6, 5], 1),
+                    lambda rng: [rng.integers(0, 2, (3, 6, 5)).astype(np.float32)]))
+CASES.append(OpCase("ARG_MAX", "dynamic_axis", lambda: _argmax_model([3, 4, 5], 0, const=False),
+                    lambda rng: [rng.standard_normal((3, 4, 5)).astype(np.float32),
+                                 np.array([-2], np.int32)]))
+for dt, nm, v in [(np.int32, "int32", 1), (np.uint8, "uint8", 1), (np.int8, "int8", 2)]:
+    lo = 0 if dt == np.uint8 else -50
+    CASES.append(OpCase("ARG_MAX", nm, (lambda dt=dt, v=v: _argmax_model([5, 7], 1, in_dt=dt, version=v)),
+                        (lambda rng, dt=dt, lo=lo: [rng.integers(lo, 50, (5, 7)).astype(dt)])))
+CASES.append(OpCase("ARG_MAX", "bool", lambda: _argmax_model([5, 7], 1, in_dt=np.bool_, out_dt=np.int64),
+                    lambda rng: [rng.integers(0, 2, (5, 7)).astype(np.bool_)]))

@@ -1,0 +1,49 @@
+"""Every op case the GPU delegate takes, through the delegate (fp32 and fp16 storage) against
+our plain reference CPU kernels on the same single-op models. Runs on PoCL in CI.
+
+Tolerances: F32 rel-L2 <= 1e-5. F32_F16 / F16 store tensors and weights in half (11-bit
+mantissa, relative rounding 2^-11 ~ 4.9e-4 per stored value) and compute in float; a value that
+passes through k roundings has rel error ~ sqrt(k) * 2.8e-4, so 5e-3 holds for single ops with
+headroom; a case may state its own gpu_tol with a reason.
+"""
+import os
+import zlib
+
+import numpy as np
+import pytest
+
+from gpu_util import delegate, require_gpu
+from harness import all_cases, assert_close, run_tflite_gpu
+
+CASES = [c for c in all_cases() if c.gpu]
+
+
+@pytest.fixture(autouse=True)
+def _sentinels(monkeypatch):
+    # The runtime pads every GPU buffer with a sentinel pattern and checks it after each run.
+    monkeypatch.setenv("TFLITE_GPU_DEBUG_SENTINELS", "1")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+@pytest.mark.parametrize("precision", ["F32", "F32_F16"])
+def test_gpu_op_matches_reference(case, precision):
+    require_gpu()
+    rng = np.random.default_rng(zlib.crc32(case.id.encode()))
+    inputs = list(case.inputs(rng))
+    want = run_tflite_gpu(case.model(), inputs, reference=True)
+    import tflite_gpu
+    d = delegate(precision)
+    it = tflite_gpu.Interpreter(model_content=case.model(), experimental_delegates=[d], num_threads=1)
+    report = it.delegation_report()
+    assert report["delegated_nodes"] == report["total_nodes"], \
+        f"{case.id}: the delegate refused nodes: {report['unsupported']}"
+    for det, x in zip(it.get_input_details(), inputs):
+        if list(det["shape"]) != list(x.shape):
+            it.resize_tensor_input(det["index"], list(x.shape))
+    it.allocate_tensors()
+    for det, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(det["index"], x)
+    it.invoke()
+    got = [it.get_tensor(det["index"]) for det in it.get_output_details()]
+    tol = 1e-5 if precision == "F32" else (case.gpu_tol or 5e-3)
+    assert_close(got, want, tol, f"{case.id} [GPU {precision}]")

@@ -1,0 +1,251 @@
+"""The GPU delegate (TfLiteGpuDelegateV2 / TFLGpuDelegate names), backed by OpenCL."""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import logging
+import os
+import site
+import sys
+from typing import Any, Dict, List, Optional
+
+from . import _core
+
+logger = logging.getLogger("tflite_gpu")
+
+
+def _set_opencl_search_path() -> None:
+    # The C++ loader looks for the ICD loader and PoCL shipped in the pyopencl wheel here.
+    if "TFLITE_GPU_SITE_PACKAGES" not in os.environ:
+        dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+        user = site.getusersitepackages() if hasattr(site, "getusersitepackages") else None
+        dirs += [p for p in sys.path if p.endswith("site-packages")]
+        if user:
+            dirs.append(user)
+        os.environ["TFLITE_GPU_SITE_PACKAGES"] = os.pathsep.join(dict.fromkeys(d for d in dirs if d))
+
+
+def _log(level: int, msg: str) -> None:
+    logger.log({0: logging.INFO, 1: logging.WARNING}.get(level, logging.ERROR), msg)
+
+
+_set_opencl_search_path()
+_core.set_log_callback(_log)
+
+
+class InferencePreference(enum.IntEnum):
+    FAST_SINGLE_ANSWER = 0
+    SUSTAINED_SPEED = 1
+    BALANCED = 2
+
+
+class InferencePriority(enum.IntEnum):
+    AUTO = 0
+    MAX_PRECISION = 1
+    MIN_LATENCY = 2
+    MIN_MEMORY_USAGE = 3
+
+
+class ExperimentalFlags(enum.IntFlag):
+    NONE = 0
+    ENABLE_QUANT = 1
+    CL_ONLY = 2
+    GL_ONLY = 4
+    ENABLE_SERIALIZATION = 8
+
+
+class WaitType(enum.IntEnum):
+    PASSIVE = 0
+    ACTIVE = 1
+    DO_NOT_WAIT = 2
+    AGGRESSIVE = 3
+
+
+_UNSET = object()
+
+
+@dataclasses.dataclass
+class GpuDelegateOptions:
+    """TfLiteGpuDelegateOptionsV2 fields plus the Metal (TFLGpuDelegateOptions) names.
+
+    ``allow_precision_loss`` is the Metal name of ``is_precision_loss_allowed`` and
+    ``enable_quantization`` the Metal name of ``ExperimentalFlags.ENABLE_QUANT``; when given they win.
+    ``device``: None (a GPU if there is one, else the PoCL CPU device), an index, a name
+    substring, "gpu"/"cpu", or a pyopencl Context / CommandQueue to share.
+    ``op_filter``: op names forced to the CPU (also env TFLITE_GPU_OP_FILTER).
+    """
+    is_precision_loss_allowed: bool = False
+    inference_preference: InferencePreference = InferencePreference.FAST_SINGLE_ANSWER
+    inference_priority1: InferencePriority = InferencePriority.MAX_PRECISION
+    inference_priority2: InferencePriority = InferencePriority.AUTO
+    inference_priority3: InferencePriority = InferencePriority.AUTO
+    experimental_flags: ExperimentalFlags = ExperimentalFlags.ENABLE_QUANT
+    max_delegated_partitions: int = 1
+    serialization_dir: Optional[str] = None
+    model_token: Optional[str] = None
+    wait_type: WaitType = WaitType.PASSIVE
+    enable_quantization: Any = _UNSET
+    allow_precision_loss: Any = _UNSET
+    device: Any = None
+    op_filter: Optional[List[str]] = None
+    enable_profiling: bool = False
+
+    def __post_init__(self):
+        if self.allow_precision_loss is not _UNSET:
+            self.is_precision_loss_allowed = bool(self.allow_precision_loss)
+        if self.enable_quantization is not _UNSET:
+            flags = ExperimentalFlags(int(self.experimental_flags))
+            self.experimental_flags = (flags | ExperimentalFlags.ENABLE_QUANT) if self.enable_quantization \
+                else (flags & ~ExperimentalFlags.ENABLE_QUANT)
+        try:
+            self.inference_preference = InferencePreference(int(self.inference_preference))
+            self.inference_priority1 = InferencePriority(int(self.inference_priority1))
+            self.inference_priority2 = InferencePriority(int(self.inference_priority2))
+            self.inference_priority3 = InferencePriority(int(self.inference_priority3))
+            self.wait_type = WaitType(int(self.wait_type))
+        except ValueError as e:
+            raise ValueError(f"GpuDelegateOptions: {e}") from None
+        if not isinstance(self.max_delegated_partitions, int) or self.max_delegated_partitions < 1:
+            raise ValueError("GpuDelegateOptions: max_delegated_partitions must be an int >= 1")
+
+    def _to_core(self) -> Dict[str, Any]:
+        d: Dict[str, Any] = {
+            "is_precision_loss_allowed": int(bool(self.is_precision_loss_allowed)),
+            "inference_preference": int(self.inference_preference),
+            "inference_priority1": int(self.inference_priority1),
+            "inference_priority2": int(self.inference_priority2),
+            "inference_priority3": int(self.inference_priority3),
+            "experimental_flags": int(self.experimental_flags),
+            "max_delegated_partitions": int(self.max_delegated_partitions),
+            "serialization_dir": self.serialization_dir,
+            "model_token": self.model_token,
+            "wait_type": int(self.wait_type),
+            "enable_profiling": int(bool(self.enable_profiling)),
+            "op_filter": ",".join(self.op_filter) if self.op_filter else None,
+        }
+        dev = self.device
+        if dev is None:
+            pass
+        elif isinstance(dev, (int, str)):
+            d["device"] = str(dev)
+        else:  # a pyopencl Context or CommandQueue to share
+            queue = None
+            if hasattr(dev, "context") and hasattr(dev, "finish"):
+                queue, ctx = dev, dev.context
+            else:
+                ctx = dev
+            if not hasattr(ctx, "int_ptr"):
+                raise ValueError(f"GpuDelegateOptions.device: expected None, an index, a name, or a pyopencl "
+                                 f"Context/CommandQueue, got {type(dev).__name__}")
+            d["cl_context"] = int(ctx.int_ptr)
+            if queue is not None:
+                d["cl_queue"] = int(queue.int_ptr)
+        return d
+
+
+class GpuDelegate:
+    """TfLiteGpuDelegateV2Create / TFLGpuDelegateCreate. Raises RuntimeError when no OpenCL device
+    can be used (the message says why); the CPU interpreter keeps working."""
+
+    def __init__(self, options: Optional[GpuDelegateOptions] = None, **kwargs):
+        if options is None:
+            options = GpuDelegateOptions(**kwargs)
+        elif kwargs:
+            raise ValueError("pass either a GpuDelegateOptions or keyword options, not both")
+        self.options = options
+        self._shared = options.device if (options.device is not None and not isinstance(options.device, (int, str))) else None
+        self._core = _core.GpuDelegate(options._to_core())
+        self._core.init()
+        self._buffers: Dict[int, Any] = {}
+
+    def _modify_graph(self, interpreter) -> None:
+        if self._core.closed:
+            raise RuntimeError("the GPU delegate was closed (TfLiteGpuDelegateV2Delete); create a new one")
+        interpreter._core.modify_graph_with_delegate(self._core)
+
+    def info(self) -> Dict[str, Any]:
+        """Device, precision and the last partitioning (refused nodes with reasons)."""
+        return self._core.info()
+
+    def bind_buffer_to_tensor(self, tensor_index: int, buffer) -> None:
+        raise NotImplementedError("binding user OpenCL buffers to tensors is not implemented yet")
+
+    def close(self) -> None:
+        """TfLiteGpuDelegateV2Delete: the delegate can no longer be applied."""
+        self._core.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._core.closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def list_devices() -> List[Dict[str, Any]]:
+    """OpenCL platforms/devices; `selected` marks the one a default GpuDelegate would use."""
+    try:
+        devs = _core.list_devices()
+    except RuntimeError as e:
+        logger.info("no OpenCL: %s", e)
+        return []
+    try:
+        sel = _core.default_device("")
+    except RuntimeError:
+        sel = -1
+    for d in devs:
+        d["selected"] = d["index"] == sel
+    return devs
+
+
+class CompatibilityList:
+    """Answers whether the GPU delegate would help here: a real GPU that passes a probe (context,
+    compile, run a tiny kernel). PoCL on the CPU works for the delegate but is not 'supported'
+    here, so code written like the TFLite guide falls back to CPU threads."""
+
+    def __init__(self):
+        self._probe: Optional[Dict[str, Any]] = None
+
+    def _run_probe(self) -> Dict[str, Any]:
+        if self._probe is None:
+            result: Dict[str, Any] = {"ok": False, "reason": "", "device": None}
+            gpus = [d for d in list_devices() if d["type"] == "GPU"]
+            if not gpus:
+                result["reason"] = "no OpenCL GPU device"
+            else:
+                try:
+                    from .testing.builder import ModelBuilder
+                    import numpy as np
+                    from .interpreter import Interpreter
+                    b = ModelBuilder()
+                    x = b.add_input([1, 2, 2, 4])
+                    y = b.add_tensor([1, 2, 2, 4])
+                    b.add_op("ADD", [x, x], [y], options=dict(fused_activation_function="NONE"))
+                    b.mark_output(y)
+                    dlg = GpuDelegate(GpuDelegateOptions(device="gpu"))
+                    it = Interpreter(model_content=b.build(), experimental_delegates=[dlg])
+                    it.allocate_tensors()
+                    v = np.arange(16, dtype=np.float32).reshape(1, 2, 2, 4)
+                    it.set_tensor(x, v)
+                    it.invoke()
+                    ok = np.allclose(it.get_tensor(y), 2 * v) and it.delegation_report()["delegated_nodes"] == 1
+                    result.update(ok=bool(ok), device=dlg.info()["device_name"],
+                                  reason="" if ok else "the probe kernel gave wrong results")
+                except Exception as e:  # the probe answers 'no', it never raises
+                    result["reason"] = f"probe failed: {e}"
+            self._probe = result
+        return self._probe
+
+    def is_delegate_supported_on_this_device(self) -> bool:
+        return self._run_probe()["ok"]
+
+    def best_options_for_this_device(self) -> GpuDelegateOptions:
+        p = self._run_probe()
+        if not p["ok"]:
+            return GpuDelegateOptions()
+        return GpuDelegateOptions(device="gpu", is_precision_loss_allowed=True,
+                                  inference_priority1=InferencePriority.MIN_LATENCY)
