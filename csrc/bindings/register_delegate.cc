@@ -5,6 +5,7 @@
 
 #include "bindings/py_interpreter.h"
 #include "gpu/cl/device.h"
+#include "gpu/partition_runtime.h"
 #include "tflite_gpu/gpu_delegate.h"
 
 namespace tflite_gpu {
@@ -25,13 +26,14 @@ struct PyGpuDelegate {
   }
 };
 
-py::object g_log_callback;
+// Leaked on purpose: a static py::object would be destroyed after the interpreter finalises.
+py::object* g_log_callback = nullptr;
 
 void LogToPython(int level, const char* msg, void*) {
   py::gil_scoped_acquire gil;
-  if (g_log_callback && !g_log_callback.is_none()) {
+  if (g_log_callback && !g_log_callback->is_none()) {
     try {
-      g_log_callback(level, std::string(msg));
+      (*g_log_callback)(level, std::string(msg));
       return;
     } catch (...) {
     }
@@ -62,7 +64,8 @@ py::dict InfoDict(const GpuDelegateInfo& i) {
 
 void RegisterDelegate(py::module_& m) {
   m.def("set_log_callback", [](py::object cb) {
-    g_log_callback = cb;
+    delete g_log_callback;
+    g_log_callback = new py::object(cb);
     SetLogSink(cb.is_none() ? nullptr : &LogToPython, nullptr);
   });
   m.def("list_devices", [] {
@@ -160,6 +163,18 @@ void RegisterDelegate(py::module_& m) {
       ThrowStatus(st);
     }
     self.delegates.push_back(pyd);
+  });
+  ic.def("gpu_kernel_times", [](PyInterpreter& self) {
+    py::list out;
+    for (auto& k : self.interp().primary_subgraph().delegate_kernels())
+      for (auto& t : k->DeviceTimes()) {
+        py::dict d;
+        d["node"] = t.node;
+        d["name"] = t.name;
+        d["us"] = t.us;
+        out.append(d);
+      }
+    return out;
   });
   ic.def("delegate_info", [](PyInterpreter& self) {
     py::list out;

@@ -85,6 +85,12 @@ class GpuDelegateKernel : public DelegateKernel {
   Status Eval(Subgraph& sg) override;
   Status CopyToHost(Subgraph& sg, int index) override;
   std::string name() const override { return "TfLiteGpuDelegateV2"; }
+  std::vector<KernelTime> DeviceTimes() const override {
+    std::vector<KernelTime> out;
+    if (runtime_)
+      for (auto& k : runtime_->kernel_times()) out.push_back({k.node, k.name, k.us});
+    return out;
+  }
   PartitionRuntime& runtime() { return *runtime_; }
 
  private:

@@ -1,6 +1,7 @@
 #include "gpu/partition_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -352,6 +353,15 @@ Status Builder::Assemble() {
 
 void Builder::PlanMemory() {
   const int nt = int(m_->tensors.size());
+  if (m_->debug_sentinels) {  // every tensor in its own exactly-sized buffer
+    m_->tensor_slot.assign(nt, -1);
+    for (int t = 0; t < nt; ++t) {
+      if (m_->tensors[t].const_index >= 0) continue;
+      m_->tensor_slot[t] = int(m_->slot_bytes.size());
+      m_->slot_bytes.push_back(size_t(m_->tensors[t].shape.elements4()) * m_->storage_bytes());
+    }
+    return;
+  }
   std::vector<int> first(nt, -1), last(nt, -1);
   for (int k = 0; k < int(m_->kernels.size()); ++k)
     for (auto& a : m_->kernels[k].args)
@@ -402,6 +412,8 @@ std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& g, size_t ma
 Status BuildPartitionModel(Subgraph& sg, const std::vector<int>& nodes, Precision precision,
                            const GpuDeviceCaps& caps, GpuPartitionModel* out, int* failed_node) {
   *out = GpuPartitionModel();
+  const char* dbg = std::getenv("TFLITE_GPU_DEBUG_SENTINELS");
+  out->debug_sentinels = dbg && *dbg && std::string(dbg) != "0";
   Builder b(sg, precision, caps, out);
   return b.Run(nodes, failed_node);
 }

@@ -56,6 +56,9 @@ struct GpuPartitionModel {
   std::vector<size_t> staging_bytes;
   std::vector<int> tensor_slot;   // per GPU tensor: buffer slot (-1 for constants)
   std::vector<size_t> slot_bytes;
+  // Debug (env TFLITE_GPU_DEBUG_SENTINELS=1): no buffer sharing, and the runtime surrounds every
+  // buffer's end with a sentinel pattern it checks after each run (out-of-bounds writes).
+  bool debug_sentinels = false;
   size_t storage_bytes() const { return precision == Precision::kF32 ? 4 : 2; }
 };
 

@@ -29,7 +29,41 @@ uint16_t FloatToHalf(float f) {
   if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;  // round to nearest even (may carry into exp)
   return uint16_t(h);
 }
+constexpr size_t kSentinelBytes = 256;
+constexpr uint8_t kSentinel = 0xA5;
+
+Status FillSentinel(const cl::Context& c, const cl::Buffer& b, size_t offset) {
+  std::vector<uint8_t> pat(kSentinelBytes, kSentinel);
+  return b.Write(c, pat.data(), pat.size(), offset, true);
+}
+
+Status CheckSentinel(const cl::Context& c, const cl::Buffer& b, size_t offset, const std::string& what) {
+  std::vector<uint8_t> got(kSentinelBytes);
+  TFG_RETURN_IF_ERROR(b.Read(c, got.data(), got.size(), offset, true));
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != kSentinel)
+      return Internal("GPU out-of-bounds write detected past the end of " + what + " (byte " + std::to_string(i) + ")");
+  return OkStatus();
+}
+
 }  // namespace
+
+Status PartitionRuntime::CheckSentinels() {
+  if (!model_.debug_sentinels) return OkStatus();
+  const cl::Context& c = *ctx_;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    std::string who = "buffer slot " + std::to_string(i);
+    for (size_t k = 0; k < model_.kernels.size(); ++k)
+      for (auto& a : model_.kernels[k].args)
+        if (a.kind == GpuKernelArg::kTensor && model_.tensor_slot[a.index] == int(i))
+          who = "tensor " + std::to_string(a.index) + " (written by kernel '" + model_.kernels[k].name + "')";
+    TFG_RETURN_IF_ERROR(CheckSentinel(c, slots_[i], model_.slot_bytes[i], who));
+  }
+  for (size_t i = 0; i < staging_.size(); ++i)
+    TFG_RETURN_IF_ERROR(CheckSentinel(c, staging_[i], std::max<size_t>(model_.staging_bytes[i], 16),
+                                      "staging buffer " + std::to_string(i)));
+  return OkStatus();
+}
 
 Status PartitionRuntime::Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache* cache, GpuPartitionModel model,
                               int* failed_node) {
@@ -37,8 +71,10 @@ Status PartitionRuntime::Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache
   model_ = std::move(model);
   *failed_node = -1;
   const cl::Context& c = *ctx_;
+  const size_t pad = model_.debug_sentinels ? kSentinelBytes : 0;
   for (size_t bytes : model_.slot_bytes) {
-    TFG_ASSIGN_OR_RETURN(cl::Buffer b, cl::Buffer::Create(c, bytes));
+    TFG_ASSIGN_OR_RETURN(cl::Buffer b, cl::Buffer::Create(c, bytes + pad));
+    if (pad) TFG_RETURN_IF_ERROR(FillSentinel(c, b, bytes));
     slots_.push_back(std::move(b));
   }
   for (size_t i = 0; i < model_.consts.size(); ++i) {
@@ -58,7 +94,8 @@ Status PartitionRuntime::Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache
     }
   }
   for (size_t bytes : model_.staging_bytes) {
-    TFG_ASSIGN_OR_RETURN(cl::Buffer b, cl::Buffer::Create(c, std::max<size_t>(bytes, 16)));
+    TFG_ASSIGN_OR_RETURN(cl::Buffer b, cl::Buffer::Create(c, std::max<size_t>(bytes, 16) + pad));
+    if (pad) TFG_RETURN_IF_ERROR(FillSentinel(c, b, std::max<size_t>(bytes, 16)));
     staging_.push_back(std::move(b));
   }
   for (const GpuKernelDesc& k : model_.kernels) {
@@ -127,6 +164,10 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
   }
   pending_ = true;
   if (!defer) TFG_RETURN_IF_ERROR(Sync(wait));
+  if (model_.debug_sentinels) {
+    TFG_RETURN_IF_ERROR(Sync(wait));
+    TFG_RETURN_IF_ERROR(CheckSentinels());
+  }
   if (profile) {
     TFG_RETURN_IF_ERROR(Sync(cl::WaitMode::kPassive));
     times_.clear();

@@ -21,6 +21,7 @@ class PartitionRuntime {
   // wait: kPassive/kActive; defer: leave outputs in flight (DO_NOT_WAIT), finished by Sync().
   Status Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool profile);
   Status Sync(cl::WaitMode wait);
+  Status CheckSentinels();  // debug mode: out-of-bounds writes past any buffer
   bool pending() const { return pending_; }
   const GpuPartitionModel& model() const { return model_; }
   // Per kernel: (node, name, device microseconds) of the last profiled run.

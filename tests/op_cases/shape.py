@@ -29,10 +29,12 @@ def rand(rng, shape, dt):
 
 
 class In:
-    """A graph input of the op: shape, dtype and an optional fixed value (for index tensors)."""
+    """A graph input of the op: shape, dtype, an optional fixed value (for index tensors) and an
+    optional data shape different from the model's (the harness then resizes the input)."""
 
-    def __init__(self, shape, dt=F32, value=None, quant=None):
+    def __init__(self, shape, dt=F32, value=None, quant=None, data_shape=None):
         self.shape, self.dt, self.value, self.quant = list(shape), dt, value, quant
+        self.data_shape = list(shape) if data_shape is None else list(data_shape)
 
 
 def build(op, ins, outs, options=None, version=1):
@@ -63,7 +65,7 @@ def build(op, ins, outs, options=None, version=1):
 def gen(ins):
     """Input generator for the In entries of `ins`."""
     def f(rng):
-        return [x.value if x.value is not None else rand(rng, x.shape, x.dt)
+        return [x.value if x.value is not None else rand(rng, x.data_shape, x.dt)
                 for x in ins if isinstance(x, In)]
     return f
 
@@ -71,6 +73,11 @@ def gen(ins):
 def add(op, name, ins, outs, options=None, version=1, ref=None, **kw):
     """ref: numpy function of the graph inputs -> list of outputs; makes the case numpy-checked."""
     kwargs = dict(kw)
+    # The GPU delegate is expected only for float32 data with static shapes.
+    graph_ins = [x for x in ins if isinstance(x, In)]
+    static = all(x.value is None for x in graph_ins)
+    f32 = all(np.dtype(x.dt) == np.float32 for x in graph_ins) and all(np.dtype(o[1]) == np.float32 for o in outs)
+    kwargs.setdefault("gpu", static and f32)
     if ref is not None:
         kwargs.update(oracle="numpy", ref_fn=ref)
     CASES.append(OpCase(op, name, lambda: build(op, ins, outs, options, version), gen(ins), **kwargs))
@@ -212,6 +219,7 @@ add("PAD", "int8_zero_point", [In([1, 2, 2, 1], I8, quant=dict(scale=[0.1], zero
     [(padded([1, 2, 2, 1], _pads4), I8, dict(scale=[0.1], zero_point=[-5]))], version=3)
 add("PAD", "dynamic_paddings", [In([2, 3, 4]), In([3, 2], I32, value=np.array([[1, 0], [0, 2], [3, 1]], np.int32))],
     [([3, 5, 8], F32)])
+add("PAD", "rank0", [In([]), np.zeros([0, 2], np.int32)], [([], F32)])
 add("PAD", "large", [In([1, 64, 64, 16]), np.array([[0, 0], [2, 2], [2, 2], [0, 0]], np.int32)],
     [([1, 68, 68, 16], F32)])
 for v in (1, 2, 3, 4):
@@ -278,7 +286,7 @@ for name, shape, idx, axis, bd in [
     ("axis1", [2, 6, 3], np.array([[5, 1], [0, 3]], np.int32), 1, 0),
     ("axis_neg1", [2, 3, 7], np.array([6, 0, 3], np.int32), -1, 0),
     ("scalar_index", [4, 3], np.array(2, np.int32), 0, 0),
-    ("int64_indices", [5, 4], np.array([1, 4, 0], np.int64), 1, 0),
+    ("int64_indices", [5, 4], np.array([1, 3, 0], np.int64), 1, 0),
     ("int16_indices", [5, 4], np.array([3, 3, 0], np.int16), 0, 0),
     ("batch_dims1", [2, 5, 3], np.array([[0, 4], [2, 2]], np.int32), 1, 1),
     ("batch_dims_neg", [2, 3, 5, 2], np.array([[[4, 0], [1, 1], [2, 3]], [[0, 0], [4, 4], [3, 2]]], np.int32), 2, -1),
@@ -297,7 +305,7 @@ for dt in ALL_TYPES:
 add("GATHER", "const_input_dynamic_idx", [np.arange(20, dtype=np.float32).reshape(5, 4),
                                           In([3], I32, value=np.array([4, 1, 2], np.int32))],
     [([3, 4], F32)], dict(axis=0))
-add("GATHER", "all_const_folded", [np.arange(20, dtype=np.int64).reshape(5, 4), np.array([4, 1], np.int32)],
+add("GATHER", "all_const_folded", [np.arange(20, dtype=np.int64).reshape(5, 4), np.array([3, 1], np.int32)],
     [([5, 2], I64)], dict(axis=1))
 for v in range(1, 8):
     add("GATHER", f"v{v}", [In([4, 3]), np.array([2, 0], np.int32)], [([2, 3], F32)], dict(axis=0), version=v)
@@ -371,6 +379,16 @@ ss("6d", [2, 2, 3, 2, 3, 2], [0, 0, 1, 0, 0, 1], [2, 2, 3, 2, 3, 2], [1, 1, 1, 1
 ss("dynamic_indices", [4, 6], [1, -1], [4, 0], [2, -2], [2, 3], dynamic=True)
 ss("offset", [5, 6], [1, 2], [3, 2], [1, 1], [3, 2], version=8, offset=True)
 ss("offset_neg_begin", [5, 6], [-3, 0], [2, 6], [1, 2], [2, 3], version=8, offset=True)
+ss("shrink_clamped_begin", [4, 5], [-7, 0], [0, 5], [1, 1], [5], shrink_axis_mask=1)
+ss("spec_longer_than_rank", [4, 5], [1, 1, 0], [3, 4, 1], [1, 1, 1], [2, 3])
+ss("ellipsis_only", [4, 5], [0], [0], [1], [4, 5], ellipsis_mask=1)
+ss("shrink_and_new_axis_same_bit", [4, 5], [1], [2], [1], [1, 4, 5], new_axis_mask=1, shrink_axis_mask=1)
+ss("ellipsis_and_new_axis_same_bit", [4, 5], [0, 1], [0, 2], [1, 1], [4, 1], ellipsis_mask=1, new_axis_mask=1)
+ss("rank0", [], [], [], [], [])
+# litert reads past `end` here (and crashes): checked against numpy.
+add("STRIDED_SLICE", "offset_partial_spec", [In([4, 5]), np.array([1], np.int32), np.array([2], np.int32),
+                                              np.array([1], np.int32)], [([2, 5], F32)], dict(offset=True),
+    version=8, ref=lambda v: [v[1:3]])
 for dt in ALL_TYPES:
     ss("type_" + tname(dt), [3, 4, 5], [0, 1, 4], [3, 4, 0], [2, 1, -2], [2, 3, 2], dt=dt, version=4)
 for v in range(1, 9):
@@ -567,8 +585,68 @@ add_densify("block_1x4", [3, 8], [0, 1, 2], ["DENSE", "SPARSE_CSR", "DENSE"], bl
 add_densify("block_4x1_uint8_index", [8, 3], [0, 1, 2], ["DENSE", "SPARSE_CSR", "DENSE"], block_size=(4,),
             block_map=(0,), block=(4, 1), density=0.5, idx_dtype=np.uint8)
 add_densify("uint16_index", [6, 10], [0, 1], ["DENSE", "SPARSE_CSR"], idx_dtype=np.uint16)
-add_densify("all_zero", [3, 5], [0, 1], ["DENSE", "SPARSE_CSR"], density=0.0)
+add_densify("very_sparse", [6, 10], [0, 1], ["SPARSE_CSR", "SPARSE_CSR"], density=0.05)
 add_densify("int8", [4, 6], [0, 1], ["DENSE", "SPARSE_CSR"], dt=I8)
 add_densify("float16", [4, 6], [0, 1], ["DENSE", "SPARSE_CSR"], dt=F16)
 add_densify("fc_weights_16x32", [16, 32], [0, 1, 2], ["DENSE", "SPARSE_CSR", "DENSE"], block_size=(4,),
             block_map=(1,), block=(1, 4), density=0.4)
+
+
+# ================================================================ resized inputs and op chains
+add("CONCATENATION", "resized_inputs", [In([1, 3], data_shape=[4, 3]), In([1, 2], data_shape=[4, 2])],
+    [([1, 5], F32)], dict(axis=1))
+add("GATHER", "resized_input", [In([2, 3], data_shape=[5, 7]), np.array([1, 0, 4], np.int32)], [([3, 3], F32)],
+    dict(axis=1))
+add("PAD", "resized_input", [In([1, 2, 2, 1], data_shape=[2, 5, 3, 4]), np.array(_pads4, np.int32)],
+    [(padded([1, 2, 2, 1], _pads4), F32)])
+add("TRANSPOSE", "resized_input", [In([1, 2, 3], data_shape=[3, 4, 5]), np.array([2, 0, 1], np.int32)],
+    [([3, 1, 2], F32)])
+add("STRIDED_SLICE", "resized_input", [In([4, 4], data_shape=[6, 9]), np.array([1, -1], np.int32),
+                                       np.array([-1, 0], np.int32), np.array([1, -2], np.int32)], [([2, 2], F32)])
+add("RESHAPE", "resized_input_minus1", [In([2, 6], data_shape=[5, 6])], [([12, 1], F32)], dict(new_shape=[-1, 3]))
+add("SHAPE", "resized_input", [In([1, 2], data_shape=[7, 3])], [([2], I32)], dict(out_type="INT32"))
+
+
+def chain_shape_reshape_transpose():
+    """SHAPE(x) feeds a RESHAPE whose output (dynamic) feeds TRANSPOSE, then CONCATENATION."""
+    mb = ModelBuilder()
+    x = mb.add_input([2, 3, 4], name="x")
+    y = mb.add_input([24], name="y")
+    s = mb.add_tensor([3], np.int32, name="shape")
+    mb.add_op("SHAPE", [x], [s], options=dict(out_type="INT32"))
+    r = mb.add_tensor([2, 3, 4], name="reshaped")
+    mb.add_op("RESHAPE", [y, s], [r])
+    t = mb.add_tensor([4, 2, 3], name="transposed")
+    mb.add_op("TRANSPOSE", [r, mb.add_const(np.array([2, 0, 1], np.int32))], [t])
+    c = mb.add_tensor([4, 4, 3], name="concat")
+    mb.add_op("CONCATENATION", [t, t], [c], options=dict(axis=1))
+    p = mb.add_tensor([6, 4, 3], name="padded")
+    mb.add_op("PAD", [c, mb.add_const(np.array([[1, 1], [0, 0], [0, 0]], np.int32))], [p])
+    mb.mark_output(p)
+    return mb.build()
+
+
+CASES.append(OpCase("RESHAPE", "chain_from_shape_dynamic", chain_shape_reshape_transpose,
+                    lambda rng: [rand(rng, [2, 3, 4], F32), rand(rng, [24], F32)], gpu=False))
+
+
+def chain_folded_constants():
+    """Constant weights reshaped, gathered and sliced (all folded once), then joined to an input."""
+    mb = ModelBuilder()
+    w = mb.add_const(np.arange(48, dtype=np.float32).reshape(6, 8))
+    r = mb.add_tensor([8, 6])
+    mb.add_op("RESHAPE", [w, mb.add_const(np.array([8, 6], np.int32))], [r])
+    g = mb.add_tensor([3, 6])
+    mb.add_op("GATHER", [r, mb.add_const(np.array([7, 0, 3], np.int32))], [g], options=dict(axis=0))
+    sl = mb.add_tensor([3, 3])
+    mb.add_op("STRIDED_SLICE", [g] + [mb.add_const(np.array(v, np.int32)) for v in ([0, 0], [3, 6], [1, 2])], [sl],
+              options=dict())
+    x = mb.add_input([2, 3])
+    c = mb.add_tensor([5, 3])
+    mb.add_op("CONCATENATION", [sl, x], [c], options=dict(axis=0))
+    mb.mark_output(c)
+    return mb.build()
+
+
+CASES.append(OpCase("GATHER", "chain_folded_constants", chain_folded_constants,
+                    lambda rng: [rand(rng, [2, 3], F32)], gpu=False))

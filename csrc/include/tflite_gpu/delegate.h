@@ -24,6 +24,9 @@ class DelegateKernel {
   // Copies tensor `index` (a partition output kept on the device) to its CPU buffer.
   virtual Status CopyToHost(Subgraph&, int /*index*/) { return OkStatus(); }
   virtual std::string name() const = 0;
+  // Device-side timings of the last profiled Eval (OpenCL profiling events), per kernel.
+  struct KernelTime { int node; std::string name; double us; };
+  virtual std::vector<KernelTime> DeviceTimes() const { return {}; }
   std::vector<int> nodes;    // node indices it replaced
   std::vector<int> inputs;   // tensors read
   std::vector<int> outputs;  // tensors written

@@ -173,6 +173,7 @@ Status Eval(OpContext& ctx) {
     const int64_t plane = int64_t(g.out_h) * g.out_w;
     const int fc = g.f_c;
     const float* in_g = in + gi * fc;
+    const bool contiguous = dw == 1 && g.groups == 1;
     auto fill = [&](int64_t m0, int rows, float* dst) {
       int64_t b = m0 / plane, rem = m0 % plane;
       int oy = int(rem / g.out_w), ox = int(rem % g.out_w);
@@ -187,6 +188,15 @@ Status Eval(OpContext& ctx) {
             continue;
           }
           const float* row = in_b + int64_t(iy) * g.in_w * g.in_c;
+          const int ix0 = ox * sw - g.pad_l;
+          if (contiguous && ix0 >= 0 && ix0 + g.k_w <= g.in_w) {
+            // The whole row of taps is one contiguous run of k_w * C floats.
+            const float* s = row + int64_t(ix0) * g.in_c;
+            const int n = g.k_w * fc;
+            for (int c = 0; c < n; ++c) d[c] = s[c];
+            d += n;
+            continue;
+          }
           for (int kx = 0; kx < g.k_w; ++kx, d += fc) {
             const int ix = ox * sw - g.pad_l + kx * dw;
             if (ix < 0 || ix >= g.in_w) {
@@ -250,5 +260,7 @@ Status EvalRef(OpContext& ctx) {
 }  // namespace
 
 const OpImpl kOp_CONV_2D = {Parse, Prepare, Eval, EvalRef, /*gpu*/ nullptr, /*fold_constants*/ false};
+
+conv::GpuConvOptions conv::Conv2DOptionsOf(const Node& n) { const ConvParams& p = n.P<ConvParams>(); conv::GpuConvOptions o; o.padding = p.padding; o.stride_w = p.stride_w; o.stride_h = p.stride_h; o.dil_w = p.dil_w; o.dil_h = p.dil_h; o.act = p.act; return o; }
 
 }  // namespace tflite_gpu

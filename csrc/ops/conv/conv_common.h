@@ -139,5 +139,21 @@ struct ScratchLayout {
 
 inline int PoolThreads(ThreadPool* pool) { return pool ? std::max(1, pool->num_threads()) : 1; }
 
+// Parsed options for the GPU kernels (gpu_conv.cc); each accessor is defined at the end of its
+// op's CPU .cc file. Fields an op does not have keep their defaults.
+struct GpuConvOptions {
+  int padding = 0;  // 0 SAME, 1 VALID (schema numbering); -1 unknown
+  int stride_w = 1, stride_h = 1, dil_w = 1, dil_h = 1, act = 0;
+  bool keep_num_dims = false;  // FULLY_CONNECTED
+  int weights_format = 0;      // FULLY_CONNECTED
+  bool adj_x = false, adj_y = false;  // BATCH_MATMUL
+  bool custom_ok = true;       // Convolution2DTransposeBias: custom options well formed
+};
+GpuConvOptions Conv2DOptionsOf(const Node& n);
+GpuConvOptions DepthwiseOptionsOf(const Node& n);
+GpuConvOptions FullyConnectedOptionsOf(const Node& n);
+GpuConvOptions TransposeConvOptionsOf(const Node& n);  // TRANSPOSE_CONV and Convolution2DTransposeBias
+GpuConvOptions BatchMatMulOptionsOf(const Node& n);
+
 }  // namespace conv
 }  // namespace tflite_gpu

@@ -167,6 +167,10 @@ const KernelSet& SetFor(int N) {
 // Cache blocking.
 constexpr int64_t kABlockBytes = 160 * 1024;  // rows of A kept hot (L2) while panels stream by
 constexpr int kMaxKc = 1 << 30;                // K blocking (off)
+int64_t kMOuterMaxBBytes = [] {
+  const char* e = std::getenv("TFG_MOUTER");
+  return e ? atoll(e) : int64_t(128 * 1024);
+}();
 
 struct Plan {
   const KernelSet* ks;
@@ -180,6 +184,7 @@ struct Plan {
   int64_t m_blocks;
   int n_blocks;
   int kc;
+  bool m_outer;  // loop order inside a block (see RunBlock)
 };
 
 Plan MakePlan(int64_t M, int N, int K, int threads) {
@@ -212,6 +217,8 @@ Plan MakePlan(int64_t M, int N, int K, int threads) {
   p.m_blocks = std::max<int64_t>(1, m_blocks);
   p.nb = (p.panels + n_blocks - 1) / std::max(1, n_blocks);
   p.n_blocks = p.nb > 0 ? (p.panels + p.nb - 1) / p.nb : 1;
+  const int64_t b_block_bytes = int64_t(p.nb) * p.nr * (p.kc + 1) * 4;
+  p.m_outer = b_block_bytes <= kMOuterMaxBBytes;
   return p;
 }
 
@@ -225,6 +232,20 @@ void RunBlock(const Plan& p, const float* A, int64_t lda, int64_t rows, int p0, 
     const int k0 = kb * p.kc;
     const int kc = std::min(p.kc, K - k0);
     const bool last = kb == nkb - 1;
+    if (p.m_outer) {
+      // B of the block is small (stays in L1/L2): walk M tiles outside, so each tile of A stays
+      // in L1 while all panels pass and C rows are written contiguously.
+      for (int64_t m = 0; m < rows; m += mr) {
+        const int r = int(std::min<int64_t>(mr, rows - m));
+        for (int pi = p0; pi < p1; ++pi) {
+          const float* panel = packed + pi * panel_floats;
+          const int nc = std::min(nr, p.N - pi * nr);
+          p.ks->fns[r](nc, kc, A + m * lda + k0, lda, panel + nr + int64_t(k0) * nr, kb == 0 ? panel : nullptr,
+                       C + int64_t(pi) * nr + m * ldc, ldc, lo, hi, last && clamp);
+        }
+      }
+      continue;
+    }
     for (int pi = p0; pi < p1; ++pi) {
       const float* panel = packed + pi * panel_floats;
       const int nc = std::min(nr, p.N - pi * nr);

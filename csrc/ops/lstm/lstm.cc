@@ -26,9 +26,12 @@
 // there, as in TFLite.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
+#include "ops/conv/gemm.h"
 #include "ops/op_registry.h"
+#include "ops/pooling/vec_math.h"  // exp / logistic / tanh arrays (~2 ulp)
 #include "runtime/thread_pool.h"
 
 namespace tflite_gpu {
@@ -94,20 +97,26 @@ struct Geo {
 
 inline float Sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 
-// TFLite's ApplyActivationToVector (kTfLiteActNone writes nothing).
+// TFLite's ApplyActivationToVector (kTfLiteActNone writes nothing). kFast: vectorisable tanh.
+template <bool kFast = false>
 void ApplyAct(int act, const float* in, int n, float* out) {
   switch (act) {
     case 0: return;
     case 1: for (int i = 0; i < n; ++i) out[i] = std::max(0.f, in[i]); return;
     case 2: for (int i = 0; i < n; ++i) out[i] = std::max(-1.f, std::min(1.f, in[i])); return;
     case 3: for (int i = 0; i < n; ++i) out[i] = std::max(0.f, std::min(6.f, in[i])); return;
-    case 4: for (int i = 0; i < n; ++i) out[i] = std::tanh(in[i]); return;
+    case 4:
+      if (kFast) vmath::Tanh(in, out, n);
+      else for (int i = 0; i < n; ++i) out[i] = std::tanh(in[i]);
+      return;
     case 5: for (int i = 0; i < n; ++i) out[i] = std::signbit(in[i]) ? 1.f : 0.f; return;
     default: return;
   }
 }
+template <bool kFast = false>
 void ApplySigmoid(float* v, int n) {
-  for (int i = 0; i < n; ++i) v[i] = Sigmoid(v[i]);
+  if (kFast) vmath::Logistic(v, n);
+  else for (int i = 0; i < n; ++i) v[i] = Sigmoid(v[i]);
 }
 
 // TFLite's MeanStddevNormalization for one row.
@@ -182,6 +191,8 @@ Status GetGeo(OpContext& ctx, Geo* g) {
   g->layer_norm = ctx.num_inputs() == 24 && ctx.has_input(kForgetLN);
   return OkStatus();
 }
+
+Status PrepareFast(OpContext& ctx, const Geo& g);  // scratch and packed weights of the fast kernel
 
 Status PrepareFull(OpContext& ctx) {
   const LstmParams& p = ctx.node().P<LstmParams>();
@@ -272,11 +283,7 @@ Status PrepareFull(OpContext& ctx) {
   out_shape.back() = no;
   TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
-  // Scratch (fast kernel): input projections of a block of steps, the 4 gates, one output row.
-  const int64_t gates = int64_t(g.n_batch) * 4 * nc;
-  const int64_t block = std::max<int64_t>(1, std::min<int64_t>(g.max_time, (1 << 20) / std::max<int64_t>(1, gates)));
-  ctx.RequestScratch(size_t(block * gates + gates + int64_t(g.n_batch) * (nc + no) + 16) * sizeof(float));
-  return OkStatus();
+  return PrepareFast(ctx, g);
 }
 
 // ------------------------------------------------------------------------------ eval (FULL)
@@ -407,9 +414,72 @@ inline float Dot(const float* a, const float* b, int n) {
   return r;
 }
 
-// The fast kernel: all batch rows of a step together; the input projections (bias + W_x x) of
-// a block of steps computed up front (rows spread over the threads); the recurrent products
-// spread over the gate rows when large.
+// Weights packed for gemm::Gemm: the present gates side by side (column gate * n_cell + j; the
+// input gate is left out for CIFG), the input part with the gate biases (none with layer norm:
+// the bias comes after the normalisation), the recurrent part, and the projection with its bias.
+struct PackedLstm {
+  int G = 4;                  // gates present
+  std::vector<float> x, h, proj;
+};
+
+void PackLstm(OpContext& ctx, const Geo& g, const Weights& w, bool diagonal, PackedLstm* pk) {
+  const int nc = g.n_cell, ni = g.n_input, no = g.n_output, k0 = g.cifg ? 1 : 0;
+  pk->G = 4 - k0;
+  const int N = pk->G * nc;
+  std::vector<float> m(size_t(N) * std::max(ni, no)), bias(N, 0.f);
+  for (int k = k0; k < 4; ++k) {
+    std::memcpy(m.data() + size_t(k - k0) * nc * ni, w.wx[k], sizeof(float) * size_t(nc) * ni);
+    if (!w.ln[k]) std::memcpy(bias.data() + size_t(k - k0) * nc, w.bias[k], sizeof(float) * nc);
+  }
+  pk->x.assign(gemm::PackedFloats(ni, N), 0.f);
+  gemm::PackB(ni, N, m.data(), 1, ni, bias.data(), pk->x.data());
+  pk->h.clear();
+  if (!diagonal) {
+    for (int k = k0; k < 4; ++k)
+      std::memcpy(m.data() + size_t(k - k0) * nc * no, w.wh[k], sizeof(float) * size_t(nc) * no);
+    pk->h.assign(gemm::PackedFloats(no, N), 0.f);
+    gemm::PackB(no, N, m.data(), 1, no, nullptr, pk->h.data());
+  }
+  pk->proj.clear();
+  if (w.proj_w) {
+    pk->proj.assign(gemm::PackedFloats(nc, no), 0.f);
+    gemm::PackB(nc, no, w.proj_w, 1, nc, w.proj_b, pk->proj.data());
+  }
+}
+
+bool WeightsConstant(OpContext& ctx) {
+  for (int i = kInToIn; i < kOutState; ++i)
+    if (ctx.has_input(i) && !ctx.IsConstantOrPersistent(ctx.input(i))) return false;
+  for (int i = kInLN; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i) && !ctx.IsConstantOrPersistent(ctx.input(i))) return false;
+  return true;
+}
+
+// Floats of scratch the fast kernel uses: input projections of a block of steps, the gates of
+// one step, one row of cell outputs per batch.
+int64_t StepBlock(const Geo& g) {
+  const int64_t gates = int64_t(g.n_batch) * 4 * g.n_cell;
+  return std::max<int64_t>(1, std::min<int64_t>(g.max_time, (1 << 20) / std::max<int64_t>(1, gates)));
+}
+size_t FastScratchBytes(const Geo& g) {
+  const int64_t gates = int64_t(g.n_batch) * 4 * g.n_cell;
+  return size_t(StepBlock(g) * gates + gates + int64_t(g.n_batch) * g.n_cell + 16) * sizeof(float);
+}
+
+Status PrepareFast(OpContext& ctx, const Geo& g) {
+  ctx.RequestScratch(FastScratchBytes(g));
+  ctx.node().user_data.reset();
+  if (WeightsConstant(ctx)) {
+    auto pk = std::make_shared<PackedLstm>();
+    PackLstm(ctx, g, GetWeights(ctx, g), ctx.node().P<LstmParams>().diagonal, pk.get());
+    ctx.node().user_data = pk;
+  }
+  return OkStatus();
+}
+
+// The fast kernel: the input projections (bias + W_x x) of a block of steps as one GEMM, then per
+// step one GEMM for the recurrent products of all batch rows and one for the projection; the
+// gate nonlinearities with vectorisable exp/tanh.
 Status EvalFull(OpContext& ctx) {
   const LstmParams& p = ctx.node().P<LstmParams>();
   Geo g;
@@ -417,98 +487,103 @@ Status EvalFull(OpContext& ctx) {
   const Weights w = GetWeights(ctx, g);
   const int nc = g.n_cell, ni = g.n_input, no = g.n_output, nb = g.n_batch, T = g.max_time;
   if (nb == 0 || T == 0) return OkStatus();
+  PackedLstm local;
+  const PackedLstm* pk = ctx.node().U<PackedLstm>();
+  if (!pk) {  // weights computed by the graph: pack them for this invoke
+    PackLstm(ctx, g, w, p.diagonal, &local);
+    pk = &local;
+  }
+  const int G = pk->G, k0 = 4 - G, N = G * nc;
   const float* x = ctx.input(kInput).as<float>();
   float* y = ctx.output(0).as<float>();
   float* hs = ctx.input(kOutState).as<float>();
   float* cs = ctx.input(kCellState).as<float>();
   const bool time_major = p.time_major || !p.sequence;
-  const int64_t gates = int64_t(nb) * 4 * nc;
-  const int64_t block = std::max<int64_t>(1, std::min<int64_t>(T, (1 << 20) / std::max<int64_t>(1, gates)));
-  float* xproj = static_cast<float*>(ctx.scratch());  // [block][batch][4][cell]
-  float* gate = xproj + block * gates;                 // [batch][4][cell]
-  float* outs = gate + gates;                          // [batch][cell]
-  const int k0 = g.cifg ? 1 : 0;
+  const int64_t block = StepBlock(g);
+  float* xproj = static_cast<float*>(ctx.scratch());  // [block][batch][N] or [batch][block][N]
+  float* gate = xproj + block * int64_t(nb) * N;       // [batch][N]
+  float* outs = gate + int64_t(nb) * N;                // [batch][cell]
   ThreadPool* pool = ctx.pool();
-  const int64_t rec_work = int64_t(nb) * 4 * nc * (p.diagonal ? 1 : no);
+  const float inf = std::numeric_limits<float>::infinity();
+  ThreadPool* rec_pool = int64_t(nb) * N * no >= 65536 ? pool : nullptr;
+  ThreadPool* proj_pool = int64_t(nb) * no * nc >= 65536 ? pool : nullptr;
 
   for (int t0 = 0; t0 < T; t0 += int(block)) {
     const int tn = int(std::min<int64_t>(block, T - t0));
-    // Input projections for steps t0..t0+tn-1.
-    ParallelFor(pool, int64_t(tn) * nb, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const int tl = int(r / nb), b = int(r % nb);
-        const float* xt = x + RowIndex(time_major, nb, T, b, t0 + tl) * ni;
-        float* dst = xproj + r * 4 * nc;
-        for (int k = k0; k < 4; ++k)
-          for (int j = 0; j < nc; ++j) {
-            const float d = Dot(w.wx[k] + int64_t(j) * ni, xt, ni);
-            dst[k * nc + j] = w.ln[k] ? d : w.bias[k][j] + d;
-          }
-      }
-    }, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, int64_t(4) * nc * ni)));
-
+    // Input projections of steps [t0, t0 + tn).
+    if (time_major) {
+      gemm::Gemm(int64_t(tn) * nb, N, ni, x + int64_t(t0) * nb * ni, ni, pk->x.data(), xproj, N, -inf, inf, pool);
+    } else if (tn == T) {
+      gemm::Gemm(int64_t(nb) * T, N, ni, x, ni, pk->x.data(), xproj, N, -inf, inf, pool);
+    } else {
+      for (int b = 0; b < nb; ++b)
+        gemm::Gemm(tn, N, ni, x + (int64_t(b) * T + t0) * ni, ni, pk->x.data(), xproj + int64_t(b) * tn * N, N,
+                   -inf, inf, pool);
+    }
     for (int tl = 0; tl < tn; ++tl) {
       const int t = t0 + tl;
-      const float* xp = xproj + int64_t(tl) * gates;
-      // gates = xproj + W_h h for the i, f, c gates (o needs the new cell state for its
-      // peephole, but its matrix product only needs the old h: compute all four now).
-      auto rec = [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          const int b = int(r / (4 * nc)), rem = int(r % (4 * nc)), k = rem / nc, j = rem % nc;
-          if (k < k0) continue;
-          const float* h = hs + int64_t(b) * no;
-          const float rv = p.diagonal ? w.wh[k][j] * h[j] : Dot(w.wh[k] + int64_t(j) * no, h, no);
-          gate[r] = xp[r] + rv;
-        }
+      auto xrow = [&](int b) {
+        return xproj + (time_major ? int64_t(tl) * nb + b : int64_t(b) * tn + tl) * N;
       };
-      if (rec_work >= 65536) ParallelFor(pool, gates, rec, std::max<int64_t>(16, 16384 / std::max(1, p.diagonal ? 1 : no)));
-      else rec(0, gates);
+      // gate = W_h h (all gates, all batch rows) + the input projection.
+      if (p.diagonal) {
+        for (int b = 0; b < nb; ++b) {
+          const float* h = hs + int64_t(b) * no;
+          const float* xp = xrow(b);
+          float* gb = gate + int64_t(b) * N;
+          for (int k = k0; k < 4; ++k)
+            for (int j = 0; j < nc; ++j) gb[(k - k0) * nc + j] = xp[(k - k0) * nc + j] + w.wh[k][j] * h[j];
+        }
+      } else {
+        gemm::Gemm(nb, N, no, hs, no, pk->h.data(), gate, N, -inf, inf, rec_pool);
+        for (int b = 0; b < nb; ++b) {
+          const float* xp = xrow(b);
+          float* gb = gate + int64_t(b) * N;
+          for (int n = 0; n < N; ++n) gb[n] = xp[n] + gb[n];
+        }
+      }
       for (int b = 0; b < nb; ++b) {
-        float* gb = gate + int64_t(b) * 4 * nc;
+        float* gb = gate + int64_t(b) * N;
         float* c = cs + int64_t(b) * nc;
+        auto gk_of = [&](int k) { return gb + (k - k0) * nc; };
         auto finish_gate = [&](int k, bool sigmoid) {
-          float* gk = gb + k * nc;
+          float* gk = gk_of(k);
           if (w.peep[k])
             for (int j = 0; j < nc; ++j) gk[j] += w.peep[k][j] * c[j];
           if (w.ln[k]) {
             Normalize(gk, nc);
             for (int j = 0; j < nc; ++j) gk[j] = gk[j] * w.ln[k][j] + w.bias[k][j];
           }
-          if (sigmoid) ApplySigmoid(gk, nc); else ApplyAct(p.activation, gk, nc, gk);
+          if (sigmoid) ApplySigmoid<true>(gk, nc); else ApplyAct<true>(p.activation, gk, nc, gk);
         };
         if (!g.cifg) finish_gate(0, true);
         finish_gate(1, true);
         finish_gate(2, false);
-        const float* ig = gb;
-        const float* fg = gb + nc;
-        float* cg = gb + 2 * nc;
-        for (int j = 0; j < nc; ++j) {
-          const float i_gate = g.cifg ? 1.f - fg[j] : ig[j];
-          float v = fg[j] * c[j] + cg[j] * i_gate;
-          if (p.cell_clip > 0.f) v = std::max(-p.cell_clip, std::min(p.cell_clip, v));
-          c[j] = v;
+        const float* fg = gk_of(1);
+        float* cg = gk_of(2);
+        if (g.cifg) {
+          for (int j = 0; j < nc; ++j) c[j] = fg[j] * c[j] + cg[j] * (1.f - fg[j]);
+        } else {
+          const float* ig = gk_of(0);
+          for (int j = 0; j < nc; ++j) c[j] = fg[j] * c[j] + cg[j] * ig[j];
         }
+        if (p.cell_clip > 0.f)
+          for (int j = 0; j < nc; ++j) c[j] = std::max(-p.cell_clip, std::min(p.cell_clip, c[j]));
         finish_gate(3, true);
-        const float* og = gb + 3 * nc;
-        ApplyAct(p.activation, c, nc, cg);
+        const float* og = gk_of(3);
+        ApplyAct<true>(p.activation, c, nc, cg);  // NONE leaves g in place (TFLite's quirk)
         float* o = outs + int64_t(b) * nc;
         for (int j = 0; j < nc; ++j) o[j] = og[j] * cg[j];
       }
-      // New h (projection when present), written to the state and the output.
-      for (int b = 0; b < nb; ++b) {
-        float* h = hs + int64_t(b) * no;
-        const float* o = outs + int64_t(b) * nc;
-        if (w.proj_w) {
-          for (int j = 0; j < no; ++j) {
-            float v = (w.proj_b ? w.proj_b[j] : 0.f) + Dot(w.proj_w + int64_t(j) * nc, o, nc);
-            if (p.proj_clip > 0.f) v = std::max(-p.proj_clip, std::min(p.proj_clip, v));
-            h[j] = v;
-          }
-        } else {
-          std::memcpy(h, o, sizeof(float) * no);
-        }
-        std::memcpy(y + RowIndex(time_major, nb, T, b, t) * no, h, sizeof(float) * no);
+      // New h (projected when there is a projection): the state, and the output row.
+      if (w.proj_w) {
+        const float clip = p.proj_clip > 0.f ? p.proj_clip : inf;
+        gemm::Gemm(nb, no, nc, outs, nc, pk->proj.data(), hs, no, -clip, clip, proj_pool);
+      } else {
+        std::memcpy(hs, outs, sizeof(float) * size_t(nb) * no);
       }
+      for (int b = 0; b < nb; ++b)
+        std::memcpy(y + RowIndex(time_major, nb, T, b, t) * no, hs + int64_t(b) * no, sizeof(float) * no);
     }
   }
   return OkStatus();

@@ -140,7 +140,8 @@ Status EvalPool(OpContext& ctx) {
             for (int fx = fx0; fx < fx1; ++fx) {
               const float* v = row + int64_t(ix0 + fx) * g.depth;
               if (kMax) {
-                for (int c = 0; c < n; ++c) acc[c] = std::max(acc[c], v[c]);
+                // std::max(acc, v) written as a select, so it vectorises (maxps(v, acc)).
+                for (int c = 0; c < n; ++c) acc[c] = acc[c] < v[c] ? v[c] : acc[c];
               } else {
                 for (int c = 0; c < n; ++c) acc[c] += v[c];
               }
@@ -163,5 +164,7 @@ Status EvalPool(OpContext& ctx) {
 
 const OpImpl kOp_AVERAGE_POOL_2D = {ParsePool, PreparePool, EvalPool<false>, EvalPoolRef<false>, nullptr, false};
 const OpImpl kOp_MAX_POOL_2D = {ParsePool, PreparePool, EvalPool<true>, EvalPoolRef<true>, nullptr, false};
+
+void pooling::Pool2DParamsOf(const Node& n, int* padding, int* stride_h, int* stride_w, int* filter_h, int* filter_w, int* activation) { const PoolParams& p = n.P<PoolParams>(); *padding = p.padding; *stride_h = p.stride_h; *stride_w = p.stride_w; *filter_h = p.filter_h; *filter_w = p.filter_w; *activation = p.activation; }
 
 }  // namespace tflite_gpu

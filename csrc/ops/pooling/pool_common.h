@@ -28,5 +28,13 @@ inline float Clamp(float v, float lo, float hi) { return std::min(std::max(v, lo
 
 inline std::string Str(const Dims& d) { return DimsToString(d); }
 
+// GPU-side accessors of the parsed params and of the CPU kernels' own index math (defined at
+// the end of the CPU .cc files).
+void Pool2DParamsOf(const Node& n, int* padding, int* stride_h, int* stride_w, int* filter_h, int* filter_w, int* activation);
+float SoftmaxBetaOf(const Node& n);
+void ResizeParamsOf(const Node& n, bool* align_corners, bool* half_pixel_centers);
+void ResizeBilinearSource(int value, int in_size, int out_size, bool align_corners, bool half_pixel, int* lo, int* hi, float* frac);
+int ResizeNearestSource(int value, int in_size, int out_size, bool align_corners, bool half_pixel);
+
 }  // namespace pooling
 }  // namespace tflite_gpu

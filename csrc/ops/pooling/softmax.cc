@@ -5,6 +5,7 @@
 
 #include "ops/op_registry.h"
 #include "ops/pooling/pool_common.h"
+#include "ops/pooling/vec_math.h"
 #include "runtime/thread_pool.h"
 
 namespace tflite_gpu {
@@ -68,14 +69,17 @@ Status EvalSoftmax(OpContext& ctx) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xi = x + r * d;
       float* yi = y + r * d;
+      float part[8];
+      for (float& m : part) m = std::numeric_limits<float>::lowest();
+      int i = 0;
+      for (; i + 8 <= d; i += 8)
+        for (int k = 0; k < 8; ++k) part[k] = part[k] < xi[i + k] ? xi[i + k] : part[k];
       float mx = std::numeric_limits<float>::lowest();
-      for (int i = 0; i < d; ++i) mx = std::max(mx, xi[i]);
+      for (float m : part) mx = std::max(mx, m);
+      for (; i < d; ++i) mx = std::max(mx, xi[i]);
+      vmath::ExpShifted(xi, yi, d, mx, beta);
       float sum = 0.f;
-      for (int i = 0; i < d; ++i) {
-        const float e = std::exp((xi[i] - mx) * beta);
-        yi[i] = e;
-        sum += e;
-      }
+      for (i = 0; i < d; ++i) sum += yi[i];
       const float inv = 1.f / sum;
       for (int i = 0; i < d; ++i) yi[i] *= inv;
     }
@@ -86,5 +90,7 @@ Status EvalSoftmax(OpContext& ctx) {
 }  // namespace
 
 const OpImpl kOp_SOFTMAX = {ParseSoftmax, PrepareSoftmax, EvalSoftmax, EvalSoftmaxRef, nullptr, false};
+
+float pooling::SoftmaxBetaOf(const Node& n) { return n.P<SoftmaxParams>().beta; }
 
 }  // namespace tflite_gpu

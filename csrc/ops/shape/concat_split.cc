@@ -88,6 +88,12 @@ Status ConcatPrepare(OpContext& ctx) {
       if (!SameLegacyQuant(ctx.input(i), out))
         return ctx.Error("int8 input " + std::to_string(i) + " has quantization different from the output (TFLite requires equal scale and zero point)");
   }
+  if (t0.type == DType::kUInt8) {
+    const float os = Legacy(out).scale;
+    for (int i = 0; i < n; ++i)
+      if (ConcatNeedsRescale(ctx.input(i), out) && !(os > 0.f && std::isfinite(os)))
+        return ctx.Error("uint8 inputs need requantizing but the output scale is " + std::to_string(os));
+  }
   if (t0.type == DType::kInt16) {
     for (int i = 0; i < n; ++i)
       if (Legacy(ctx.input(i)).zero_point != 0) return ctx.Error("int16 input " + std::to_string(i) + " has a non-zero zero point");
@@ -169,11 +175,13 @@ Status ConcatEvalRef(OpContext& ctx) {
   const int n = ctx.num_inputs();
   const LegacyQuant oq = Legacy(out);
   const int64_t total = out.num_elements();
+  if (total == 0) return OkStatus();
   const int64_t inner = g.inner_bytes / int64_t(es);
   std::vector<int64_t> axis_len(n);
   int64_t out_axis = 0;
   for (int i = 0; i < n; ++i) {
-    axis_len[i] = g.chunk[i] / g.inner_bytes;
+    const Tensor& t = ctx.input(i);
+    axis_len[i] = t.shape.empty() ? 1 : t.shape[g.axis];
     out_axis += axis_len[i];
   }
   for (int64_t idx = 0; idx < total; ++idx) {
@@ -466,4 +474,6 @@ const OpImpl kOp_SPLIT = {SplitParse, SplitPrepare, SplitEval, SplitEvalRef, nul
 const OpImpl kOp_PACK = {PackParse, PackPrepare, PackEval, PackEvalRef, nullptr, false};
 const OpImpl kOp_UNPACK = {PackParse, UnpackPrepare, UnpackEval, UnpackEvalRef, nullptr, false};
 
+int shape_ops::ConcatAxisOf(const Node& node) { return node.P<ConcatParams>().axis; }
+int shape_ops::PackAxisOf(const Node& node) { return node.P<PackParams>().axis; }
 }  // namespace tflite_gpu

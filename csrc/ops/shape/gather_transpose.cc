@@ -330,4 +330,5 @@ Status TransposeEvalRef(OpContext& ctx) {
 const OpImpl kOp_GATHER = {GatherParse, GatherPrepare, GatherEval, GatherEvalRef, nullptr, true};
 const OpImpl kOp_TRANSPOSE = {nullptr, TransposePrepare, TransposeEval, TransposeEvalRef, nullptr, false};
 
+void shape_ops::GatherParamsOf(const Node& node, int* axis, int* batch_dims) { *axis = node.P<GatherParams>().axis; *batch_dims = node.P<GatherParams>().batch_dims; }
 }  // namespace tflite_gpu

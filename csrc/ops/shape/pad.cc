@@ -225,7 +225,8 @@ struct MirrorPadParams {
 
 Status MirrorPadParse(const OptionsView& opts, Node& node) {
   auto p = std::make_shared<MirrorPadParams>();
-  p->mode = opts.Get<int8_t>(0, 0);
+  // Without MirrorPadOptions TFLite's mode is "unknown" and the op fails to prepare.
+  p->mode = opts.table.valid() ? opts.Get<int8_t>(0, 0) : -1;
   node.params = p;
   return OkStatus();
 }
@@ -251,6 +252,7 @@ Status MirrorPadPrepare(OpContext& ctx) {
   const auto& p = ctx.node().P<MirrorPadParams>();
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
   if (!ctx.has_input(0) || !ctx.has_input(1)) return ctx.Error("missing input");
+  if (p.mode == -1) return ctx.Error("MirrorPadOptions are missing (mode must be REFLECT or SYMMETRIC)");
   if (p.mode != 0 && p.mode != 1) return ctx.Error("unknown mirror pad mode " + std::to_string(p.mode));
   const Tensor& in = ctx.input(0);
   const Tensor& paddings = ctx.input(1);
@@ -359,4 +361,5 @@ const OpImpl kOp_PAD = {nullptr, PadPrepare, PadEval, PadEvalRef, nullptr, false
 const OpImpl kOp_PADV2 = {nullptr, PadPrepare, PadEval, PadEvalRef, nullptr, false};
 const OpImpl kOp_MIRROR_PAD = {MirrorPadParse, MirrorPadPrepare, MirrorPadEval, MirrorPadEvalRef, nullptr, false};
 
+int shape_ops::MirrorPadModeOf(const Node& node) { return node.P<MirrorPadParams>().mode; }
 }  // namespace tflite_gpu

@@ -128,5 +128,14 @@ inline Status SetOrCheckShape(OpContext& ctx, int i, const Dims& shape) {
   return OkStatus();
 }
 
+// Parsed params for the GPU kernels (csrc/ops/shape/gpu_shape.cc); defined at the end of the
+// CPU .cc files.
+int ConcatAxisOf(const Node& node);                          // CONCATENATION: raw axis
+int PackAxisOf(const Node& node);                            // PACK / UNPACK: raw axis
+int MirrorPadModeOf(const Node& node);                       // MIRROR_PAD: 0 REFLECT, 1 SYMMETRIC
+void GatherParamsOf(const Node& node, int* axis, int* batch_dims);  // GATHER: raw values
+// STRIDED_SLICE: the resolved effective dims, 5 values each: size, start, stride, count, shrink.
+Status StridedSliceDimsOf(OpContext& ctx, std::vector<int64_t>* dims);
+
 }  // namespace shape_ops
 }  // namespace tflite_gpu

@@ -151,10 +151,11 @@ Status StridedSliceResolve(OpContext& ctx, std::vector<SliceDim>* dims, Dims* ou
     if (Bit(emask, i)) e = d.stride > 0 ? size : -1;
     d.start = start;
     d.count = AxisLength(e - start, d.stride);
-    if (p.offset) {
-      // TFLite sizes this axis from the raw `end` value (the slice size) of the same index; the
-      // data it then writes comes from the clamped range. Refuse when the two disagree.
-      if (i >= bc || AxisLength(end[i], d.stride) != d.count)
+    if (p.offset && orig[i] >= 0) {
+      // TFLite sizes this axis from the raw `end` value (the slice size); the data it then writes
+      // comes from the clamped range. Refuse when the two disagree. (TFLite indexes `end` by the
+      // effective dim, past the spec when an ellipsis or new axis precedes; we use the spec entry.)
+      if (AxisLength(end[orig[i]], d.stride) != d.count)
         return ctx.Error("offset slice of dimension " + std::to_string(i) + " does not fit in the input " +
                          DimsToString(in.shape));
     }
@@ -411,4 +412,5 @@ Status SliceEvalRef(OpContext& ctx) {
 const OpImpl kOp_STRIDED_SLICE = {StridedSliceParse, StridedSlicePrepare, StridedSliceEval, StridedSliceEvalRef, nullptr, true};
 const OpImpl kOp_SLICE = {nullptr, SlicePrepare, SliceEval, SliceEvalRef, nullptr, false};
 
+Status shape_ops::StridedSliceDimsOf(OpContext& ctx, std::vector<int64_t>* dims) { std::vector<SliceDim> d; Dims os; TFG_RETURN_IF_ERROR(StridedSliceResolve(ctx, &d, &os)); dims->clear(); for (const SliceDim& s : d) dims->insert(dims->end(), {s.size, s.start, s.stride, s.count, int64_t(s.shrink)}); return OkStatus(); }
 }  // namespace tflite_gpu

@@ -1,0 +1,177 @@
+"""MobileNet v1/v2 (224) through the tflite_gpu GPU delegate, against TensorFlow Lite on the CPU
+(ai-edge-litert, XNNPACK) and PyTorch on the same GPU (eager and CUDA graphs), in one run.
+
+    python benchmarks/gpu_compare.py [--batches 1,32] [--runs 50] [--json out.json]
+
+Prints one line per configuration and the ratios. PyTorch/litert columns are skipped with the
+reason when the package or a CUDA device is missing. The same models (same topology, seeded
+weights) come from tflite_gpu.testing.zoo; the PyTorch models mirror the topology with random
+weights (latency does not depend on the weight values).
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import tflite_gpu
+from tflite_gpu.testing import zoo
+
+
+def timeit(fn, runs, warmup=5):
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts) * 1e3, min(ts) * 1e3
+
+
+def run_tflite_gpu(model, batch, fp16, runs, wait="PASSIVE"):
+    d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(
+        is_precision_loss_allowed=fp16, wait_type=tflite_gpu.WaitType[wait]))
+    it = tflite_gpu.Interpreter(model_content=model)
+    t0 = time.perf_counter()
+    it.modify_graph_with_delegate(d)
+    init_ms = (time.perf_counter() - t0) * 1e3
+    rep = it.delegation_report()
+    inp = it.get_input_details()[0]
+    x = np.random.default_rng(0).standard_normal(inp["shape"]).astype(np.float32)
+    it.set_tensor(inp["index"], x)
+    med, best = timeit(it.invoke, runs)
+    # Enqueue overhead: device time of all kernels (OpenCL profiling events) vs wall time.
+    dp = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=fp16, enable_profiling=True))
+    itp = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dp])
+    itp.allocate_tensors()
+    itp.set_tensor(inp["index"], x)
+    itp.enable_profiling(True)
+    itp.invoke()
+    itp.invoke()
+    kernels = itp._core.gpu_kernel_times() if hasattr(itp._core, "gpu_kernel_times") else []
+    dev_ms = sum(k["us"] for k in kernels) / 1e3
+    return dict(median_ms=med, min_ms=best, init_ms=init_ms, delegated=f"{rep['delegated_nodes']}/{rep['total_nodes']}",
+                partitions=rep["partitions"], device=d.info()["device_name"], precision=d.info()["precision"],
+                device_kernel_ms=dev_ms, kernels=len(kernels))
+
+
+def run_litert(model, batch, runs, threads):
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError as e:
+        return dict(skipped=f"ai-edge-litert not installed: {e}")
+    it = Interpreter(model_content=model, num_threads=threads)
+    it.allocate_tensors()
+    inp = it.get_input_details()[0]
+    it.set_tensor(inp["index"], np.random.default_rng(0).standard_normal(inp["shape"]).astype(np.float32))
+    med, best = timeit(it.invoke, max(5, runs // 5))
+    return dict(median_ms=med, min_ms=best)
+
+
+def torch_mobilenet_v1(torch):
+    nn = torch.nn
+
+    def conv_bn(i, o, s):
+        return [nn.Conv2d(i, o, 3, s, 1, bias=True), nn.ReLU6(inplace=True)]
+
+    def dw(i, o, s):
+        return [nn.Conv2d(i, i, 3, s, 1, groups=i, bias=True), nn.ReLU6(inplace=True),
+                nn.Conv2d(i, o, 1, 1, 0, bias=True), nn.ReLU6(inplace=True)]
+    cfg = [(32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1), (256, 512, 2)] + \
+          [(512, 512, 1)] * 5 + [(512, 1024, 2), (1024, 1024, 1)]
+    layers = conv_bn(3, 32, 2)
+    for i, o, s in cfg:
+        layers += dw(i, o, s)
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Conv2d(1024, 1001, 1), nn.Flatten(), nn.Softmax(dim=1)]
+    return nn.Sequential(*layers)
+
+
+def run_torch(name, batch, fp16, runs):
+    try:
+        import torch
+    except ImportError as e:
+        return {"skipped": f"torch not installed: {e}"}, {"skipped": "torch not installed"}
+    if not torch.cuda.is_available():
+        return {"skipped": "no CUDA device"}, {"skipped": "no CUDA device"}
+    if name == "v1":
+        m = torch_mobilenet_v1(torch)
+    else:
+        import torchvision
+        m = torchvision.models.mobilenet_v2(weights=None)
+    m = m.cuda().eval()
+    dtype = torch.float16 if fp16 else torch.float32
+    m = m.to(dtype)
+    x = torch.randn(batch, 3, 224, 224, device="cuda", dtype=dtype)
+
+    def eager():
+        with torch.no_grad():
+            m(x)
+        torch.cuda.synchronize()
+    med, best = timeit(eager, runs, warmup=10)
+    res_eager = dict(median_ms=med, min_ms=best)
+    try:
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s), torch.no_grad():
+            for _ in range(3):
+                m(x)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g), torch.no_grad():
+            m(x)
+
+        def graphed():
+            g.replay()
+            torch.cuda.synchronize()
+        med, best = timeit(graphed, runs, warmup=10)
+        res_graph = dict(median_ms=med, min_ms=best)
+    except Exception as e:  # pragma: no cover
+        res_graph = {"skipped": f"CUDA graph capture failed: {e}"}
+    return res_eager, res_graph
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="v1,v2")
+    ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--precisions", default="fp32,fp16")
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--no-litert", action="store_true")
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    rows = []
+    for name in a.models.split(","):
+        for batch in [int(b) for b in a.batches.split(",")]:
+            fn = zoo.mobilenet_v1 if name == "v1" else zoo.mobilenet_v2
+            model = fn(batch=batch)
+            lit = None if a.no_litert else run_litert(model, batch, a.runs, a.threads)
+            for prec in a.precisions.split(","):
+                fp16 = prec == "fp16"
+                ours = run_tflite_gpu(model, batch, fp16, a.runs)
+                te, tg = run_torch(name, batch, fp16, a.runs)
+                row = dict(model=f"mobilenet_{name}", batch=batch, precision=prec, tflite_gpu=ours,
+                           litert_cpu=lit if not fp16 else None, torch_eager=te, torch_cudagraph=tg)
+                rows.append(row)
+                line = (f"mobilenet_{name} b{batch} {prec}: tflite_gpu {ours['median_ms']:.3f} ms "
+                        f"(min {ours['min_ms']:.3f}, kernels {ours['device_kernel_ms']:.3f} ms device time in "
+                        f"{ours['kernels']} kernels, delegated {ours['delegated']}, {ours['device']}, {ours['precision']})")
+                for k, v in (("litert_cpu", lit if not fp16 else None), ("torch_eager", te), ("torch_cudagraph", tg)):
+                    if v is None:
+                        continue
+                    if "skipped" in v:
+                        line += f" | {k}: skipped ({v['skipped']})"
+                    else:
+                        line += f" | {k} {v['median_ms']:.3f} ms -> ratio ours/{k} {ours['median_ms'] / v['median_ms']:.2f}"
+                print(line, flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,762 @@
+// GPU side of the conv family: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV,
+// Convolution2DTransposeBias, BATCH_MATMUL.
+//
+// Convolution-like ops (CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV, Convolution2DTransposeBias and
+// BATCH_MATMUL with a constant rhs) share one generator. Weights are packed on the host as
+//   [item group g][ky][kx][src slice s][j < ST][i < 4] float4
+// where an item group is ST consecutive destination slices and the float4 holds the weights of
+// the 4 output lanes for input lane i, so the inner loop does, per source slice, ST x XT
+//   acc += in.x * w0 + in.y * w1 + in.z * w2 + in.w * w3
+// (ST destination slices x XT x positions per work item, all loads float4). When the grid would
+// be small (layers of little spatial size), the source-slice loop is split over KSPLIT work items
+// of one work group and reduced in local memory.
+//
+// Depthwise convolution is a direct kernel per slice computing XT x positions, with the input
+// columns shared between positions and taps loaded once (generated unrolled code).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+
+#include "gpu/gpu_op.h"
+#include "ops/conv/conv_common.h"
+
+namespace tflite_gpu {
+namespace {
+
+using gpu::BHWC;
+using gpu::GpuBuildContext;
+using gpu::GpuCheckContext;
+using gpu::GpuTensorRef;
+using gpu::KernelBuilder;
+
+std::string I(int64_t v) { return std::to_string(v); }
+
+std::string Flt(float v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s + "f";
+}
+
+// The fused activation as TFLite's float conv kernels apply it: a clamp for RELU, RELU6 and
+// RELU_N1_TO_1 (NaN passes through, as conv::Clamp); NONE, TANH and SIGN_BIT do nothing.
+std::string ActivationCode(int act, const std::string& v) {
+  float lo, hi;
+  if (!conv::ActivationRange(act, &lo, &hi)) return "";
+  std::string c;
+  if (std::isfinite(lo))
+    c += v + " = select(" + v + ", (float4)(" + Flt(lo) + "), " + v + " < (float4)(" + Flt(lo) + "));\n";
+  if (std::isfinite(hi))
+    c += v + " = select(" + v + ", (float4)(" + Flt(hi) + "), " + v + " > (float4)(" + Flt(hi) + "));\n";
+  return c;
+}
+
+Status CheckAct(int act) {
+  float lo, hi;
+  if (!conv::ActivationRange(act, &lo, &hi)) return Unimplemented("unsupported fused activation " + I(act));
+  return OkStatus();
+}
+
+Status CheckNonEmpty(const GpuCheckContext& c) {
+  for (int i = 0; i < c.num_outputs(); ++i)
+    if (c.output(i).num_elements() == 0) return Unimplemented("empty output");
+  if (c.has_input(0) && c.input(0).num_elements() == 0) return Unimplemented("empty input");
+  return OkStatus();
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Work items below which the generator trades per-item reuse for parallelism.
+constexpr int64_t kTargetItems = 16384;
+constexpr int kMaxSplit = 32;
+
+// ------------------------------------------------------------------ convolution-like generator
+
+struct ConvCore {
+  int KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PT = 0, PL = 0;
+  int OC = 0, IC = 0;  // channels of the dense weight view
+  int groups = 1;      // conv groups: W(oc, ., ., ic) is zero unless ic is in oc's group
+  int act = 0;
+  bool transposed = false;  // TRANSPOSE_CONV gather
+  bool remap = false;       // 1x1 where output pixel r (row-major over B, H, W) reads input pixel r
+  bool allow_xt = true;
+  std::function<float(int, int, int, int)> W;  // dense weights (oc, ky, kx, ic)
+  const float* bias = nullptr;                  // [OC] or nullptr
+};
+
+Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRef& src, const GpuTensorRef& dst,
+                const ConvCore& c) {
+  const BHWC& si = src.shape;
+  const BHWC& so = dst.shape;
+  const int dS = so.slices(), sS = si.slices();
+  if (so.c != c.OC || si.c != c.IC) return Internal("channel mismatch in the conv generator");
+  if (c.remap) {
+    if (int64_t(si.b) * si.h * si.w != int64_t(so.b) * so.h * so.w) return Internal("remap: pixel counts differ");
+  }
+  // Grouped: when every destination slice lies in one group and groups are slice aligned, each
+  // item loops over its group's source slices only; otherwise the dense (zero-filled) weights.
+  bool gslices = false;
+  int per_group = c.OC / c.groups, fc = c.IC / c.groups;
+  int ST = std::min(4, dS);
+  if (c.groups > 1 && fc % 4 == 0 && per_group % 4 == 0) {
+    gslices = true;
+    ST = 1;
+    for (int st : {4, 2}) {
+      if ((per_group / 4) % st == 0 && st <= dS) {
+        ST = st;
+        break;
+      }
+    }
+  }
+  const int SS = gslices ? fc / 4 : sS;  // source slices each item loops over
+  int XT = (c.transposed || c.remap || !c.allow_xt) ? 1 : std::min(2, so.w);
+  auto tiles = [&]() { return CeilDiv(so.w, XT) * so.h * CeilDiv(dS, ST) * so.b; };
+  if (tiles() < kTargetItems && XT > 1) XT = 1;
+  while (tiles() < kTargetItems / 2 && ST > 1) ST /= 2;
+  int KSPLIT = 1;
+  {
+    int64_t t = tiles();
+    size_t max_wg = std::max<size_t>(1, ctx.caps().max_work_group_size);
+    while (KSPLIT < kMaxSplit && t * KSPLIT * 2 <= kTargetItems * 2 && SS >= KSPLIT * 2 * 4 &&
+           size_t(KSPLIT * 2) <= max_wg)
+      KSPLIT *= 2;
+  }
+  const int G = int(CeilDiv(dS, ST));  // item groups
+
+  // Packed weights.
+  const int64_t per_tap = int64_t(SS) * ST * 4;  // float4s per (g, ky, kx)
+  const int64_t per_g = int64_t(c.KH) * c.KW * per_tap;
+  std::vector<float> w(size_t(G * per_g * 4), 0.f);
+  for (int g = 0; g < G; ++g) {
+    int sb = gslices ? (g * ST * 4 / per_group) * (fc / 4) : 0;
+    for (int ky = 0; ky < c.KH; ++ky)
+      for (int kx = 0; kx < c.KW; ++kx)
+        for (int s = 0; s < SS; ++s)
+          for (int j = 0; j < ST; ++j)
+            for (int i = 0; i < 4; ++i) {
+              int ic = (sb + s) * 4 + i;
+              if (ic >= c.IC) continue;
+              float* d = &w[size_t(((g * per_g + (int64_t(ky) * c.KW + kx) * per_tap + int64_t(s) * ST * 4 + j * 4 + i)) * 4)];
+              for (int l = 0; l < 4; ++l) {
+                int oc = (g * ST + j) * 4 + l;
+                if (oc >= c.OC) continue;
+                if (c.groups > 1 && ic / fc != oc / per_group) continue;
+                d[l] = c.W(oc, ky, kx, ic);
+              }
+            }
+  }
+  KernelBuilder& kb = ctx.NewKernel(name);
+  kb.AddInput("src", src);
+  kb.AddOutput("dst", dst);
+  kb.AddConstBuffer("w", std::move(w));
+  if (c.bias) {
+    std::vector<float> bias(size_t(G) * ST * 4, 0.f);
+    for (int oc = 0; oc < c.OC; ++oc) bias[oc] = c.bias[oc];
+    kb.AddConstBuffer("bias", std::move(bias));
+  }
+  const std::string sST = I(ST), sXT = I(XT), sG = I(G), sK = I(KSPLIT);
+  std::string b;
+  b += "int gx = get_global_id(0), y = get_global_id(1), z = get_global_id(2);\n";
+  if (KSPLIT > 1) {
+    b += "const int kp = get_local_id(0);\n";
+    b += "gx = get_group_id(0);\n";
+    b += "const bool live = gx * " + sXT + " < dst_W && y < dst_H && z < " + sG + " * dst_B;\n";
+    b += "if (!live) { gx = 0; y = 0; z = 0; }\n";
+  } else {
+    b += "if (gx * " + sXT + " >= dst_W || y >= dst_H || z >= " + sG + " * dst_B) return;\n";
+  }
+  b += "const int x0 = gx * " + sXT + ";\n";
+  b += "const int g = z % " + sG + ", b = z / " + sG + ";\n";
+  for (int j = 0; j < ST; ++j)
+    for (int t = 0; t < XT; ++t) b += "float4 a" + I(j) + "_" + I(t) + " = (float4)(0.0f);\n";
+  b += "const int wg = g * " + I(per_g) + ";\n";
+  if (gslices)
+    b += "const int sb = (g * " + I(ST * 4) + " / " + I(per_group) + ") * " + I(fc / 4) + ";\n";
+  else
+    b += "const int sb = 0;\n";
+  const std::string s_start = KSPLIT > 1 ? "kp" : "0";
+  const std::string s_step = KSPLIT > 1 ? sK : "1";
+  // The inner loop over source slices for one tap: reads v<t> (coordinates given), then the FMAs.
+  auto inner = [&](const std::vector<std::string>& read_t) {
+    std::string s;
+    s += "for (int s = " + s_start + "; s < " + I(SS) + "; s += " + s_step + ") {\n";
+    for (int t = 0; t < XT; ++t) s += "  float4 v" + I(t) + " = " + read_t[t] + ";\n";
+    s += "  const int wi = wk + s * " + I(ST * 4) + ";\n";
+    for (int j = 0; j < ST; ++j) {
+      s += "  {\n";
+      for (int i = 0; i < 4; ++i) s += "    float4 w" + I(i) + " = LOADW4_w(wi + " + I(j * 4 + i) + ");\n";
+      for (int t = 0; t < XT; ++t) {
+        std::string a = "a" + I(j) + "_" + I(t), v = "v" + I(t);
+        s += "    " + a + " += " + v + ".x * w0; " + a + " += " + v + ".y * w1; " + a + " += " + v + ".z * w2; " + a +
+             " += " + v + ".w * w3;\n";
+      }
+      s += "  }\n";
+    }
+    s += "}\n";
+    return s;
+  };
+  if (c.remap) {
+    b += "const int r_ = (b * dst_H + y) * dst_W + x0;\n";
+    b += "const int rx = r_ % src_W, rt_ = r_ / src_W;\n";
+    b += "const int ry = rt_ % src_H, rb = rt_ / src_H;\n";
+    b += "{\nconst int wk = wg;\n";
+    b += inner({"READ_src(rb, ry, rx, sb + s)"});
+    b += "}\n";
+  } else if (!c.transposed) {
+    // Direct convolution. Bounds checks only where the window can leave the input.
+    const bool need_y = c.PT > 0 || int64_t(so.h - 1) * c.SH - c.PT + int64_t(c.KH - 1) * c.DH >= si.h;
+    const bool need_x = c.PL > 0 || int64_t(so.w - 1) * c.SW - c.PL + int64_t(c.KW - 1) * c.DW >= si.w;
+    for (int t = 0; t < XT; ++t)
+      b += "const int ixb" + I(t) + " = min(x0 + " + I(t) + ", dst_W - 1) * " + I(c.SW) + " - " + I(c.PL) + ";\n";
+    b += "for (int ky = 0; ky < " + I(c.KH) + "; ++ky) {\n";
+    b += "const int iy = y * " + I(c.SH) + " - " + I(c.PT) + " + ky * " + I(c.DH) + ";\n";
+    if (need_y) b += "if (iy < 0 || iy >= src_H) continue;\n";
+    b += "for (int kx = 0; kx < " + I(c.KW) + "; ++kx) {\n";
+    std::vector<std::string> reads;
+    for (int t = 0; t < XT; ++t) {
+      std::string ix = "ix" + I(t);
+      b += "const int " + ix + " = ixb" + I(t) + " + kx * " + I(c.DW) + ";\n";
+      if (need_x) {
+        b += "const bool ok" + I(t) + " = " + ix + " >= 0 && " + ix + " < src_W;\n";
+        reads.push_back("ok" + I(t) + " ? READ_src(b, iy, " + ix + ", sb + s) : (float4)(0.0f)");
+      } else {
+        reads.push_back("READ_src(b, iy, " + ix + ", sb + s)");
+      }
+    }
+    b += "const int wk = wg + (ky * " + I(c.KW) + " + kx) * " + I(per_tap) + ";\n";
+    b += inner(reads);
+    b += "}\n}\n";
+  } else {
+    // Transposed convolution as a gather: output (y, x) takes input (iy, ix) through tap
+    // (ky, kx) when y + PT = iy * SH + ky (same for x).
+    b += "const int ty = y + " + I(c.PT) + ", tx = x0 + " + I(c.PL) + ";\n";
+    b += "for (int ky = ty % " + I(c.SH) + "; ky < " + I(c.KH) + "; ky += " + I(c.SH) + ") {\n";
+    b += "const int dy = ty - ky;\nif (dy < 0) break;\n";
+    b += "const int iy = dy / " + I(c.SH) + ";\nif (iy >= src_H) continue;\n";
+    b += "for (int kx = tx % " + I(c.SW) + "; kx < " + I(c.KW) + "; kx += " + I(c.SW) + ") {\n";
+    b += "const int dx = tx - kx;\nif (dx < 0) break;\n";
+    b += "const int ix = dx / " + I(c.SW) + ";\nif (ix >= src_W) continue;\n";
+    b += "const int wk = wg + (ky * " + I(c.KW) + " + kx) * " + I(per_tap) + ";\n";
+    b += inner({"READ_src(b, iy, ix, sb + s)"});
+    b += "}\n}\n";
+  }
+  // Epilogue: bias, activation, write.
+  auto epilogue = [&](const std::string& acc, const std::string& j, const std::string& t) {
+    std::string s = "{\nfloat4 r = " + acc + ";\n";
+    s += "const int os = g * " + sST + " + " + j + ", ox = x0 + " + t + ";\n";
+    s += "if (os < dst_S && ox < dst_W) {\n";
+    if (c.bias) s += "r += LOADW4_bias(os);\n";
+    s += ActivationCode(c.act, "r");
+    s += "WRITE_dst(r, b, y, ox, os);\n}\n}\n";
+    return s;
+  };
+  if (KSPLIT == 1) {
+    for (int j = 0; j < ST; ++j)
+      for (int t = 0; t < XT; ++t) b += epilogue("a" + I(j) + "_" + I(t), I(j), I(t));
+  } else {
+    const int n = ST * XT;
+    b += "__local float4 red[" + I(n * KSPLIT) + "];\n";
+    for (int j = 0; j < ST; ++j)
+      for (int t = 0; t < XT; ++t) b += "red[" + I(j * XT + t) + " * " + sK + " + kp] = a" + I(j) + "_" + I(t) + ";\n";
+    b += "barrier(CLK_LOCAL_MEM_FENCE);\n";
+    b += "if (live) for (int jt = kp; jt < " + I(n) + "; jt += " + sK + ") {\n";
+    b += "float4 sum = (float4)(0.0f);\n";
+    b += "for (int k = 0; k < " + sK + "; ++k) sum += red[jt * " + sK + " + k];\n";
+    b += "const int j = jt / " + sXT + ", t = jt % " + sXT + ";\n";
+    b += epilogue("sum", "j", "t");
+    b += "}\n";
+    kb.local = {size_t(KSPLIT), 1, 1};
+  }
+  kb.body = b;
+  kb.grid = {size_t(CeilDiv(so.w, XT) * KSPLIT), size_t(so.h), size_t(G) * so.b};
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------ CONV_2D
+
+struct ConvShape {
+  int in_h, in_w, in_c, out_h, out_w, out_c, k_h, k_w, f_c, groups, pad_t, pad_l;
+};
+
+Status ConvGeometry(const conv::GpuConvOptions& o, const Dims& in, const Dims& f, ConvShape* g) {
+  if (in.size() != 4 || f.size() != 4) return Unimplemented("input and filter must have rank 4");
+  if (o.padding != 0 && o.padding != 1) return Unimplemented("unknown padding");
+  if (o.stride_w <= 0 || o.stride_h <= 0 || o.dil_w <= 0 || o.dil_h <= 0)
+    return Unimplemented("strides and dilations must be positive");
+  TFG_RETURN_IF_ERROR(CheckAct(o.act));
+  g->in_h = in[1];
+  g->in_w = in[2];
+  g->in_c = in[3];
+  g->out_c = f[0];
+  g->k_h = f[1];
+  g->k_w = f[2];
+  g->f_c = f[3];
+  if (g->k_h <= 0 || g->k_w <= 0 || g->f_c <= 0 || g->in_c <= 0 || g->in_c % g->f_c != 0)
+    return Unimplemented("filter shape does not match the input");
+  g->groups = g->in_c / g->f_c;
+  if (g->out_c <= 0 || g->out_c % g->groups != 0) return Unimplemented("output channels not divisible by groups");
+  Padding pad = o.padding == 0 ? Padding::kSame : Padding::kValid;
+  g->out_h = ConvOutputSize(pad, g->in_h, g->k_h, o.stride_h, o.dil_h);
+  g->out_w = ConvOutputSize(pad, g->in_w, g->k_w, o.stride_w, o.dil_w);
+  g->pad_t = ConvPadBefore(pad, g->in_h, g->k_h, o.stride_h, o.dil_h, g->out_h);
+  g->pad_l = ConvPadBefore(pad, g->in_w, g->k_w, o.stride_w, o.dil_w, g->out_w);
+  return OkStatus();
+}
+
+Status CheckConstBias(const GpuCheckContext& c, int i, int n) {
+  if (!c.has_input(i)) return OkStatus();
+  TFG_RETURN_IF_ERROR(c.Constant(i, "bias"));
+  if (c.input(i).num_elements() != n) return Unimplemented("bias size differs from the output channels");
+  return OkStatus();
+}
+
+Status CheckConv2D(const GpuCheckContext& c) {
+  TFG_RETURN_IF_ERROR(c.InputsFloat32({0, 1, 2}));
+  TFG_RETURN_IF_ERROR(c.OutputsFloat32());
+  TFG_RETURN_IF_ERROR(c.Constant(1, "filter"));
+  TFG_RETURN_IF_ERROR(CheckNonEmpty(c));
+  ConvShape g;
+  TFG_RETURN_IF_ERROR(ConvGeometry(conv::Conv2DOptionsOf(c.node()), c.input(0).shape, c.input(1).shape, &g));
+  TFG_RETURN_IF_ERROR(CheckConstBias(c, 2, g.out_c));
+  if (g.groups > 1 && !(g.f_c % 4 == 0 && (g.out_c / g.groups) % 4 == 0) &&
+      int64_t(g.out_c) * g.k_h * g.k_w * g.in_c > (int64_t(1) << 26))
+    return Unimplemented("grouped convolution whose groups are not 4-channel aligned is too large for the GPU");
+  return OkStatus();
+}
+
+Status BuildConv2D(GpuBuildContext& ctx) {
+  const conv::GpuConvOptions o = conv::Conv2DOptionsOf(ctx.node());
+  const Tensor& f = ctx.cpu_input(1);
+  ConvShape g;
+  TFG_RETURN_IF_ERROR(ConvGeometry(o, ctx.cpu_input(0).shape, f.shape, &g));
+  GpuTensorRef src = ctx.input(0), dst = ctx.output(0);
+  if (dst.shape.h != g.out_h || dst.shape.w != g.out_w || dst.shape.c != g.out_c || dst.shape.b != src.shape.b)
+    return Internal("CONV_2D output shape differs from the geometry");
+  ConvCore c;
+  c.KH = g.k_h;
+  c.KW = g.k_w;
+  c.SH = o.stride_h;
+  c.SW = o.stride_w;
+  c.DH = o.dil_h;
+  c.DW = o.dil_w;
+  c.PT = g.pad_t;
+  c.PL = g.pad_l;
+  c.OC = g.out_c;
+  c.IC = g.in_c;
+  c.groups = g.groups;
+  c.act = o.act;
+  const float* fw = f.as<float>();
+  const int fc = g.f_c, kh = g.k_h, kw = g.k_w;
+  c.W = [fw, fc, kh, kw](int oc, int ky, int kx, int ic) {
+    return fw[((int64_t(oc) * kh + ky) * kw + kx) * fc + ic % fc];
+  };
+  c.bias = ctx.has_input(2) ? ctx.cpu_input(2).as<float>() : nullptr;
+  return EmitConv(ctx, "conv2d", src, dst, c);
+}
+
+// ------------------------------------------------------------------ DEPTHWISE_CONV_2D
+
+Status CheckDepthwise(const GpuCheckContext& c) {
+  TFG_RETURN_IF_ERROR(c.InputsFloat32({0, 1, 2}));
+  TFG_RETURN_IF_ERROR(c.OutputsFloat32());
+  TFG_RETURN_IF_ERROR(c.Constant(1, "filter"));
+  TFG_RETURN_IF_ERROR(CheckNonEmpty(c));
+  const conv::GpuConvOptions o = conv::DepthwiseOptionsOf(c.node());
+  const Dims& in = c.input(0).shape;
+  const Dims& f = c.input(1).shape;
+  if (in.size() != 4 || f.size() != 4 || f[0] != 1) return Unimplemented("input and filter must have rank 4, filter [1, KH, KW, C]");
+  if (o.padding != 0 && o.padding != 1) return Unimplemented("unknown padding");
+  if (o.stride_w <= 0 || o.stride_h <= 0 || o.dil_w <= 0 || o.dil_h <= 0)
+    return Unimplemented("strides and dilations must be positive");
+  TFG_RETURN_IF_ERROR(CheckAct(o.act));
+  if (in[3] <= 0 || f[3] % in[3] != 0 || f[1] <= 0 || f[2] <= 0) return Unimplemented("filter shape does not match the input");
+  return CheckConstBias(c, 2, f[3]);
+}
+
+Status BuildDepthwise(GpuBuildContext& ctx) {
+  const conv::GpuConvOptions o = conv::DepthwiseOptionsOf(ctx.node());
+  const Tensor& f = ctx.cpu_input(1);
+  const Dims& in = ctx.cpu_input(0).shape;
+  const int KH = f.shape[1], KW = f.shape[2], OC = f.shape[3], IC = in[3];
+  const int mult = OC / IC;
+  Padding pad = o.padding == 0 ? Padding::kSame : Padding::kValid;
+  const int out_h = ConvOutputSize(pad, in[1], KH, o.stride_h, o.dil_h);
+  const int out_w = ConvOutputSize(pad, in[2], KW, o.stride_w, o.dil_w);
+  const int PT = ConvPadBefore(pad, in[1], KH, o.stride_h, o.dil_h, out_h);
+  const int PL = ConvPadBefore(pad, in[2], KW, o.stride_w, o.dil_w, out_w);
+  GpuTensorRef src = ctx.input(0), dst = ctx.output(0);
+  const BHWC& si = src.shape;
+  const BHWC& so = dst.shape;
+  if (so.h != out_h || so.w != out_w || so.c != OC || so.b != si.b) return Internal("DEPTHWISE_CONV_2D output shape differs");
+  const int dS = so.slices();
+  const int SH = o.stride_h, SW = o.stride_w, DH = o.dil_h, DW = o.dil_w;
+  // Weights [slice][ky][kx] float4, bias [slice] float4.
+  std::vector<float> w(size_t(dS) * KH * KW * 4, 0.f);
+  const float* fw = f.as<float>();
+  for (int ky = 0; ky < KH; ++ky)
+    for (int kx = 0; kx < KW; ++kx)
+      for (int oc = 0; oc < OC; ++oc)
+        w[((size_t(oc / 4) * KH + ky) * KW + kx) * 4 + oc % 4] = fw[(int64_t(ky) * KW + kx) * OC + oc];
+  KernelBuilder& kb = ctx.NewKernel("depthwise_conv2d");
+  kb.AddInput("src", src);
+  kb.AddOutput("dst", dst);
+  kb.AddConstBuffer("w", std::move(w));
+  const bool has_bias = ctx.has_input(2);
+  if (has_bias) {
+    std::vector<float> bias(size_t(dS) * 4, 0.f);
+    const float* bp = ctx.cpu_input(2).as<float>();
+    for (int oc = 0; oc < OC; ++oc) bias[oc] = bp[oc];
+    kb.AddConstBuffer("bias", std::move(bias));
+  }
+  // x positions per item: up to 4, fewer for wide filters or small grids.
+  int XT = std::min(so.w, KW * DW <= 7 ? 4 : (KW * DW <= 15 ? 2 : 1));
+  while (XT > 1 && CeilDiv(so.w, XT) * so.h * dS * so.b < kTargetItems) XT /= 2;
+  if (mult != 1) XT = 1;
+  const int64_t max_x = CeilDiv(so.w, XT) * XT - 1;
+  const bool need_y = PT > 0 || int64_t(so.h - 1) * SH - PT + int64_t(KH - 1) * DH >= si.h;
+  const bool need_x = PL > 0 || max_x * SW - PL + int64_t(KW - 1) * DW >= si.w;
+  const std::string sXT = I(XT);
+  std::string b;
+  b += "int gx = get_global_id(0), y = get_global_id(1), z = get_global_id(2);\n";
+  b += "if (gx * " + sXT + " >= dst_W || y >= dst_H || z >= dst_S * dst_B) return;\n";
+  b += "const int x0 = gx * " + sXT + ";\n";
+  b += "const int s = z % dst_S, b = z / dst_S;\n";
+  for (int t = 0; t < XT; ++t) b += "float4 a" + I(t) + " = (float4)(0.0f);\n";
+  b += "const int xb = x0 * " + I(SW) + " - " + I(PL) + ";\n";
+  if (mult != 1) {
+    // Output lane l (channel 4s+l) reads input channel (4s+l)/mult: from at most two slices.
+    kb.AddDefine(
+        "float lane8_(float4 a, float4 b, int i) {\n"
+        "  float4 v = i < 4 ? a : b; int k = i & 3;\n"
+        "  return k == 0 ? v.x : (k == 1 ? v.y : (k == 2 ? v.z : v.w));\n}\n");
+    for (int l = 0; l < 4; ++l)
+      b += "const int ic" + I(l) + " = min((4 * s + " + I(l) + ") / " + I(mult) + ", src_C - 1);\n";
+    b += "const int sa = ic0 / 4, sb = ic3 / 4;\n";
+    for (int l = 0; l < 4; ++l) b += "const int li" + I(l) + " = ic" + I(l) + " - 4 * sa;\n";
+  }
+  b += "for (int ky = 0; ky < " + I(KH) + "; ++ky) {\n";
+  b += "const int iy = y * " + I(SH) + " - " + I(PT) + " + ky * " + I(DH) + ";\n";
+  if (need_y) b += "if (iy < 0 || iy >= src_H) continue;\n";
+  b += "const int wi = (s * " + I(KH) + " + ky) * " + I(KW) + ";\n";
+  // Distinct column offsets t*SW + kx*DW, loaded once each.
+  std::vector<int> offs;
+  for (int t = 0; t < XT; ++t)
+    for (int kx = 0; kx < KW; ++kx) {
+      int off = t * SW + kx * DW;
+      if (std::find(offs.begin(), offs.end(), off) == offs.end()) offs.push_back(off);
+    }
+  auto col = [&](int off) { return "c" + I(off); };
+  for (int off : offs) {
+    std::string ix = "(xb + " + I(off) + ")";
+    std::string cond = need_x ? ix + " >= 0 && " + ix + " < src_W" : "";
+    if (mult == 1) {
+      std::string rd = "READ_src(b, iy, " + ix + ", s)";
+      b += "const float4 " + col(off) + " = " + (need_x ? cond + " ? " + rd + " : (float4)(0.0f)" : rd) + ";\n";
+    } else {
+      b += "float4 " + col(off) + " = (float4)(0.0f);\n";
+      b += (need_x ? "if (" + cond + ") " : std::string()) + "{\n";
+      b += "float4 va = READ_src(b, iy, " + ix + ", sa), vb = READ_src(b, iy, " + ix + ", sb);\n";
+      b += col(off) + " = (float4)(lane8_(va, vb, li0), lane8_(va, vb, li1), lane8_(va, vb, li2), lane8_(va, vb, li3));\n}\n";
+    }
+  }
+  for (int kx = 0; kx < KW; ++kx) {
+    b += "{\nconst float4 w = LOADW4_w(wi + " + I(kx) + ");\n";
+    for (int t = 0; t < XT; ++t) b += "a" + I(t) + " += " + col(t * SW + kx * DW) + " * w;\n";
+    b += "}\n";
+  }
+  b += "}\n";
+  for (int t = 0; t < XT; ++t) {
+    b += "if (x0 + " + I(t) + " < dst_W) {\nfloat4 r = a" + I(t) + ";\n";
+    if (has_bias) b += "r += LOADW4_bias(s);\n";
+    b += ActivationCode(o.act, "r");
+    b += "WRITE_dst(r, b, y, x0 + " + I(t) + ", s);\n}\n";
+  }
+  kb.body = b;
+  kb.grid = {size_t(CeilDiv(so.w, XT)), size_t(so.h), size_t(dS) * so.b};
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------ FULLY_CONNECTED
+
+// How the input maps onto rows of [batch, input_size].
+enum class FcMap { kPerPixel, kPerPixelRemap, kWindow, kNone };
+
+FcMap FcMapping(const BHWC& in, const BHWC& out, int input_size, std::string* why) {
+  if (in.c == input_size) {
+    if (int64_t(in.b) * in.h * in.w != int64_t(out.b) * out.h * out.w) {
+      *why = "output rows differ from input rows";
+      return FcMap::kNone;
+    }
+    if (in.b == out.b && in.h == out.h && in.w == out.w) return FcMap::kPerPixel;
+    return FcMap::kPerPixelRemap;
+  }
+  if (int64_t(in.h) * in.w * in.c == input_size && out.b == in.b && out.h == 1 && out.w == 1) return FcMap::kWindow;
+  *why = "input rows of " + I(input_size) + " values do not map onto whole pixels of the GPU layout";
+  return FcMap::kNone;
+}
+
+Status CheckFullyConnected(const GpuCheckContext& c) {
+  TFG_RETURN_IF_ERROR(c.InputsFloat32({0, 1, 2}));
+  TFG_RETURN_IF_ERROR(c.OutputsFloat32());
+  TFG_RETURN_IF_ERROR(c.Constant(1, "weights"));
+  TFG_RETURN_IF_ERROR(CheckNonEmpty(c));
+  const conv::GpuConvOptions o = conv::FullyConnectedOptionsOf(c.node());
+  if (o.weights_format != 0) return Unimplemented("only DEFAULT weights_format");
+  if (o.act < 0 || o.act > 3) return Unimplemented("unsupported fused activation");
+  const Dims& w = c.input(1).shape;
+  if (w.size() != 2 || w[1] <= 0) return Unimplemented("weights must be [units, input_size]");
+  TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.input(0), "input"));
+  TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.output(0), "output"));
+  TFG_RETURN_IF_ERROR(CheckConstBias(c, 2, w[0]));
+  BHWC in, out;
+  gpu::ToBHWC(c.input(0).shape, &in);
+  gpu::ToBHWC(c.output(0).shape, &out);
+  if (out.c != w[0]) return Unimplemented("output channels differ from the units");
+  std::string why;
+  if (FcMapping(in, out, w[1], &why) == FcMap::kNone) return Unimplemented(why);
+  return OkStatus();
+}
+
+Status BuildFullyConnected(GpuBuildContext& ctx) {
+  const conv::GpuConvOptions o = conv::FullyConnectedOptionsOf(ctx.node());
+  const Tensor& wt = ctx.cpu_input(1);
+  const int units = wt.shape[0], input_size = wt.shape[1];
+  GpuTensorRef src = ctx.input(0), dst = ctx.output(0);
+  std::string why;
+  FcMap m = FcMapping(src.shape, dst.shape, input_size, &why);
+  if (m == FcMap::kNone) return Internal("FULLY_CONNECTED: " + why);
+  ConvCore c;
+  c.OC = units;
+  c.IC = src.shape.c;
+  c.act = o.act;
+  const float* wp = wt.as<float>();
+  if (m == FcMap::kWindow) {
+    c.KH = src.shape.h;
+    c.KW = src.shape.w;
+    const int kw = c.KW, ic = c.IC;
+    c.W = [wp, input_size, kw, ic](int oc, int ky, int kx, int i) {
+      return wp[int64_t(oc) * input_size + (int64_t(ky) * kw + kx) * ic + i];
+    };
+  } else {
+    c.remap = m == FcMap::kPerPixelRemap;
+    c.W = [wp, input_size](int oc, int, int, int i) { return wp[int64_t(oc) * input_size + i]; };
+  }
+  c.bias = ctx.has_input(2) ? ctx.cpu_input(2).as<float>() : nullptr;
+  return EmitConv(ctx, "fully_connected", src, dst, c);
+}
+
+// ------------------------------------------------------------------ TRANSPOSE_CONV
+
+Status TransposeGeometry(const conv::GpuConvOptions& o, const Dims& x, const Dims& w, const Dims& out, ConvCore* c) {
+  if (x.size() != 4 || w.size() != 4 || out.size() != 4) return Unimplemented("input, weights and output must have rank 4");
+  if (o.padding != 0 && o.padding != 1) return Unimplemented("unknown padding");
+  if (o.stride_w <= 0 || o.stride_h <= 0) return Unimplemented("strides must be positive");
+  TFG_RETURN_IF_ERROR(CheckAct(o.act));
+  if (w[3] != x[3] || w[0] != out[3] || out[0] != x[0] || w[1] <= 0 || w[2] <= 0)
+    return Unimplemented("weights shape does not match the input/output");
+  Padding pad = o.padding == 0 ? Padding::kSame : Padding::kValid;
+  if (ConvOutputSize(pad, out[1], w[1], o.stride_h, 1) != x[1] || ConvOutputSize(pad, out[2], w[2], o.stride_w, 1) != x[2])
+    return Unimplemented("output shape inconsistent with the input");
+  c->KH = w[1];
+  c->KW = w[2];
+  c->SH = o.stride_h;
+  c->SW = o.stride_w;
+  c->PT = ConvPadBefore(pad, out[1], w[1], o.stride_h, 1, x[1]);
+  c->PL = ConvPadBefore(pad, out[2], w[2], o.stride_w, 1, x[2]);
+  c->OC = w[0];
+  c->IC = w[3];
+  c->act = o.act;
+  c->transposed = true;
+  return OkStatus();
+}
+
+// Inputs: x, w, bias (or -1) indices.
+Status CheckTransposeCommon(const GpuCheckContext& c, int xi, int wi, int bi) {
+  TFG_RETURN_IF_ERROR(c.InputsFloat32({xi, wi, bi}));
+  TFG_RETURN_IF_ERROR(c.OutputsFloat32());
+  TFG_RETURN_IF_ERROR(c.Constant(wi, "weights"));
+  if (c.input(xi).num_elements() == 0 || c.output(0).num_elements() == 0) return Unimplemented("empty tensor");
+  ConvCore core;
+  TFG_RETURN_IF_ERROR(TransposeGeometry(conv::TransposeConvOptionsOf(c.node()), c.input(xi).shape, c.input(wi).shape,
+                                        c.output(0).shape, &core));
+  return CheckConstBias(c, bi, core.OC);
+}
+
+Status CheckTransposeConv(const GpuCheckContext& c) {
+  if (c.num_inputs() < 3) return Unimplemented("expects output_shape, weights, input");
+  TFG_RETURN_IF_ERROR(c.Constant(0, "output_shape"));
+  return CheckTransposeCommon(c, 2, 1, 3);
+}
+
+Status CheckTransposeBias(const GpuCheckContext& c) {
+  if (c.num_inputs() != 3) return Unimplemented("expects input, weights, bias");
+  const conv::GpuConvOptions o = conv::TransposeConvOptionsOf(c.node());
+  if (!o.custom_ok || o.padding < 0) return Unimplemented("malformed custom options");
+  return CheckTransposeCommon(c, 0, 1, 2);
+}
+
+Status BuildTransposeCommon(GpuBuildContext& ctx, int xi, int wi, int bi) {
+  ConvCore c;
+  const Tensor& w = ctx.cpu_input(wi);
+  TFG_RETURN_IF_ERROR(TransposeGeometry(conv::TransposeConvOptionsOf(ctx.node()), ctx.cpu_input(xi).shape, w.shape,
+                                        ctx.cpu_output(0).shape, &c));
+  const float* wp = w.as<float>();
+  const int kh = c.KH, kw = c.KW, ic_n = c.IC;
+  c.W = [wp, kh, kw, ic_n](int oc, int ky, int kx, int ic) { return wp[((int64_t(oc) * kh + ky) * kw + kx) * ic_n + ic]; };
+  c.bias = ctx.has_input(bi) ? ctx.cpu_input(bi).as<float>() : nullptr;
+  return EmitConv(ctx, "transpose_conv", ctx.input(xi), ctx.output(0), c);
+}
+
+Status BuildTransposeConv(GpuBuildContext& ctx) { return BuildTransposeCommon(ctx, 2, 1, 3); }
+Status BuildTransposeBias(GpuBuildContext& ctx) { return BuildTransposeCommon(ctx, 0, 1, 2); }
+
+// ------------------------------------------------------------------ BATCH_MATMUL
+
+// Ranks 2..4 (the GPU layout has no rank 5). A constant rhs without batch (all its batch dims 1,
+// rank <= lhs rank) and no adj_x is a 1x1 convolution over the lhs (adj_y folded into the packed
+// weights); anything else runs a generic kernel reading both operands as tensors (adjoints by
+// lane gathers: slower, but exact).
+struct BmmPlan {
+  bool as_conv = false;
+  int M = 0, K = 0, N = 0;
+  std::string why;
+};
+
+bool BatchDimsOne(const Dims& d) {
+  for (size_t i = 0; i + 2 < d.size(); ++i)
+    if (d[i] != 1) return false;
+  return true;
+}
+
+BmmPlan PlanBmm(const conv::GpuConvOptions& o, const Tensor& lhs, const Tensor& rhs, const Tensor& out) {
+  BmmPlan p;
+  const Dims& l = lhs.shape;
+  const Dims& r = rhs.shape;
+  const int lr = int(l.size()), rr = int(r.size()), orank = int(out.shape.size());
+  if (lr < 2 || lr > 4 || rr < 2 || rr > 4 || orank > 4) {
+    p.why = "operands of rank 2 to 4 only (the GPU layout has at most 4 dimensions)";
+    return p;
+  }
+  p.M = o.adj_x ? l[lr - 1] : l[lr - 2];
+  p.K = o.adj_x ? l[lr - 2] : l[lr - 1];
+  p.N = o.adj_y ? r[rr - 2] : r[rr - 1];
+  const int rk = o.adj_y ? r[rr - 1] : r[rr - 2];
+  if (rk != p.K || p.M <= 0 || p.K <= 0 || p.N <= 0) {
+    p.why = "shapes do not match";
+    return p;
+  }
+  p.as_conv = rhs.is_const && BatchDimsOne(r) && rr <= lr && !o.adj_x;
+  return p;
+}
+
+Status CheckBatchMatMul(const GpuCheckContext& c) {
+  if (c.num_inputs() != 2) return Unimplemented("expects 2 inputs");
+  TFG_RETURN_IF_ERROR(c.InputsFloat32({0, 1}));
+  TFG_RETURN_IF_ERROR(c.OutputsFloat32());
+  if (c.input(0).num_elements() == 0 || c.input(1).num_elements() == 0 || c.output(0).num_elements() == 0)
+    return Unimplemented("empty tensor");
+  BmmPlan p = PlanBmm(conv::BatchMatMulOptionsOf(c.node()), c.input(0), c.input(1), c.output(0));
+  if (!p.why.empty()) return Unimplemented(p.why);
+  return OkStatus();
+}
+
+// The BHWC coordinates of (output batch indices ob0/ob1, row, slice) for an operand of shape d
+// when the output has rank R (batch dims aligned to the right; size-1 dims read index 0).
+std::string OperandCoords(const Dims& d, int R, const std::string& row, const std::string& slice) {
+  const int r = int(d.size());
+  auto bi = [&](int i) {
+    if (d[i] == 1) return std::string("0");
+    return std::string("ob") + I(i + (R - r));
+  };
+  if (r == 2) return row + ", 0, 0, " + slice;
+  if (r == 3) return bi(0) + ", 0, " + row + ", " + slice;
+  return bi(0) + ", " + bi(1) + ", " + row + ", " + slice;
+}
+
+Status BuildBatchMatMul(GpuBuildContext& ctx) {
+  const conv::GpuConvOptions o = conv::BatchMatMulOptionsOf(ctx.node());
+  const Tensor& lhs = ctx.cpu_input(0);
+  const Tensor& rhs = ctx.cpu_input(1);
+  BmmPlan p = PlanBmm(o, lhs, rhs, ctx.cpu_output(0));
+  if (!p.why.empty()) return Internal("BATCH_MATMUL: " + p.why);
+  if (p.as_conv) {
+    ConvCore c;
+    c.OC = p.N;
+    c.IC = p.K;
+    const float* rp = rhs.as<float>();
+    const int N = p.N, K = p.K;
+    if (o.adj_y)
+      c.W = [rp, K](int n, int, int, int k) { return rp[int64_t(n) * K + k]; };
+    else
+      c.W = [rp, N](int n, int, int, int k) { return rp[int64_t(k) * N + n]; };
+    GpuTensorRef src = ctx.input(0), dst = ctx.output(0);
+    if (src.shape.b != dst.shape.b || src.shape.h != dst.shape.h || src.shape.w != dst.shape.w)
+      return Internal("BATCH_MATMUL: lhs/output layouts differ");
+    return EmitConv(ctx, "batch_matmul", src, dst, c);
+  }
+  const Dims& os = ctx.cpu_output(0).shape;
+  const int R = int(os.size());
+  GpuTensorRef a = ctx.input(0), bt = ctx.input(1), dst = ctx.output(0);
+  KernelBuilder& kb = ctx.NewKernel("batch_matmul");
+  kb.AddInput("lhs", a);
+  kb.AddInput("rhs", bt);
+  kb.AddOutput("dst", dst);
+  if (o.adj_x)
+    kb.AddDefine("float lane4_(float4 v, int k) { return k == 0 ? v.x : (k == 1 ? v.y : (k == 2 ? v.z : v.w)); }\n");
+  // Grid: x = row m, y = output batch (flattened), z = output slice.
+  const int OB0 = R >= 3 ? os[0] : 1, OB1 = R == 4 ? os[1] : 1;
+  const int M = p.M, K = p.K, N = p.N, dS = dst.shape.slices();
+  const char* lanes = "xyzw";
+  std::string b;
+  b += "const int m = get_global_id(0), ob = get_global_id(1), s = get_global_id(2);\n";
+  b += "if (m >= " + I(M) + " || ob >= " + I(int64_t(OB0) * OB1) + " || s >= " + I(dS) + ") return;\n";
+  b += "const int ob0 = ob / " + I(OB1) + ", ob1 = ob % " + I(OB1) + ";\n(void)ob0; (void)ob1;\n";
+  b += "float4 acc = (float4)(0.0f);\n";
+  // One block of nk (<= 4) contraction indices starting at 4 * ks.
+  auto block = [&](const std::string& ks, int nk) {
+    std::string c = "{\nfloat4 av = (float4)(0.0f);\n";
+    if (!o.adj_x) {
+      c += "av = READ_lhs(" + OperandCoords(lhs.shape, R, "m", ks) + ");\n";  // padding lanes are zero
+    } else {
+      for (int i = 0; i < nk; ++i)
+        c += "av." + std::string(1, lanes[i]) + " = lane4_(READ_lhs(" +
+             OperandCoords(lhs.shape, R, "4 * " + ks + " + " + I(i), "m >> 2") + "), m & 3);\n";
+    }
+    if (!o.adj_y) {
+      for (int i = 0; i < nk; ++i)
+        c += "acc += av." + std::string(1, lanes[i]) + " * READ_rhs(" +
+             OperandCoords(rhs.shape, R, "4 * " + ks + " + " + I(i), "s") + ");\n";
+    } else {
+      // rhs rows are n: 4 rows of this output slice, each a float4 over k (padding lanes zero).
+      c += "acc += (float4)(";
+      for (int l = 0; l < 4; ++l)
+        c += std::string(l ? ", " : "") + "dot(av, READ_rhs(" +
+             OperandCoords(rhs.shape, R, "min(4 * s + " + I(l) + ", " + I(N - 1) + ")", ks) + "))";
+      c += ");\n";
+    }
+    c += "}\n";
+    return c;
+  };
+  const int KF = K / 4, KR = K % 4;
+  if (KF > 0) b += "for (int ks = 0; ks < " + I(KF) + "; ++ks) " + block("ks", 4);
+  if (KR) b += block(I(KF), KR);
+  std::string out_coords = R == 2 ? "m, 0, 0, s" : (R == 3 ? "ob0, 0, m, s" : "ob0, ob1, m, s");
+  b += "WRITE_dst(acc, " + out_coords + ");\n";
+  kb.body = b;
+  kb.grid = {size_t(M), size_t(OB0) * OB1, size_t(dS)};
+  return OkStatus();
+}
+
+}  // namespace
+
+const GpuOpSupport kGpu_CONV_2D = {CheckConv2D, BuildConv2D, nullptr, false};
+const GpuOpSupport kGpu_DEPTHWISE_CONV_2D = {CheckDepthwise, BuildDepthwise, nullptr, false};
+const GpuOpSupport kGpu_FULLY_CONNECTED = {CheckFullyConnected, BuildFullyConnected, nullptr, false};
+const GpuOpSupport kGpu_TRANSPOSE_CONV = {CheckTransposeConv, BuildTransposeConv, nullptr, false};
+const GpuOpSupport kGpu_Convolution2DTransposeBias = {CheckTransposeBias, BuildTransposeBias, nullptr, false};
+const GpuOpSupport kGpu_BATCH_MATMUL = {CheckBatchMatMul, BuildBatchMatMul, nullptr, false};
+
+}  // namespace tflite_gpu

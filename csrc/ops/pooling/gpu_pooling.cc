@@ -1,0 +1,398 @@
+// GPU side of the pooling family: AVERAGE_POOL_2D, MAX_POOL_2D, RESIZE_BILINEAR,
+// RESIZE_NEAREST_NEIGHBOR, SOFTMAX, MEAN, SUM (float32, rank <= 4). ARG_MAX is refused (its
+// output is an integer tensor; GPU tensors hold floats).
+//
+// Numerics follow the CPU kernels (csrc/ops/pooling/*.cc): the average divides by the in-bounds
+// count, the fused activation clamps to [lowest, max] unless it is a RELU (so +-inf become
+// +-FLT_MAX and NaN stays NaN); resize source indices and weights are computed on the host by
+// the CPU kernels' own functions and uploaded exactly (float, even in fp16 modes); softmax and
+// reductions accumulate in float, with a work-group reduction when one output reads many
+// elements.
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_op.h"
+#include "ops/pooling/pool_common.h"
+
+namespace tflite_gpu {
+namespace {
+
+using gpu::BHWC;
+using gpu::GpuBuildContext;
+using gpu::GpuCheckContext;
+using gpu::KernelBuilder;
+
+std::string I(int64_t v) { return std::to_string(v); }
+
+// An exact OpenCL float literal (also for inf / NaN).
+std::string F(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "as_float(0x%08xu)", u);
+  return buf;
+}
+
+size_t NextPow2(size_t v) {
+  size_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+// Largest power of two <= the device's work-group limit, capped at `cap`.
+size_t WorkGroupCap(const gpu::GpuDeviceCaps& caps, size_t cap) {
+  size_t p = 1;
+  while (p * 2 <= caps.max_work_group_size && p * 2 <= cap) p *= 2;
+  return p;
+}
+
+Status NonEmpty(const Tensor& t, const char* what) {
+  if (t.num_elements() <= 0) return Unimplemented(std::string(what) + " is empty; the GPU takes non-empty tensors");
+  return OkStatus();
+}
+
+// The standard header of a one-work-item-per-output-slice kernel.
+const char* kPerSlice =
+    "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
+    "if (x >= dst_W || y >= dst_H || bs >= dst_S * dst_B) return;\n"
+    "int s = bs % dst_S, b = bs / dst_S;\n";
+
+void PerSliceGrid(KernelBuilder& kb, const BHWC& o) {
+  kb.grid = {size_t(o.w), size_t(o.h), size_t(o.slices()) * o.b};
+}
+
+// ------------------------------------------------------------------ AVERAGE / MAX POOL
+Status CheckPool(const GpuCheckContext& c) {
+  TFG_RETURN_IF_ERROR(c.InputsFloat32({0}));
+  TFG_RETURN_IF_ERROR(c.OutputsFloat32());
+  if (c.input(0).shape.size() != 4) return Unimplemented("input must be 4-D (NHWC)");
+  TFG_RETURN_IF_ERROR(NonEmpty(c.input(0), "the input"));
+  TFG_RETURN_IF_ERROR(NonEmpty(c.output(0), "the output"));
+  return OkStatus();
+}
+
+template <bool kMax>
+Status BuildPool(GpuBuildContext& ctx) {
+  int padding, sh, sw, fh, fw, act;
+  pooling::Pool2DParamsOf(ctx.node(), &padding, &sh, &sw, &fh, &fw, &act);
+  const BHWC in = ctx.input(0).shape;
+  auto out_ref = ctx.output(0);
+  const BHWC o = out_ref.shape;
+  Padding pad = static_cast<Padding>(padding);
+  const int ph = ConvPadBefore(pad, in.h, fh, sh, 1, o.h);
+  const int pw = ConvPadBefore(pad, in.w, fw, sw, 1, o.w);
+  float lo, hi;
+  pooling::FloatActivationRange(act, &lo, &hi);
+  auto& kb = ctx.NewKernel(kMax ? "max_pool_2d" : "average_pool_2d");
+  kb.AddInput("src", ctx.input(0));
+  kb.AddOutput("dst", out_ref);
+  PerSliceGrid(kb, o);
+  std::string b = kPerSlice;
+  b += "int iy0 = y * " + I(sh) + " - " + I(ph) + ", ix0 = x * " + I(sw) + " - " + I(pw) + ";\n"
+       "int fy0 = max(0, -iy0), fy1 = min(" + I(fh) + ", src_H - iy0);\n"
+       "int fx0 = max(0, -ix0), fx1 = min(" + I(fw) + ", src_W - ix0);\n"
+       "float4 acc = (float4)(" + (kMax ? F(std::numeric_limits<float>::lowest()) : std::string("0.0f")) + ");\n"
+       "for (int fy = fy0; fy < fy1; ++fy) {\n"
+       "  for (int fx = fx0; fx < fx1; ++fx) {\n"
+       "    float4 v = READ_src(b, iy0 + fy, ix0 + fx, s);\n" +
+       (kMax ? "    acc = fmax(acc, v);\n" : "    acc += v;\n") +
+       "  }\n}\n";
+  if (!kMax) b += "acc = acc / (float)((fy1 - fy0) * (fx1 - fx0));\n";
+  // NaN-preserving clamp, as std::min(std::max(v, lo), hi).
+  b += "acc = select(acc, (float4)(" + F(lo) + "), acc < (float4)(" + F(lo) + "));\n"
+       "acc = select(acc, (float4)(" + F(hi) + "), acc > (float4)(" + F(hi) + "));\n"
+       "WRITE_dst(acc, b, y, x, s);\n";
+  kb.body = b;
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------ RESIZE
+template <bool kBilinear>
+Status CheckResize(const GpuCheckContext& c) {
+  if (c.num_inputs() != 2) return Unimplemented("expects 2 inputs");
+  TFG_RETURN_IF_ERROR(c.InputsFloat32({0}));
+  TFG_RETURN_IF_ERROR(c.OutputsFloat32());
+  if (c.input(0).shape.size() != 4) return Unimplemented("input must be 4-D (NHWC)");
+  TFG_RETURN_IF_ERROR(c.Constant(1, "the size input"));
+  TFG_RETURN_IF_ERROR(NonEmpty(c.input(0), "the input"));
+  TFG_RETURN_IF_ERROR(NonEmpty(c.output(0), "the output"));
+  if (c.output(0).shape.size() != 4) return Unimplemented("output must be 4-D (NHWC)");
+  return OkStatus();
+}
+
+template <bool kBilinear>
+Status BuildResize(GpuBuildContext& ctx) {
+  bool ac, hp;
+  pooling::ResizeParamsOf(ctx.node(), &ac, &hp);
+  const BHWC in = ctx.input(0).shape;
+  auto out_ref = ctx.output(0);
+  const BHWC o = out_ref.shape;
+  auto& kb = ctx.NewKernel(kBilinear ? "resize_bilinear" : "resize_nearest");
+  kb.AddInput("src", ctx.input(0));
+  kb.AddOutput("dst", out_ref);
+  PerSliceGrid(kb, o);
+  std::string b = kPerSlice;
+  if (kBilinear) {
+    // Per output column / row: (lo, hi, frac, 0), exact floats.
+    std::vector<float> xs(size_t(o.w) * 4, 0.f), ys(size_t(o.h) * 4, 0.f);
+    for (int i = 0; i < o.w; ++i) {
+      int l, h;
+      float f;
+      pooling::ResizeBilinearSource(i, in.w, o.w, ac, hp, &l, &h, &f);
+      xs[i * 4] = float(l), xs[i * 4 + 1] = float(h), xs[i * 4 + 2] = f;
+    }
+    for (int i = 0; i < o.h; ++i) {
+      int l, h;
+      float f;
+      pooling::ResizeBilinearSource(i, in.h, o.h, ac, hp, &l, &h, &f);
+      ys[i * 4] = float(l), ys[i * 4 + 1] = float(h), ys[i * 4 + 2] = f;
+    }
+    kb.AddConstBuffer("xs", std::move(xs), /*exact=*/true);
+    kb.AddConstBuffer("ys", std::move(ys), /*exact=*/true);
+    b += "float4 cx = LOADW4_xs(x), cy = LOADW4_ys(y);\n"
+         "int x0 = (int)cx.x, x1 = (int)cx.y, y0 = (int)cy.x, y1 = (int)cy.y;\n"
+         "float dx = cx.z, dy = cy.z, rx = 1.0f - dx, ry = 1.0f - dy;\n"
+         "float4 v = READ_src(b, y0, x0, s) * (ry * rx) + READ_src(b, y1, x0, s) * (dy * rx) +\n"
+         "           READ_src(b, y0, x1, s) * (ry * dx) + READ_src(b, y1, x1, s) * (dy * dx);\n"
+         "WRITE_dst(v, b, y, x, s);\n";
+  } else {
+    std::vector<float> xs(size_t(o.w)), ys(size_t(o.h));
+    for (int i = 0; i < o.w; ++i) xs[i] = float(pooling::ResizeNearestSource(i, in.w, o.w, ac, hp));
+    for (int i = 0; i < o.h; ++i) ys[i] = float(pooling::ResizeNearestSource(i, in.h, o.h, ac, hp));
+    kb.AddConstBuffer("xs", std::move(xs), /*exact=*/true);
+    kb.AddConstBuffer("ys", std::move(ys), /*exact=*/true);
+    b += "int ix = (int)LOADW_xs(x), iy = (int)LOADW_ys(y);\n"
+         "WRITE_dst(READ_src(b, iy, ix, s), b, y, x, s);\n";
+  }
+  kb.body = b;
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------ work-group reduction helper
+// Emits code that reduces the float4 `acc` (op "+" or "max") over the LSZ work items of dim 0;
+// afterwards every work item holds the total in `acc`. Must run at the same point for every
+// work item of the group.
+std::string GroupReduce(const std::string& lds, const std::string& acc, bool max) {
+  std::string comb = max ? lds + "[lid] = fmax(" + lds + "[lid], " + lds + "[lid + st])"
+                         : lds + "[lid] += " + lds + "[lid + st]";
+  return lds + "[lid] = " + acc + ";\n"
+         "barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "for (int st = LSZ / 2; st > 0; st >>= 1) {\n"
+         "  if (lid < st) " + comb + ";\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "}\n" +
+         acc + " = " + lds + "[0];\n"
+         "barrier(CLK_LOCAL_MEM_FENCE);\n";
+}
+
+// ------------------------------------------------------------------ SOFTMAX
+Status CheckSoftmax(const GpuCheckContext& c) {
+  TFG_RETURN_IF_ERROR(c.InputsFloat32({0}));
+  TFG_RETURN_IF_ERROR(c.OutputsFloat32());
+  TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.input(0), "input"));
+  if (c.input(0).shape.empty()) return Unimplemented("scalar input");
+  TFG_RETURN_IF_ERROR(NonEmpty(c.input(0), "the input"));
+  return OkStatus();
+}
+
+Status BuildSoftmax(GpuBuildContext& ctx) {
+  const float beta = pooling::SoftmaxBetaOf(ctx.node());
+  auto in_ref = ctx.input(0);
+  auto out_ref = ctx.output(0);
+  const BHWC o = out_ref.shape;
+  const int S = o.slices();
+  auto& kb = ctx.NewKernel("softmax");
+  kb.AddInput("src", in_ref);
+  kb.AddOutput("dst", out_ref);
+  // Padding lanes of the last slice: excluded from the max (set to lowest) and the sum (0).
+  std::string mask_max, mask_sum;
+  for (int l = o.c % 4 == 0 ? 4 : o.c % 4; l < 4; ++l) {
+    mask_max += std::string(" v.") + "xyzw"[l] + " = " + F(std::numeric_limits<float>::lowest()) + ";";
+    mask_sum += std::string(" e.") + "xyzw"[l] + " = 0.0f;";
+  }
+  if (!mask_max.empty()) {
+    mask_max = "if (s == " + I(S - 1) + ") {" + mask_max + " }\n";
+    mask_sum = "if (s == " + I(S - 1) + ") {" + mask_sum + " }\n";
+  }
+  kb.AddDefine("#define BETA " + F(beta));
+  std::string b;
+  std::string loop_begin, loop_end = "}\n";
+  const size_t L = S >= 16 ? std::min(WorkGroupCap(ctx.caps(), 128), NextPow2(size_t(S)) / 2) : 1;
+  if (L <= 1) {
+    // One work item per pixel.
+    kb.grid = {size_t(o.w), size_t(o.h), size_t(o.b)};
+    b = "int x = get_global_id(0), y = get_global_id(1), b = get_global_id(2);\n"
+        "if (x >= dst_W || y >= dst_H || b >= dst_B) return;\n";
+    loop_begin = "for (int s = 0; s < dst_S; ++s) {\n";
+  } else {
+    // A work group of LSZ items per pixel, striding over the slices.
+    kb.AddDefine("#define LSZ " + I(int64_t(L)));
+    kb.grid = {L, size_t(o.w), size_t(o.h) * o.b};
+    kb.local = {L, 1, 1};
+    b = "__local float4 red_[LSZ];\n"
+        "int lid = get_local_id(0), x = get_global_id(1), hb = get_global_id(2);\n"
+        "if (x >= dst_W || hb >= dst_H * dst_B) return;\n"  // uniform over the group
+        "int y = hb % dst_H, b = hb / dst_H;\n";
+    loop_begin = "for (int s = lid; s < dst_S; s += LSZ) {\n";
+  }
+  b += "float4 m4 = (float4)(" + F(std::numeric_limits<float>::lowest()) + ");\n" + loop_begin +
+       "  float4 v = READ_src(b, y, x, s);\n  " + mask_max + "  m4 = fmax(m4, v);\n" + loop_end;
+  if (L > 1) b += GroupReduce("red_", "m4", true);
+  b += "float m = fmax(fmax(m4.x, m4.y), fmax(m4.z, m4.w));\n"
+       "float4 sum4 = (float4)(0.0f);\n" + loop_begin +
+       "  float4 e = exp((READ_src(b, y, x, s) - m) * BETA);\n  " + mask_sum + "  sum4 += e;\n" + loop_end;
+  if (L > 1) b += GroupReduce("red_", "sum4", false);
+  b += "float inv = 1.0f / ((sum4.x + sum4.y) + (sum4.z + sum4.w));\n" + loop_begin +
+       "  float4 e = exp((READ_src(b, y, x, s) - m) * BETA) * inv;\n"
+       "  WRITE_dst(e, b, y, x, s);\n" + loop_end;
+  kb.body = b;
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------ MEAN / SUM
+// The reduced BHWC axes of a node, or a reason.
+Status ReducedAxes(const Tensor& in, const Tensor& axes, bool red[4]) {
+  const int rank = int(in.shape.size());
+  for (int i = 0; i < 4; ++i) red[i] = false;
+  if (axes.type != DType::kInt32 && axes.type != DType::kInt64) return Unimplemented("axis tensor must be INT32 or INT64");
+  const int64_t n = axes.num_elements();
+  if (n > 0 && !axes.data) return Unimplemented("the axis tensor has no data");
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t a = axes.type == DType::kInt32 ? int64_t(axes.as<int32_t>()[i]) : axes.as<int64_t>()[i];
+    if (a < -rank || a >= rank) return Unimplemented("axis " + std::to_string(a) + " is out of range");
+    int g = gpu::AxisToBHWC(int(a), rank);
+    if (g < 0) return Unimplemented("axis does not map to BHWC");
+    red[g] = true;
+  }
+  return OkStatus();
+}
+
+Status CheckReduce(const GpuCheckContext& c) {
+  if (c.num_inputs() != 2) return Unimplemented("expects 2 inputs");
+  TFG_RETURN_IF_ERROR(c.InputsFloat32({0}));
+  TFG_RETURN_IF_ERROR(c.OutputsFloat32());
+  TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.input(0), "input"));
+  TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.output(0), "output"));
+  TFG_RETURN_IF_ERROR(c.Constant(1, "the axis input"));
+  TFG_RETURN_IF_ERROR(NonEmpty(c.input(0), "the input"));
+  TFG_RETURN_IF_ERROR(NonEmpty(c.output(0), "the output"));
+  bool red[4];
+  TFG_RETURN_IF_ERROR(ReducedAxes(c.input(0), c.input(1), red));
+  BHWC in, out;
+  gpu::ToBHWC(c.input(0).shape, &in);
+  gpu::ToBHWC(c.output(0).shape, &out);
+  int64_t kept = 1;
+  const int dims[4] = {in.b, in.h, in.w, in.c};
+  for (int i = 0; i < 4; ++i)
+    if (!red[i]) kept *= dims[i];
+  if (kept != int64_t(out.b) * out.h * out.w * out.c) return Unimplemented("output size does not match the reduction");
+  return OkStatus();
+}
+
+template <bool kMean>
+Status BuildReduce(GpuBuildContext& ctx) {
+  bool red[4];
+  TFG_RETURN_IF_ERROR(ReducedAxes(ctx.cpu_input(0), ctx.cpu_input(1), red));
+  auto in_ref = ctx.input(0);
+  auto out_ref = ctx.output(0);
+  const BHWC in = in_ref.shape, o = out_ref.shape;
+  // N: the input with the reduced axes set to 1. The output holds N's elements in the same
+  // (row-major) order, but its BHWC mapping may differ (keep_dims=false changes the rank).
+  BHWC n = in;
+  if (red[0]) n.b = 1;
+  if (red[1]) n.h = 1;
+  if (red[2]) n.w = 1;
+  if (red[3]) n.c = 1;
+  const bool aligned = (n == o);
+  const int64_t count = (red[0] ? in.b : 1) * int64_t(red[1] ? in.h : 1) * (red[2] ? in.w : 1) * (red[3] ? in.c : 1);
+  // Reduction domain per output slice (channels reduced: all input slices).
+  const int DB = red[0] ? in.b : 1, DH = red[1] ? in.h : 1, DW = red[2] ? in.w : 1, DS = red[3] ? in.slices() : 1;
+  const int64_t dom = int64_t(DB) * DH * DW * DS;
+
+  auto& kb = ctx.NewKernel(kMean ? "mean" : "sum");
+  kb.AddInput("src", in_ref);
+  kb.AddOutput("dst", out_ref);
+  kb.AddDefine("#define DB " + I(DB) + "\n#define DH " + I(DH) + "\n#define DW " + I(DW) + "\n#define DS " + I(DS) +
+               "\n#define DOM " + I(dom));
+  const size_t L = dom > 32 ? std::min(WorkGroupCap(ctx.caps(), 256), std::max<size_t>(32, NextPow2(size_t(dom)) / 4))
+                            : 1;
+  std::string b;
+  if (L <= 1) {
+    kb.grid = {size_t(o.w), size_t(o.h), size_t(o.slices()) * o.b};
+    b = "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
+        "if (x >= dst_W || y >= dst_H || bs >= dst_S * dst_B) return;\n"
+        "int s = bs % dst_S, b = bs / dst_S;\n"
+        "const int lid = 0;\n#define LSZ 1\n";
+  } else {
+    kb.AddDefine("#define LSZ " + I(int64_t(L)));
+    kb.grid = {L, size_t(o.w) * o.h, size_t(o.slices()) * o.b};
+    kb.local = {L, 1, 1};
+    b = "__local float4 red_[LSZ];\n"
+        "int lid = get_local_id(0), xy = get_global_id(1), bs = get_global_id(2);\n"
+        "if (xy >= dst_W * dst_H || bs >= dst_S * dst_B) return;\n"  // uniform over the group
+        "int x = xy % dst_W, y = xy / dst_W, s = bs % dst_S, b = bs / dst_S;\n";
+  }
+  auto coord = [&](int axis, const std::string& reduced, const std::string& kept) {
+    return red[axis] ? reduced : kept;
+  };
+  b += "float4 acc = (float4)(0.0f);\n";
+  const std::string decode =
+      "  int rx = k % DW, t_ = k / DW; int ry = t_ % DH; t_ = t_ / DH; int rs = t_ % DS, rb = t_ / DS;\n"
+      "  (void)rx; (void)ry; (void)rs; (void)rb;\n";
+  if (aligned) {
+    // Output slice s reads input slice s (or, channels reduced, every slice: lanes summed at the end).
+    b += "for (int k = lid; k < DOM; k += LSZ) {\n" + decode + "  acc += READ_src(" + coord(0, "rb", "b") + ", " +
+         coord(1, "ry", "y") + ", " + coord(2, "rx", "x") + ", " + coord(3, "rs", "s") + ");\n}\n";
+    if (L > 1) b += GroupReduce("red_", "acc", false);
+    if (red[3]) b += "acc = (float4)((acc.x + acc.y) + (acc.z + acc.w), 0.0f, 0.0f, 0.0f);\n";
+  } else {
+    // Lane by lane: output element -> flat index -> coordinates in N.
+    b += "int nb_[4], ny_[4], nx_[4], nc_[4];\n"
+         "for (int l = 0; l < 4; ++l) {\n"
+         "  int oc = min(s * 4 + l, dst_C - 1);\n"
+         "  int f = ((b * dst_H + y) * dst_W + x) * dst_C + oc;\n"
+         "  nc_[l] = f % " + I(n.c) + "; f /= " + I(n.c) + "; nx_[l] = f % " + I(n.w) + "; f /= " + I(n.w) +
+         "; ny_[l] = f % " + I(n.h) + "; nb_[l] = f / " + I(n.h) + ";\n"
+         "}\n"
+         "float a_[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
+         "for (int k = lid; k < DOM; k += LSZ) {\n" + decode +
+         "  for (int l = 0; l < 4; ++l) {\n"
+         "    float4 v = READ_src(" + coord(0, "rb", "nb_[l]") + ", " + coord(1, "ry", "ny_[l]") + ", " +
+         coord(2, "rx", "nx_[l]") + ", " + coord(3, "rs", "nc_[l] / 4") + ");\n";
+    if (red[3]) {
+      b += "    a_[l] += (v.x + v.y) + (v.z + v.w);\n";
+    } else {
+      b += "    int c4 = nc_[l] % 4;\n"
+           "    a_[l] += c4 == 0 ? v.x : c4 == 1 ? v.y : c4 == 2 ? v.z : v.w;\n";
+    }
+    b += "  }\n}\nacc = (float4)(a_[0], a_[1], a_[2], a_[3]);\n";
+    if (L > 1) b += GroupReduce("red_", "acc", false);
+  }
+  if (kMean) b += "acc = acc / " + F(float(count)) + ";\n";
+  if (L > 1) b += "if (lid == 0) ";
+  b += "WRITE_dst(acc, b, y, x, s);\n";
+  kb.body = b;
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------ ARG_MAX
+Status CheckArgMax(const GpuCheckContext&) {
+  return Unimplemented("ARG_MAX produces integer indices; GPU tensors hold floats, so it stays on the CPU");
+}
+Status BuildRefused(GpuBuildContext&) { return Unimplemented("not supported on the GPU"); }
+
+}  // namespace
+
+const GpuOpSupport kGpu_AVERAGE_POOL_2D = {CheckPool, BuildPool<false>, nullptr, false};
+const GpuOpSupport kGpu_MAX_POOL_2D = {CheckPool, BuildPool<true>, nullptr, false};
+const GpuOpSupport kGpu_RESIZE_BILINEAR = {CheckResize<true>, BuildResize<true>, nullptr, false};
+const GpuOpSupport kGpu_RESIZE_NEAREST_NEIGHBOR = {CheckResize<false>, BuildResize<false>, nullptr, false};
+const GpuOpSupport kGpu_SOFTMAX = {CheckSoftmax, BuildSoftmax, nullptr, false};
+const GpuOpSupport kGpu_MEAN = {CheckReduce, BuildReduce<true>, nullptr, false};
+const GpuOpSupport kGpu_SUM = {CheckReduce, BuildReduce<false>, nullptr, false};
+const GpuOpSupport kGpu_ARG_MAX = {CheckArgMax, BuildRefused, nullptr, false};
+
+}  // namespace tflite_gpu

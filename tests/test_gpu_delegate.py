@@ -1,0 +1,213 @@
+"""The delegate contract: partitioning and its report and warnings, the op filter, options,
+wait types, and the bad cases (no OpenCL, closed delegate, other threads)."""
+import logging
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import tflite_gpu
+from gpu_util import delegate, require_gpu
+from harness import rel_l2
+from tflite_gpu.testing.builder import ModelBuilder
+
+NONE = dict(fused_activation_function="NONE")
+
+
+def chain_model():
+    """x -> ADD(c) -> CAST(int32) -> CAST(float32) -> MUL(x) -> TANH -> out; CAST has no GPU kernel."""
+    b = ModelBuilder()
+    x = b.add_input([1, 6, 5, 7], name="x")
+    c = b.add_const(np.linspace(-1, 1, 7).astype(np.float32))
+    t1 = b.add_tensor([1, 6, 5, 7])
+    t2 = b.add_tensor([1, 6, 5, 7], dtype=np.int32)
+    t3 = b.add_tensor([1, 6, 5, 7])
+    t4 = b.add_tensor([1, 6, 5, 7])
+    y = b.add_tensor([1, 6, 5, 7], name="y")
+    b.add_op("ADD", [x, c], [t1], options=NONE)
+    b.add_op("CAST", [t1], [t2], options=dict(in_data_type="FLOAT32", out_data_type="INT32"))
+    b.add_op("CAST", [t2], [t3], options=dict(in_data_type="INT32", out_data_type="FLOAT32"))
+    b.add_op("MUL", [t3, x], [t4], options=NONE)
+    b.add_op("TANH", [t4], [y])
+    b.mark_output(y)
+    return b.build()
+
+
+def run(model, x, delegates=None, **kw):
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=delegates, **kw)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    return it, it.get_tensor(it.get_output_details()[0]["index"])
+
+
+@pytest.fixture
+def x():
+    return (np.random.default_rng(1).standard_normal([1, 6, 5, 7]) * 3).astype(np.float32)
+
+
+def test_partitioned_model_matches_cpu_and_warns(x, caplog):
+    require_gpu()
+    m = chain_model()
+    _, want = run(m, x)
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        it, got = run(m, x, [delegate(max_delegated_partitions=2)])
+    assert rel_l2(got, want) <= 1e-5
+    rep = it.delegation_report()
+    assert rep["total_nodes"] == 5 and rep["delegated_nodes"] == 3 and rep["partitions"] == 2
+    assert [(u[0], u[1]) for u in rep["unsupported"]] == [(1, "CAST"), (2, "CAST")]
+    assert all("no kernel" in u[3] for u in rep["unsupported"])
+    lines = [r.getMessage() for r in caplog.records]
+    assert sum("WARNING: op code #53 cannot be handled by this delegate." in ln for ln in lines) == 2
+
+
+def test_max_delegated_partitions_takes_the_largest(x):
+    require_gpu()
+    it, got = run(chain_model(), x, [delegate(max_delegated_partitions=1)])
+    rep = it.delegation_report()
+    assert rep["partitions"] == 1 and rep["delegated_nodes"] == 2  # MUL+TANH beats ADD alone
+    _, want = run(chain_model(), x)
+    assert rel_l2(got, want) <= 1e-5
+
+
+def test_op_filter_option_and_env(x, monkeypatch):
+    require_gpu()
+    it, got = run(chain_model(), x, [delegate(op_filter=["TANH"], max_delegated_partitions=3)])
+    rep = it.delegation_report()
+    refused = {u[1]: u[3] for u in rep["unsupported"]}
+    assert "op filter" in refused["TANH"]
+    assert rep["delegated_nodes"] == 2
+    monkeypatch.setenv("TFLITE_GPU_OP_FILTER", "ADD,MUL")
+    it, got2 = run(chain_model(), x, [delegate(max_delegated_partitions=3)])
+    assert it.delegation_report()["delegated_nodes"] == 1
+    np.testing.assert_allclose(got, got2, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("wait", list(tflite_gpu.WaitType))
+def test_wait_types_give_the_same_result(x, wait):
+    require_gpu()
+    _, want = run(chain_model(), x)
+    it, got = run(chain_model(), x, [delegate(wait_type=wait, max_delegated_partitions=2)])
+    assert rel_l2(got, want) <= 1e-5
+    # Twice more: a deferred read must not leak into the next invoke.
+    for k in range(2):
+        it.set_tensor(it.get_input_details()[0]["index"], x * (k + 2))
+        it.invoke()
+        _, w2 = run(chain_model(), x * (k + 2))
+        assert rel_l2(it.get_tensor(it.get_output_details()[0]["index"]), w2) <= 1e-5
+
+
+def test_precision_options():
+    require_gpu()
+    assert delegate().info()["precision"] == "F32"
+    lossy = delegate("F32_F16").info()
+    assert lossy["precision"] == ("F16" if lossy["fp16"] else "F32_F16")
+    metal = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(allow_precision_loss=True)).info()
+    assert metal["precision"] == lossy["precision"]
+    prio = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(
+        inference_priority1=tflite_gpu.InferencePriority.MIN_LATENCY)).info()
+    assert prio["precision"] == lossy["precision"]
+
+
+def test_fp16_model_close_to_fp32(x):
+    require_gpu()
+    _, want = run(chain_model(), x)
+    _, got = run(chain_model(), x, [delegate("F32_F16", max_delegated_partitions=2)])
+    e = rel_l2(got, want)
+    assert 0 < e <= 5e-3, e  # > 0: fp16 storage really happened
+
+
+def test_closed_delegate_is_refused(x):
+    require_gpu()
+    d = delegate()
+    d.close()
+    assert d.closed
+    it = tflite_gpu.Interpreter(model_content=chain_model())
+    with pytest.raises(RuntimeError, match="closed"):
+        it.modify_graph_with_delegate(d)
+    with delegate() as d2:
+        it2, _ = run(chain_model(), x, [d2])
+    assert d2.closed
+
+
+def test_invoke_from_another_thread(x):
+    require_gpu()
+    it = tflite_gpu.Interpreter(model_content=chain_model(), experimental_delegates=[delegate(max_delegated_partitions=2)])
+    it.allocate_tensors()
+    out = {}
+
+    def work():
+        it.set_tensor(it.get_input_details()[0]["index"], x)
+        it.invoke()
+        out["y"] = it.get_tensor(it.get_output_details()[0]["index"])
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    _, want = run(chain_model(), x)
+    assert rel_l2(out["y"], want) <= 1e-5
+
+
+def test_resize_after_delegation_rebuilds(x):
+    require_gpu()
+    it = tflite_gpu.Interpreter(model_content=chain_model(), experimental_delegates=[delegate(max_delegated_partitions=2)])
+    it.resize_tensor_input(0, [2, 6, 5, 7])
+    it.allocate_tensors()
+    x2 = np.concatenate([x, -x])
+    it.set_tensor(0, x2)
+    it.invoke()
+    got = it.get_tensor(it.get_output_details()[0]["index"])
+    ref = tflite_gpu.Interpreter(model_content=chain_model())
+    ref.resize_tensor_input(0, [2, 6, 5, 7])
+    ref.allocate_tensors()
+    ref.set_tensor(0, x2)
+    ref.invoke()
+    assert rel_l2(got, ref.get_tensor(ref.get_output_details()[0]["index"])) <= 1e-5
+
+
+def test_no_opencl_gives_clear_error_and_cpu_still_works(tmp_path):
+    code = (
+        "import numpy as np, tflite_gpu\n"
+        "try:\n"
+        "    tflite_gpu.GpuDelegate()\n"
+        "    print('DELEGATE_CREATED')\n"
+        "except RuntimeError as e:\n"
+        "    print('ERR', e)\n"
+        "from tflite_gpu.testing.builder import ModelBuilder\n"
+        "b = ModelBuilder(); x = b.add_input([4]); y = b.add_tensor([4]); b.add_op('RELU', [x], [y]); b.mark_output(y)\n"
+        "it = tflite_gpu.Interpreter(model_content=b.build()); it.allocate_tensors()\n"
+        "it.set_tensor(x, np.array([-1, 2, -3, 4], np.float32)); it.invoke(); print('CPU', it.get_tensor(y).tolist())\n"
+    )
+    env = dict(os.environ, TFLITE_GPU_OPENCL_LIBRARY=str(tmp_path / "no_such_libOpenCL.so"),
+               TFLITE_GPU_SITE_PACKAGES=str(tmp_path), TFLITE_GPU_OPENCL_VENDORS="", OCL_ICD_VENDORS=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "DELEGATE_CREATED" not in r.stdout, r.stdout
+    assert "ERR" in r.stdout and "OpenCL" in r.stdout, r.stdout
+    assert "CPU [0.0, 2.0, 0.0, 4.0]" in r.stdout
+
+
+def test_options_validation():
+    with pytest.raises(ValueError):
+        tflite_gpu.GpuDelegateOptions(max_delegated_partitions=0)
+    with pytest.raises(ValueError):
+        tflite_gpu.GpuDelegateOptions(wait_type=9)
+    with pytest.raises(ValueError):
+        tflite_gpu.GpuDelegateOptions(device=object())._to_core()
+
+
+def test_shared_pyopencl_context(x):
+    require_gpu()
+    cl = pytest.importorskip("pyopencl")
+    try:
+        ctx = cl.create_some_context(interactive=False)
+    except Exception as e:  # pragma: no cover - depends on the machine
+        pytest.skip(f"pyopencl cannot create a context here: {e}")
+    q = cl.CommandQueue(ctx)
+    d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(device=q, max_delegated_partitions=2))
+    _, got = run(chain_model(), x, [d])
+    _, want = run(chain_model(), x)
+    assert rel_l2(got, want) <= 1e-5

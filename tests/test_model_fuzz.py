@@ -1,0 +1,103 @@
+"""Hostile .tflite files: truncations, bit flips and random mutations of valid models must give a
+ValueError naming the problem (or load and run), never a crash or hang. Each case runs in the
+test process: a crash fails the whole run, which is the point."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tflite_gpu
+from tflite_gpu.testing import zoo
+from tflite_gpu.testing.builder import ModelBuilder
+
+
+def small_models():
+    b = ModelBuilder()
+    x = b.add_input([1, 5, 5, 3])
+    w = b.add_const(np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32))
+    bias = b.add_const(np.zeros(4, np.float32))
+    y = b.add_tensor([1, 5, 5, 4])
+    z = b.add_tensor([1, 25, 4])
+    s = b.add_const(np.array([1, 25, 4], np.int32))
+    b.add_op("CONV_2D", [x, w, bias], [y], options=dict(padding="SAME", stride_w=1, stride_h=1,
+                                                        fused_activation_function="RELU"))
+    b.add_op("RESHAPE", [y, s], [z])
+    b.mark_output(z)
+    b.add_signature("s", {"x": x}, {"z": z})
+    return [b.build(), b.build(large_buffers=True), zoo.encoder_decoder(seed=1, input_size=16)]
+
+
+MODELS = small_models()
+
+
+def outputs_of(data: bytes):
+    it = tflite_gpu.Interpreter(model_content=data)
+    it.allocate_tensors()
+    for d in it.get_input_details():
+        it.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
+    it.invoke()
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+
+
+def try_load_and_run(data: bytes):
+    try:
+        it = tflite_gpu.Interpreter(model_content=data)
+    except ValueError as e:
+        assert str(e), "empty error message"
+        return "rejected"
+    try:
+        it.allocate_tensors()
+    except ValueError as e:
+        assert str(e)
+        return "rejected at allocate"
+    for d in it.get_input_details():
+        if d["dtype"] in (np.float32, np.int32, np.uint8, np.int8, np.int64, np.float16, np.bool_, np.int16):
+            it.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
+    try:
+        it.invoke()
+    except RuntimeError as e:
+        assert str(e)
+        return "rejected at invoke"
+    for d in it.get_output_details():
+        it.get_tensor(d["index"])
+    return "ran"
+
+
+@pytest.mark.parametrize("mi", range(len(MODELS)))
+def test_every_truncation_is_rejected_cleanly(mi):
+    data = MODELS[mi]
+    step = max(1, len(data) // 400)
+    full = outputs_of(data)
+    for n in list(range(0, len(data), step)) + [len(data) - 1]:
+        r = try_load_and_run(data[:n])
+        if r == "ran":  # only trailing padding was cut: everything it read was there
+            for a, b in zip(outputs_of(data[:n]), full):
+                np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mi=st.integers(0, len(MODELS) - 1), flips=st.lists(st.tuples(st.integers(0, 10**7), st.integers(0, 255)),
+                                                         min_size=1, max_size=8))
+def test_random_byte_mutations(mi, flips):
+    data = bytearray(MODELS[mi])
+    for pos, val in flips:
+        data[pos % len(data)] = val
+    try_load_and_run(bytes(data))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=0, max_size=512))
+def test_random_bytes(blob):
+    r = try_load_and_run(b"\x1c\x00\x00\x00TFL3" + blob if len(blob) % 2 else blob)
+    assert r in ("rejected", "rejected at allocate", "rejected at invoke", "ran")
+
+
+def test_specific_messages():
+    with pytest.raises(ValueError, match="TFL3"):
+        tflite_gpu.Interpreter(model_content=b"\x00" * 64)
+    with pytest.raises(ValueError, match="too small"):
+        tflite_gpu.Interpreter(model_content=b"\x01\x02")
+    data = bytearray(MODELS[0])
+    data[0:4] = (len(data) + 100).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="out of bounds"):
+        tflite_gpu.Interpreter(model_content=bytes(data))

@@ -1,0 +1,134 @@
+"""Whole models the suite builds (tflite_gpu.testing.zoo) against TensorFlow Lite (ai-edge-litert):
+our CPU kernels, and the GPU delegate (fully delegated where the issue asks it).
+
+Tolerance: rel-L2 <= 1e-5. Deep nets with random weights amplify rounding differences; where
+LiteRT's own two CPU paths (XNNPACK and its builtin kernels) already disagree by more than
+that on a model, the bound is twice their measured disagreement, computed in the test."""
+import numpy as np
+import pytest
+
+import tflite_gpu
+from gpu_util import delegate, require_gpu
+from harness import rel_l2, run_litert
+from tflite_gpu.testing import zoo
+
+MODELS = {
+    "mobilenet_v1_224": lambda: zoo.mobilenet_v1(),
+    "mobilenet_v2_224": lambda: zoo.mobilenet_v2(),
+    "mobilenet_v1_fp16w": lambda: zoo.mobilenet_v1(input_size=128, alpha=0.5, weights_dtype="float16"),
+    "mobilenet_v2_fc": lambda: zoo.mobilenet_v2(input_size=96, alpha=0.35, classifier="fc"),
+    "mobilenet_v1_b3": lambda: zoo.mobilenet_v1(input_size=96, alpha=0.25, batch=3),
+    "encoder_decoder": lambda: zoo.encoder_decoder(seed=2),
+    "lstm": lambda: zoo.lstm_model(seed=3),
+    "basic_lstm": lambda: zoo.basic_lstm_model(seed=4),
+}
+# Models the GPU delegate must take whole (one partition) at sizes PoCL runs quickly.
+GPU_MODELS = {
+    "mobilenet_v1": lambda: zoo.mobilenet_v1(input_size=128, alpha=0.5),
+    "mobilenet_v2": lambda: zoo.mobilenet_v2(input_size=96, alpha=0.5),
+    "mobilenet_v1_fp16w": lambda: zoo.mobilenet_v1(input_size=96, alpha=0.25, weights_dtype="float16"),
+    "encoder_decoder": lambda: zoo.encoder_decoder(seed=2),
+}
+
+
+def inputs_for(model, seed=0, runs=1):
+    from ai_edge_litert.interpreter import Interpreter
+    det = Interpreter(model_content=model).get_input_details()
+    rng = np.random.default_rng(seed)
+    return [[rng.standard_normal(d["shape"]).astype(d["dtype"]) for d in det] for _ in range(runs)]
+
+
+def run_seq(make_interp, feeds):
+    """Runs several invokes on one interpreter (state carries over for LSTMs)."""
+    it = make_interp()
+    it.allocate_tensors()
+    outs = []
+    for feed in feeds:
+        for d, x in zip(it.get_input_details(), feed):
+            it.set_tensor(d["index"], x)
+        it.invoke()
+        outs.append([it.get_tensor(d["index"]) for d in it.get_output_details()])
+    return outs
+
+
+def litert_pair(model, feeds):
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    xnn = run_seq(lambda: Interpreter(model_content=model, num_threads=1), feeds)
+    ref = run_seq(lambda: Interpreter(model_content=model, num_threads=1,
+                                      experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES),
+                  feeds)
+    return xnn, ref
+
+
+def bound(xnn, ref):
+    spread = max(rel_l2(a, b) for ra, rb in zip(xnn, ref) for a, b in zip(ra, rb))
+    return max(1e-5, 2 * spread), spread
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_cpu_matches_litert(name):
+    model = MODELS[name]()
+    feeds = inputs_for(model, runs=3 if "lstm" in name else 1)
+    xnn, ref = litert_pair(model, feeds)
+    tol, spread = bound(xnn, ref)
+    for kernels in ("fast", "reference"):
+        got = run_seq(lambda: tflite_gpu.Interpreter(model_content=model, num_threads=2,
+                                                     use_reference_kernels=kernels == "reference"), feeds)
+        for step, (g, r) in enumerate(zip(got, ref)):
+            for i, (a, b) in enumerate(zip(g, r)):
+                e = rel_l2(a, b)
+                assert e <= tol, f"{name} [{kernels}] step {step} output {i}: rel-L2 {e:.3g} > {tol:.3g} " \
+                                 f"(litert XNNPACK vs builtin spread {spread:.3g})"
+
+
+@pytest.mark.parametrize("name", list(GPU_MODELS))
+def test_gpu_delegate_matches_litert(name):
+    require_gpu()
+    model = GPU_MODELS[name]()
+    feeds = inputs_for(model, seed=5)
+    xnn, ref = litert_pair(model, feeds)
+    tol, spread = bound(xnn, ref)
+    d = delegate()
+    got = run_seq(lambda: tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d]), feeds)
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[delegate()])
+    rep = it.delegation_report()
+    assert rep["partitions"] == 1 and rep["delegated_nodes"] == rep["total_nodes"], rep
+    for a, b in zip(got[0], ref[0]):
+        e = rel_l2(a, b)
+        assert e <= tol, f"{name} [GPU F32]: rel-L2 {e:.3g} > {tol:.3g} (litert spread {spread:.3g})"
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v1", "encoder_decoder"])
+def test_gpu_delegate_fp16_close(name):
+    require_gpu()
+    model = GPU_MODELS[name]()
+    feeds = inputs_for(model, seed=6)
+    _, ref = litert_pair(model, feeds)
+    got = run_seq(lambda: tflite_gpu.Interpreter(model_content=model, experimental_delegates=[delegate("F32_F16")]),
+                  feeds)
+    for a, b in zip(got[0], ref[0]):
+        assert rel_l2(a, b) <= 2e-2, rel_l2(a, b)
+
+
+def test_partitioned_model_gives_same_results_and_report(caplog):
+    """An op in the middle forced to the CPU: two GPU partitions around it, same outputs."""
+    require_gpu()
+    model = GPU_MODELS["encoder_decoder"]()
+    feeds = inputs_for(model, seed=7)
+    _, ref = litert_pair(model, feeds)
+    from tflite_gpu.interpreter import Interpreter
+    plain = Interpreter(model_content=model)
+    ops = plain._get_ops_details()
+    mid = ops[len(ops) // 2]["op_name"]
+    d = delegate(op_filter=[mid], max_delegated_partitions=8)
+    import logging
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    rep = it.delegation_report()
+    assert rep["partitions"] >= 2 and rep["delegated_nodes"] < rep["total_nodes"]
+    assert all(u[1] == mid for u in rep["unsupported"])
+    assert any("cannot be handled by this delegate" in r.getMessage() and mid in r.getMessage() for r in caplog.records)
+    got = run_seq(lambda: tflite_gpu.Interpreter(model_content=model, experimental_delegates=[
+        delegate(op_filter=[mid], max_delegated_partitions=8)]), feeds)
+    for a, b in zip(got[0], ref[0]):
+        assert rel_l2(a, b) <= 1e-5
