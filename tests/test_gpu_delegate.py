@@ -211,3 +211,17 @@ def test_shared_pyopencl_context(x):
     _, got = run(chain_model(), x, [d])
     _, want = run(chain_model(), x)
     assert rel_l2(got, want) <= 1e-5
+
+
+def test_kernel_compile_failure_falls_back_to_cpu(x, monkeypatch, caplog):
+    require_gpu()
+    monkeypatch.setenv("TFLITE_GPU_DEBUG_BREAK_KERNEL", "MUL")
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        it, got = run(chain_model(), x, [delegate(max_delegated_partitions=3)])
+    rep = it.delegation_report()
+    refused = {u[1]: u[3] for u in rep["unsupported"]}
+    assert "MUL" in refused and "compile" in refused["MUL"], refused
+    assert rep["delegated_nodes"] == 2  # ADD and TANH still on the GPU
+    assert any("op code #18 cannot be handled" in r.getMessage() for r in caplog.records)
+    _, want = run(chain_model(), x)
+    assert rel_l2(got, want) <= 1e-5

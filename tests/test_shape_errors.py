@@ -116,6 +116,10 @@ def test_mirror_pad_too_large(mode, pads):
     bad_model("MIRROR_PAD", [In([3, 4]), np.array(pads, I32)], [([3, 4], F32)], dict(mode=mode))
 
 
+def test_mirror_pad_reflect_of_empty_dim_fails_like_tflite():
+    bad_model("MIRROR_PAD", [In([2, 0]), np.array([[1, 1], [0, 0]], I32)], [([4, 0], F32)], dict(mode="REFLECT"))
+
+
 def test_mirror_pad_dynamic_too_large_at_invoke():
     bad_invoke("MIRROR_PAD", [In([3, 4]), In([2, 2], I32)], [([3, 4], F32)],
                [x([3, 4]), np.array([[3, 3], [0, 0]], I32)], dict(mode="REFLECT"), match="REFLECT")

@@ -129,8 +129,10 @@ class PyInterpreter {
 
   void CheckReadable(Tensor& t, int index) {
     if (!t.data && t.num_elements() != 0)
-      throw py::value_error("Tensor " + std::to_string(index) + " ('" + t.name +
-                            "') has no data: call allocate_tensors() first");
+      throw py::value_error("Tensor " + std::to_string(index) + " ('" + t.name + "') has no data: " +
+                            (interp_->allocated() ? "it is internal to a delegated partition (only the "
+                                                    "partition's inputs and outputs live on the CPU)"
+                                                  : "call allocate_tensors() first"));
   }
 
   py::array GetTensor(int sgi, int index) {

@@ -310,6 +310,7 @@ Status Builder::Assemble() {
     GpuKernelDesc k;
     k.name = kb.name();
     k.node = kb_node_[i];
+    k.op = sg_.nodes()[k.node].op->name;
     // Constants of this builder move into the model; renumber.
     size_t base = m_->consts.size();
     for (auto& c : kb.consts()) {

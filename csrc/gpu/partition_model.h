@@ -42,6 +42,7 @@ struct GpuKernelDesc {
   std::array<size_t, 3> global{1, 1, 1}, local{1, 1, 1};
   std::vector<GpuKernelArg> args;
   int node = -1;  // the node it came from (-1 for boundary conversions)
+  std::string op;  // its op name ("" for boundary conversions)
 };
 
 struct GpuPartitionModel {

@@ -1,5 +1,6 @@
 #include "gpu/partition_runtime.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "runtime/subgraph.h"
@@ -98,8 +99,12 @@ Status PartitionRuntime::Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache
     if (pad) TFG_RETURN_IF_ERROR(FillSentinel(c, b, std::max<size_t>(bytes, 16)));
     staging_.push_back(std::move(b));
   }
+  // Fault injection for tests: TFLITE_GPU_DEBUG_BREAK_KERNEL=<OP> makes that op's kernels fail
+  // to compile, as a broken driver would.
+  const char* broken = std::getenv("TFLITE_GPU_DEBUG_BREAK_KERNEL");
   for (const GpuKernelDesc& k : model_.kernels) {
-    auto prog = cache->GetOrBuild(k.source, "");
+    bool inject = broken && *broken && k.op == broken;
+    auto prog = cache->GetOrBuild(inject ? k.source + "\n#error injected compile failure\n" : k.source, "");
     if (!prog.ok()) {
       *failed_node = k.node;
       return Status(StatusCode::kInternal, "kernel '" + k.name + "' failed to compile: " + prog.status().message());

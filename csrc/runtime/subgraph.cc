@@ -140,10 +140,22 @@ Status Subgraph::SetTensorShape(int index, const Dims& shape) {
   Tensor& t = tensors_[index];
   for (int d : shape)
     if (d < 0) return InvalidArgument("tensor " + std::to_string(index) + ": negative dimension in " + DimsToString(shape));
+  if (t.alloc == Allocation::kOwned || t.alloc == Allocation::kConstant) {
+    // Fixed storage (a variable written as an op output): it cannot grow.
+    int64_t n = NumElements(shape);
+    if (n < 0 || size_t(n) * DTypeSize(t.type) > t.bytes)
+      return InvalidArgument("tensor " + std::to_string(index) + " ('" + t.name + "') has fixed storage of " +
+                             std::to_string(t.bytes) + " bytes and cannot take the shape " + DimsToString(shape));
+  }
   t.shape = shape;
   if (t.alloc == Allocation::kDynamic) {
     size_t bytes = TensorBytes(t);
-    if (t.owned.size() < bytes + 1) t.owned.resize(bytes + 1);  // +1: never a null pointer
+    try {
+      if (t.owned.size() < bytes + 1) t.owned.resize(bytes + 1);  // +1: never a null pointer
+    } catch (const std::bad_alloc&) {
+      return InvalidArgument("tensor " + std::to_string(index) + " ('" + t.name + "') of shape " + DimsToString(shape) +
+                             " cannot be allocated");
+    }
     t.data = t.owned.data();
     t.bytes = bytes;
   }
@@ -230,7 +242,12 @@ Status Subgraph::AllocateTensors() {
       for (int t : node.outputs) {
         Tensor& o = tensors_[t];
         size_t bytes = TensorBytes(o);
-        o.owned.assign(bytes + 1, 0);
+        try {
+          o.owned.assign(bytes + 1, 0);
+        } catch (const std::bad_alloc&) {
+          return InvalidArgument(NodeName(node) + ": constant output of " + std::to_string(bytes) +
+                                 " bytes cannot be allocated");
+        }
         o.data = o.owned.data();
         o.bytes = bytes;
         o.alloc = Allocation::kOwned;
@@ -279,7 +296,7 @@ Status Subgraph::PlanMemory() {
     if (NumElements(ten.shape) < 0)
       return InvalidArgument("tensor " + std::to_string(t) + " ('" + ten.name + "') has an invalid or too large shape " +
                              DimsToString(ten.shape));
-    if (first[t] == INT_MAX) { first[t] = n + 1; last[t] = n + 1; }  // unused: own slot at the end
+    if (first[t] == INT_MAX) continue;  // read and written by no step (e.g. inside a delegated partition)
     items.push_back({t, 0, AlignUp(std::max<size_t>(TensorBytes(ten), 1)), first[t], last[t]});
   }
   std::vector<size_t> order(items.size());
@@ -362,6 +379,8 @@ std::vector<int> Subgraph::PlanNodes() const {
 Status Subgraph::PrepareDelegatedNode(int node_index) {
   bool dyn = false;
   TFG_RETURN_IF_ERROR(PrepareNode(nodes_[node_index], &dyn));
+  nodes_[node_index].user_data.reset();  // CPU-side packed weights are never used for it
+  nodes_[node_index].scratch_bytes = 0;
   if (dyn) return Unimplemented(NodeName(nodes_[node_index]) + ": dynamic output shape inside a delegated partition");
   return OkStatus();
 }

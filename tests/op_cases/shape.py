@@ -262,6 +262,9 @@ for mode in ("REFLECT", "SYMMETRIC"):
     ]:
         add("MIRROR_PAD", f"{mode.lower()}_{name}", [In(shape), np.array(pads, np.int32)],
             [(padded(shape, pads), F32)], dict(mode=mode))
+    if mode == "SYMMETRIC":
+        add("MIRROR_PAD", "symmetric_zero_dim", [In([2, 0, 3]), np.array([[1, 1], [0, 0], [1, 2]], np.int32)],
+            [([4, 0, 6], F32)], dict(mode=mode))
     add("MIRROR_PAD", f"{mode.lower()}_int64_paddings", [In([3, 4]), np.array([[1, 1], [2, 2]], np.int64)],
         [([5, 8], F32)], dict(mode=mode))
     add("MIRROR_PAD", f"{mode.lower()}_dynamic", [In([3, 4]), In([2, 2], I32, value=np.array([[2, 0], [1, 2]], np.int32))],

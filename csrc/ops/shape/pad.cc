@@ -238,12 +238,12 @@ Status MirrorResolve(OpContext& ctx, std::vector<int64_t>* l, std::vector<int64_
   TFG_RETURN_IF_ERROR(ReadPaddings(ctx, ctx.input(1), rank, l, r));
   const int offset = p.mode == 0 ? 1 : 0;  // REFLECT excludes the border element
   for (int i = 0; i < rank; ++i) {
-    int64_t limit = int64_t(in.shape[i]) - offset;
+    int64_t limit = int64_t(in.shape[i]) - offset;  // as TFLite: REFLECT of an empty dim fails
     if ((*l)[i] > limit || (*r)[i] > limit)
       return ctx.Error("paddings (" + std::to_string((*l)[i]) + ", " + std::to_string((*r)[i]) + ") of dimension " +
                        std::to_string(i) + " exceed what " + (p.mode == 0 ? "REFLECT" : "SYMMETRIC") +
                        " mode allows for size " + std::to_string(in.shape[i]) + " (at most " +
-                       std::to_string(std::max<int64_t>(limit, 0)) + ")");
+                       std::to_string(limit) + ")");
   }
   return PaddedShape(ctx, in.shape, *l, *r, os);
 }

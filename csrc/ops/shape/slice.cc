@@ -202,8 +202,8 @@ Status StridedSliceSetup(OpContext& ctx, std::vector<SliceDim>* dims) {
 }
 
 template <typename T>
-void StridedCopy(ThreadPool* pool, const T* src, T* dst, const std::vector<int64_t>& count,
-                 const std::vector<int64_t>& base, const std::vector<int64_t>& step) {
+void StridedCopy(ThreadPool* pool, const T* src, T* dst, const std::vector<int64_t>& count, int64_t base,
+                 const std::vector<int64_t>& step) {
   // count/step per dim (elements), base = starting input offset. Rows = all dims but the last.
   const int n = int(count.size());
   const int64_t inner = count[n - 1], istep = step[n - 1];
@@ -211,7 +211,7 @@ void StridedCopy(ThreadPool* pool, const T* src, T* dst, const std::vector<int64
   for (int i = 0; i < n - 1; ++i) rows *= count[i];
   ParallelFor(pool, rows, [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
-      int64_t rem = row, s = base[0];
+      int64_t rem = row, s = base;
       for (int i = n - 2; i >= 0; --i) {
         s += (rem % count[i]) * step[i];
         rem /= count[i];
@@ -250,10 +250,9 @@ Status StridedSliceEval(OpContext& ctx) {
     std::memcpy(out.data, in.data + base * int64_t(es), es);
     return OkStatus();
   }
-  std::vector<int64_t> b(1, base);
   BySize(es, [&](auto t) {
     using T = decltype(t);
-    StridedCopy<T>(ctx.pool(), in.as<T>(), out.as<T>(), count, b, step);
+    StridedCopy<T>(ctx.pool(), in.as<T>(), out.as<T>(), count, base, step);
     return 0;
   });
   return OkStatus();
