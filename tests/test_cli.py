@@ -575,8 +575,9 @@ def test_diff_same_backend_is_exact(capsys, tmp_path, backend):
                          f"--backend={backend}")
     assert code == 0, err
     assert DIFF_RE["runs"].search(out).group(1) == "7"
-    assert float(DIFF_RE["ref"].search(out).group(1)) > 0
-    assert float(DIFF_RE["test"].search(out).group(1)) > 0
+    # A tiny model can run in under a microsecond on a fast engine: latencies are >= 0.
+    assert float(DIFF_RE["ref"].search(out).group(1)) >= 0
+    assert float(DIFF_RE["test"].search(out).group(1)) >= 0
     diffs = DIFF_RE["out"].findall(out)
     assert [d[0] for d in diffs] == ["0", "1"]
     assert all(float(d[1]) == 0.0 and float(d[2]) == 0.0 for d in diffs)

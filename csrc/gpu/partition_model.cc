@@ -272,7 +272,7 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
         pad += " } ";
       }
       src += "#define READ_" + n + "(b, y, x, s) LOAD4(" + n + ", IDX_" + n + "(b, y, x, s))\n";
-      src += "#define WRITE_" + n + "(v, b, y, x, s) do { float4 wr_ = (v); int wb_ = (b), wy_ = (y), wx_ = (x), ws_ = (s); " +
+      src += "#define WRITE_" + n + "(v_w, b_w, y_w, x_w, s_w) do { float4 wr_ = (v_w); int wb_ = (b_w), wy_ = (y_w), wx_ = (x_w), ws_ = (s_w); " +
              (first_out ? kb.post_ops : std::string()) + pad + "STORE4(" + n + ", IDX_" + n +
              "(wb_, wy_, wx_, ws_), wr_); (void)wb_; (void)wy_; (void)wx_; } while (0)\n";
       first_out = false;

@@ -27,20 +27,24 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   job_chunk_ = (n + chunks - 1) / chunks;
   num_chunks_ = (n + job_chunk_ - 1) / job_chunk_;
   next_chunk_ = 0;
-  pending_ = int(workers_.size());
+  done_chunks_ = 0;
   ++generation_;
   l.unlock();
   cv_start_.notify_all();
-  // The caller works too.
+  // The caller works too. It waits for the chunks, not for the workers: a worker that has not
+  // woken up yet (its core busy) finds no chunk left and never delays the caller.
   for (;;) {
     l.lock();
     int64_t c = next_chunk_ < num_chunks_ ? next_chunk_++ : -1;
     l.unlock();
     if (c < 0) break;
     fn(c * job_chunk_, std::min(n, (c + 1) * job_chunk_));
+    l.lock();
+    ++done_chunks_;
+    l.unlock();
   }
   l.lock();
-  cv_done_.wait(l, [this] { return pending_ == 0; });
+  cv_done_.wait(l, [this] { return done_chunks_ == num_chunks_; });
   job_ = nullptr;
 }
 
@@ -59,8 +63,8 @@ void ThreadPool::Worker(int) {
       l.unlock();
       (*fn)(b, e);
       l.lock();
+      if (++done_chunks_ == num_chunks_) cv_done_.notify_all();
     }
-    if (--pending_ == 0) cv_done_.notify_all();
   }
 }
 

@@ -31,7 +31,7 @@ class ThreadPool {
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0, job_chunk_ = 0;
   int64_t next_chunk_ = 0, num_chunks_ = 0;
-  int pending_ = 0;
+  int64_t done_chunks_ = 0;
   uint64_t generation_ = 0;
   bool stop_ = false;
 };

@@ -110,14 +110,14 @@ CONV_CASES = [
     _conv("dilation_2x3_valid", [1, 13, 14, 3], 4, dil=(2, 3), padding="VALID", version=2),
     _conv("relu_n1_to_1", [1, 6, 6, 3], 4, act="RELU_N1_TO_1"),
     _conv("tanh_ignored", [1, 6, 6, 3], 4, act="TANH"),
-    _conv("sign_bit_ignored", [1, 5, 5, 2], 3, act="SIGN_BIT", gpu=False),
+    _conv("sign_bit_ignored", [1, 5, 5, 2], 3, act="SIGN_BIT"),
     _conv("1x1_input", [1, 1, 1, 8], 16, k=(1, 1)),
     _conv("3x3_on_1x1_same", [1, 1, 1, 8], 4),
     _conv("filter_covers_input", [3, 4, 5, 2], 7, k=(4, 5), padding="VALID"),
     _conv("input_smaller_than_filter_valid", [1, 2, 2, 4], 3, padding="VALID", gpu=False),
-    _conv("grouped_4", [1, 6, 6, 8], 12, groups=4, version=6, gpu=False),
-    _conv("grouped_2_1x1", [2, 5, 5, 6], 4, k=(1, 1), groups=2, version=6, gpu=False),
-    _conv("grouped_3_s2", [1, 9, 9, 9], 6, groups=3, stride=(2, 2), version=6, gpu=False),
+    _conv("grouped_4", [1, 6, 6, 8], 12, groups=4, version=6),
+    _conv("grouped_2_1x1", [2, 5, 5, 6], 4, k=(1, 1), groups=2, version=6),
+    _conv("grouped_3_s2", [1, 9, 9, 9], 6, groups=3, stride=(2, 2), version=6),
     _conv("weights_input", [1, 7, 7, 5], 6, weights="input", bias="input", gpu=False,
           inputs=_conv_nonconst_inputs([1, 7, 7, 5], 6, (3, 3))),
     _conv("weights_input_1x1", [2, 4, 4, 9], 11, k=(1, 1), weights="input", bias="input", gpu=False,
@@ -129,6 +129,13 @@ CONV_CASES = [
     _conv("mobilenet_stem", [1, 224, 224, 3], 32, stride=(2, 2), act="RELU6"),
     _conv("batch3_s3", [3, 10, 10, 4], 8, stride=(3, 3), act="RELU"),
     _conv("big_k", [1, 56, 56, 64], 64, k=(1, 1), act="RELU6"),
+    _conv("7x7_s2_same", [1, 23, 19, 5], 8, k=(7, 7), stride=(2, 2)),
+    _conv("dilation4_small_input", [1, 5, 5, 3], 3, dil=(4, 4), version=2),
+    _conv("grouped_dilated", [1, 10, 10, 6], 9, groups=3, dil=(2, 2), version=6, gpu=False),
+    _conv("row_tail_37", [2, 3, 37, 16], 20, act="RELU"),
+    _conv("2x2_s3_valid", [1, 10, 11, 4], 5, k=(2, 2), stride=(3, 3), padding="VALID"),
+    _conv("width1", [1, 9, 1, 4], 3),
+    _conv("3x3_c64_wide_out", [1, 14, 14, 64], 96, act="RELU"),
 ]
 
 
@@ -197,6 +204,10 @@ DW_CASES = [
     _dw("c1", [1, 7, 7, 1]),
     _dw("mobilenet_112_c32", [1, 112, 112, 32], act="RELU6"),
     _dw("mobilenet_s2_c144", [1, 56, 56, 144], stride=(2, 2), act="RELU6"),
+    _dw("row_tail_37_c40", [2, 3, 37, 40], act="RELU"),
+    _dw("7x7_s3_c20", [1, 17, 15, 20], k=(7, 7), stride=(3, 3)),
+    _dw("3x3_s2_dil2_c16", [1, 15, 15, 16], stride=(2, 2), dil=(2, 2), version=2),
+    _dw("width1_c16", [1, 9, 1, 16]),
     _dw("filter_input", [1, 8, 8, 12], weights="input", bias="none", oracle="numpy", gpu=False,
         inputs=_dw_nonconst_inputs([1, 8, 8, 12], 1, (3, 3)),
         ref_fn=lambda x, w: run_litert(_dw_const_filter_model([1, 8, 8, 12], w), [x])),
@@ -390,7 +401,7 @@ BMM_CASES = [
     _bmm("broadcast_4d_3d", [2, 1, 3, 4], [3, 4, 5]),
     _bmm("broadcast_rank2_rank3", [3, 4], [2, 4, 5]),
     _bmm("broadcast_both", [2, 1, 5, 8], [1, 3, 8, 6], adj_y=False),
-    _bmm("rank5", [1, 2, 3, 4, 5], [5, 6]),
+    _bmm("rank5", [1, 2, 3, 4, 5], [5, 6], gpu=False),  # GPU: rank 5 has no BHWC layout (refused)
     _bmm("const_rhs", [2, 3, 16], [16, 24], const_b=True),
     _bmm("const_rhs_batched_adj_y", [2, 5, 16], [2, 12, 16], const_b=True, adj_y=True),
     _bmm("large", [4, 33, 65], [4, 65, 47]),
@@ -448,3 +459,47 @@ TCB_CASES = [
 
 
 CASES = CONV_CASES + DW_CASES + FC_CASES + TC_CASES + BMM_CASES + TCB_CASES
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU-specific cases: shapes that reach the GPU generator's other code paths (several x positions
+# and 4 output slices per work item, split source-slice loops, slice-aligned groups, FULLY_CONNECTED
+# over a whole H x W x C window, constant-rhs BATCH_MATMUL as a 1x1 convolution).
+# ---------------------------------------------------------------------------------------------
+
+def _fc_window_model(in_shape, units, act="NONE", seed=0):
+    """FULLY_CONNECTED whose weights take each batch's whole H*W*C as one row."""
+    rng = np.random.default_rng(seed)
+    in_size = int(np.prod(in_shape[1:]))
+    wt = _rand(rng, (units, in_size), 1.0 / np.sqrt(in_size))
+    b = _rand(rng, (units,), 0.5)
+    mb = ModelBuilder()
+    x = mb.add_input(list(in_shape), name="x")
+    y = mb.add_tensor([in_shape[0], units], name="y")
+    mb.add_op("FULLY_CONNECTED", [x, mb.add_const(wt, name="w"), mb.add_const(b, name="b")], [y],
+              options=dict(fused_activation_function=act))
+    mb.mark_output(y)
+    return mb.build()
+
+
+GPU_CASES = [
+    _conv("gpu_1x1_large_xt2", [1, 128, 128, 16], 64, k=(1, 1), act="RELU6"),
+    _conv("gpu_3x3_large_xt2", [1, 128, 128, 8], 32, act="RELU"),
+    _conv("gpu_3x3_s2_large_odd", [1, 255, 253, 5], 30, stride=(2, 2)),
+    _conv("gpu_1x1_split_k", [1, 7, 7, 256], 130, k=(1, 1), act="RELU6"),
+    _conv("gpu_3x3_split_k", [2, 4, 5, 96], 20),
+    _conv("gpu_grouped_aligned", [1, 6, 6, 16], 16, groups=2, version=6),
+    _conv("gpu_grouped_aligned_1x1", [1, 5, 5, 32], 64, k=(1, 1), groups=4, version=6),
+    _dw("gpu_mult3_c5", [1, 7, 9, 5], mult=3, act="RELU6"),
+    _dw("gpu_large_s1", [1, 130, 129, 24], act="RELU6"),
+    _dw("gpu_dilated_wide", [1, 40, 40, 8], k=(3, 3), dil=(4, 4), version=2),
+    OpCase("FULLY_CONNECTED", "gpu_window_4d", lambda: _fc_window_model([2, 3, 4, 5], 6, act="RELU"),
+           _inp([2, 3, 4, 5])),
+    OpCase("FULLY_CONNECTED", "gpu_window_3d", lambda: _fc_window_model([3, 5, 8], 7), _inp([3, 5, 8])),
+    _fc("gpu_gemv_2048_1000", [1, 2048], 1000),
+    _bmm("gpu_const_rhs_adj_y", [2, 5, 16], [12, 16], const_b=True, adj_y=True),
+    _bmm("gpu_const_rhs_2d", [9, 33], [33, 17], const_b=True),
+    _bmm("gpu_adj_y_4d", [2, 3, 5, 9], [2, 3, 6, 9], adj_y=True),
+]
+
+CASES += GPU_CASES

@@ -155,3 +155,11 @@ CASES = [
     _basic_case("basic_kernel_v1", version=1, batch=2),
     _basic_case("basic_kernel_outputs01", outputs=(0, 1)),
 ]
+
+# GPU delegate (gpu_lstm.cc): only the BASIC kernel runs there; the FULL kernel and the sequence
+# op keep their state in variable tensors updated in place, which the delegate does not keep.
+for _c in CASES:
+    if _c.op == SEQ or not _c.name.startswith("basic_kernel"):
+        _c.gpu = False
+        _c.note = "GPU: variable state tensors (only the BASIC LSTM kernel runs on the GPU)"
+CASES.append(_basic_case("basic_kernel_gpu_lanes", batch=2, n_input=4, n_units=6))

@@ -245,3 +245,60 @@ for dt, nm, v in [(np.int32, "int32", 1), (np.uint8, "uint8", 1), (np.int8, "int
                         (lambda rng, dt=dt, lo=lo: [rng.integers(lo, 50, (5, 7)).astype(dt)])))
 CASES.append(OpCase("ARG_MAX", "bool", lambda: _argmax_model([5, 7], 1, in_dt=np.bool_, out_dt=np.int64),
                     lambda rng: [rng.integers(0, 2, (5, 7)).astype(np.bool_)]))
+
+
+# GPU-specific shapes: MobileNet's head (mean over 7x7, softmax over 1001 classes), channel
+# reductions on 4-D tensors (kept and dropped: the output's BHWC mapping moves W into C).
+for _op in ("MEAN", "SUM"):
+    for _name, _shape, _axes, _keep in [("gpu_mobilenet_head", [1, 7, 7, 1024], [1, 2], False),
+                                        ("gpu_channels_keep_4d", [2, 3, 5, 37], [3], True),
+                                        ("gpu_channels_nokeep_4d", [1, 6, 6, 300], [-1], False),
+                                        ("gpu_hwc_nokeep", [2, 9, 8, 6], [1, 2, 3], False)]:
+        CASES.append(OpCase(_op, _name, (lambda op=_op, s=_shape, a=_axes, k=_keep: single_op_model(
+            op, [s], [_out_shape(s, a, k)], options=dict(keep_dims=k),
+            consts=[np.array(a, np.int32)])), _f32(_shape)))
+# Large windows run as a work-group reduction on the GPU (partial windows at the edges too).
+for _op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+    for _name, _shape, _f, _st, _pad, _out in [("gpu_global_mobilenet", [1, 7, 7, 1024], 7, 1, "VALID", [1, 1, 1, 1024]),
+                                               ("gpu_big_window_same", [2, 10, 11, 6], 8, 3, "SAME", [2, 4, 4, 6])]:
+        CASES.append(OpCase(_op, _name, (lambda op=_op, s=_shape, f=_f, st=_st, pad=_pad, o=_out: single_op_model(
+            op, [s], [o], options=dict(padding=pad, stride_w=st, stride_h=st, filter_width=f, filter_height=f,
+                                       fused_activation_function="RELU6"))), _f32(_shape, 3.0)))
+CASES.append(OpCase("SOFTMAX", "gpu_mobilenet_1001", lambda: single_op_model(
+    "SOFTMAX", [[1, 1001]], [[1, 1001]], options=dict(beta=1.0)), _f32([1, 1001], 4.0)))
+CASES.append(OpCase("SOFTMAX", "gpu_4d_wide", lambda: single_op_model(
+    "SOFTMAX", [[2, 3, 2, 70]], [[2, 3, 2, 70]], options=dict(beta=1.0)), _f32([2, 3, 2, 70], 4.0)))
+
+
+# ---------------------------------------------------------------- GPU delegate coverage
+# Cases the GPU delegate refuses by design (tests/test_gpu_ops.py runs every other case).
+_GPU_DYNAMIC = "the output shape is only known at invoke (dynamic); the GPU takes static shapes"
+_GPU_INT = "integer tensors stay on the CPU (GPU tensors hold floats)"
+_GPU_REFUSED = {
+    "RESIZE_BILINEAR-dynamic_size": _GPU_DYNAMIC,
+    "RESIZE_BILINEAR-dynamic_size_hp": _GPU_DYNAMIC,
+    "RESIZE_NEAREST_NEIGHBOR-dynamic_size": _GPU_DYNAMIC,
+    "RESIZE_NEAREST_NEIGHBOR-dynamic_size_hp": _GPU_DYNAMIC,
+    "SOFTMAX-5d": "rank 5: the GPU takes rank <= 4",
+    "MAX_POOL_2D-inf_input_clamps_to_flt_max":
+        "+inf clamps to FLT_MAX, which fp16 storage (F32_F16) cannot hold (it becomes inf); passes at F32",
+}
+for _dt in ("int8", "uint8", "int16", "int32"):
+    _GPU_REFUSED["RESIZE_NEAREST_NEIGHBOR-" + _dt] = _GPU_INT
+for _op in ("MEAN", "SUM"):
+    _GPU_REFUSED[_op + "-alt_axes"] = "rank 5: the GPU takes rank <= 4"
+    _GPU_REFUSED[_op + "-dynamic_axis"] = _GPU_DYNAMIC
+    _GPU_REFUSED[_op + "-dynamic_axis_keep"] = _GPU_DYNAMIC
+    _GPU_REFUSED[_op + "-empty_reduction"] = "zero-sized input: the GPU takes non-empty tensors"
+    # A 0-element constant axis tensor has no data, so prepare treats it as non-constant and
+    # makes the output dynamic.
+    _GPU_REFUSED[_op + "-empty_axis_list"] = _GPU_DYNAMIC
+    for _nm in ("int32", "int32_all", "int64", "int64_all"):
+        _GPU_REFUSED[_op + "-" + _nm] = _GPU_INT
+_GPU_REFUSED["SUM-int32_wraps"] = _GPU_INT
+_GPU_REFUSED["MEAN-int32_truncates"] = _GPU_INT
+for _c in CASES:
+    if _c.op == "ARG_MAX":
+        _c.gpu, _c.note = False, "ARG_MAX outputs integer indices; the GPU delegate refuses it"
+    elif _c.id in _GPU_REFUSED:
+        _c.gpu, _c.note = False, _GPU_REFUSED[_c.id]

@@ -653,3 +653,76 @@ def chain_folded_constants():
 
 CASES.append(OpCase("GATHER", "chain_folded_constants", chain_folded_constants,
                     lambda rng: [rand(rng, [2, 3], F32)], gpu=False))
+
+
+# ================================================================ GPU delegate (gpu_shape.cc)
+# Cases the GPU delegate legitimately refuses (or never sees), and layout cases for its kernel
+# paths: slice kernels (channels line up on multiples of 4) and lane kernels.
+_GPU_REFUSED = {
+    "CONCATENATION-const_scalars": "constant folded at allocation: no node reaches the delegate",
+    "CONCATENATION-rank6": "rank 6: the GPU takes rank <= 4",
+    "CONCATENATION-zero_size_part": "a zero-sized input: zero-sized tensors stay on the CPU",
+    "GATHER-empty_indices": "zero-sized output",
+    "PAD-5d_int32": "rank 5", "PAD-5d_int64": "rank 5",
+    "PAD-zero_dim_int32": "zero-sized tensors", "PAD-zero_dim_int64": "zero-sized tensors",
+    "PADV2-1d": "pad value 1e10 overflows the fp16 storage of the F32_F16 mode (PADV2-1d_fp16_range covers it)",
+    "RESHAPE-const_input_folded": "constant folded at allocation",
+    "RESHAPE-to_scalar_empty_shape": "the zero-element shape tensor makes the CPU output dynamic",
+    "RESHAPE-zero_elements": "zero-sized tensors",
+    "SLICE-5d_int32": "rank 5", "SLICE-5d_int64": "rank 5", "SLICE-6d_int32": "rank 6", "SLICE-6d_int64": "rank 6",
+    "SLICE-empty_int32": "zero-sized output", "SLICE-empty_int64": "zero-sized output",
+    "STRIDED_SLICE-5d": "rank 5", "STRIDED_SLICE-5d_neg": "rank 5", "STRIDED_SLICE-6d": "rank 6",
+    "STRIDED_SLICE-all_const_folded": "constant folded at allocation",
+    "STRIDED_SLICE-empty_result": "zero-sized output",
+    "TRANSPOSE-5d": "rank 5", "TRANSPOSE-6d": "rank 6",
+    "PAD-rank0": "the zero-element paddings tensor makes the CPU output dynamic",
+    "STRIDED_SLICE-rank0": "the zero-element index tensors make the CPU output dynamic",
+    "MIRROR_PAD-symmetric_zero_dim": "zero-sized input",
+}
+for _c in CASES:
+    if _c.id in _GPU_REFUSED:
+        _c.gpu = False
+        _c.note = "GPU: " + _GPU_REFUSED[_c.id]
+
+add("PADV2", "1d_fp16_range", [In([4]), np.array([[3, 0]], np.int32), np.array([1e3], np.float32)], [([7], F32)])
+add("PADV2", "gpu_channels_value", [In([1, 3, 2, 5]), np.array([[0, 0], [1, 0], [0, 1], [2, 3]], np.int32),
+                                    np.array([2.5], np.float32)], [([1, 4, 3, 10], F32)])
+add("PADV2", "gpu_channels_right_value", [In([1, 2, 2, 4]), np.array([[0, 0], [0, 0], [1, 0], [0, 3]], np.int32),
+                                          np.array([-1.5], np.float32)], [([1, 2, 3, 7], F32)])
+add("PAD", "gpu_channels_right_zero", [In([2, 3, 3, 5]), np.array([[1, 0], [0, 0], [0, 0], [0, 6]], np.int32)],
+    [([3, 3, 3, 11], F32)])
+add("PAD", "gpu_channels_left4", [In([1, 2, 3, 6]), np.array([[0, 0], [0, 1], [0, 0], [4, 0]], np.int32)],
+    [([1, 3, 3, 10], F32)])
+add("MIRROR_PAD", "gpu_reflect_channels", [In([1, 3, 4, 6]), np.array([[0, 0], [1, 1], [0, 2], [2, 3]], np.int32)],
+    [([1, 5, 6, 11], F32)], dict(mode="REFLECT"))
+add("MIRROR_PAD", "gpu_symmetric_batch", [In([3, 2, 2, 8]), np.array([[2, 3], [0, 0], [1, 0], [0, 0]], np.int32)],
+    [([8, 2, 3, 8], F32)], dict(mode="SYMMETRIC"))
+add("DEPTH_TO_SPACE", "gpu_aligned", [In([2, 2, 3, 32])], [([2, 4, 6, 8], F32)], dict(block_size=2))
+add("SPACE_TO_DEPTH", "gpu_aligned", [In([2, 4, 6, 8])], [([2, 2, 3, 32], F32)], dict(block_size=2))
+add("SPACE_TO_DEPTH", "gpu_bs3_c6", [In([1, 6, 3, 6])], [([1, 2, 1, 54], F32)], dict(block_size=3))
+add("RESHAPE", "gpu_vec4", [In([2, 4, 8]), np.array([4, 16], np.int32)], [([4, 16], F32)])
+add("RESHAPE", "gpu_pixels", [In([1, 8, 8, 6]), np.array([2, 32, 6], np.int32)], [([2, 32, 6], F32)])
+add("RESHAPE", "gpu_lanes", [In([2, 3, 5]), np.array([5, 2, 3], np.int32)], [([5, 2, 3], F32)])
+add("RESHAPE", "gpu_logits", [In([1, 1, 1, 1001]), np.array([1, 1001], np.int32)], [([1, 1001], F32)])
+add("CONCATENATION", "gpu_channels_aligned", [In([1, 2, 3, 4]), In([1, 2, 3, 8]), In([1, 2, 3, 3])],
+    [([1, 2, 3, 15], F32)], dict(axis=3))
+add("CONCATENATION", "gpu_width_odd", [In([2, 3, 2, 5]), In([2, 3, 4, 5]), In([2, 3, 1, 5])], [([2, 3, 7, 5], F32)],
+    dict(axis=2))
+add("CONCATENATION", "gpu_batch_2d", [In([2, 6]), In([3, 6])], [([5, 6], F32)], dict(axis=0))
+for _name, _shape, _perm in [("gpu_swap_hw", [2, 3, 5, 6], [0, 2, 1, 3]), ("gpu_c_to_b", [2, 3, 4, 5], [3, 1, 2, 0]),
+                             ("gpu_pairs", [2, 3, 4, 5], [1, 0, 3, 2]), ("gpu_3d", [3, 4, 6], [1, 2, 0])]:
+    add("TRANSPOSE", _name, [In(_shape), np.array(_perm, np.int32)], [([_shape[p] for p in _perm], F32)])
+ss("gpu_channels_aligned", [1, 4, 4, 12], [0, 1, 0, 4], [1, 4, 4, 12], [1, 2, 1, 1], [1, 2, 4, 8])
+ss("gpu_channels_neg", [2, 3, 4, 7], [0, 2, 0, 6], [2, 0, 4, 0], [1, -1, 3, -2], [2, 2, 2, 3], begin_mask=1, end_mask=1)
+ss("gpu_shrink_middle", [2, 3, 8], [0, 1, 0], [2, 2, 8], [1, 1, 1], [2, 8], shrink_axis_mask=2)
+ss("gpu_shrink_new_axis", [3, 5, 6], [1, 0, 0, 2], [2, 0, 5, 6], [1, 1, 1, 2], [1, 5, 2], shrink_axis_mask=1,
+   new_axis_mask=2)
+add("SLICE", "gpu_channels_aligned", [In([2, 3, 4, 16]), np.array([1, 0, 1, 8], np.int32),
+                                      np.array([1, 3, 2, 5], np.int32)], [([1, 3, 2, 5], F32)])
+add("SPLIT", "gpu_channels_aligned", [np.array([3], np.int32), In([1, 3, 3, 16])], [([1, 3, 3, 8], F32)] * 2,
+    dict(num_splits=2))
+add("SPLIT", "gpu_height", [np.array([1], np.int32), In([2, 6, 3, 5])], [([2, 2, 3, 5], F32)] * 3, dict(num_splits=3))
+add("GATHER", "gpu_vec4", [In([3, 5, 8]), np.array([4, 0, 2, 2], np.int32)], [([3, 4, 8], F32)], dict(axis=1))
+add("GATHER", "gpu_channels", [In([2, 3, 7]), np.array([6, 1], np.int32)], [([2, 3, 2], F32)], dict(axis=2))
+add("PACK", "gpu_4d_out", [In([2, 3, 5]) for _ in range(3)], [([2, 3, 3, 5], F32)], dict(values_count=3, axis=2))
+add("UNPACK", "gpu_4d_in", [In([2, 3, 4, 5])], [([2, 3, 5], F32)] * 4, dict(num=4, axis=2))

@@ -2,9 +2,9 @@
 // dilation, fused activation, grouped convolution (input channels = groups * filter channels).
 //
 // Fast path: the filter (and bias) is packed once per group for the GEMM (gemm.h). A 1x1,
-// stride-1 convolution is a GEMM straight over the NHWC input; any other is an im2col GEMM whose
-// A rows are built block by block into per-thread scratch. Non-constant filters are packed into
-// scratch at every invoke.
+// stride-1 convolution is a GEMM straight over the NHWC input; any other is an implicit GEMM
+// (gemm::Conv) reading the input in place, skipping padding taps. Non-constant filters are
+// packed into scratch at every invoke.
 #include <cstring>
 
 #include "ops/conv/conv_common.h"
@@ -32,7 +32,6 @@ struct ConvState {
   size_t group_floats = 0;
   bool packed_valid = false;
   ConvGeom g{};
-  size_t scratch_fill_off = 0;  // floats
   size_t scratch_pack_off = 0;
   bool direct = false;  // 1x1 stride 1 without padding: A is the input itself
 };
@@ -120,7 +119,6 @@ Status Prepare(OpContext& ctx) {
   const ConvParams& p = node.P<ConvParams>();
   st->g = g;
   const int K = g.k_h * g.k_w * g.f_c, N = g.out_c / g.groups;
-  const int64_t M = int64_t(g.batch) * g.out_h * g.out_w;
   st->group_floats = gemm::PackedFloats(K, N);
   st->direct = g.k_h == 1 && g.k_w == 1 && p.stride_h == 1 && p.stride_w == 1 && g.pad_t == 0 && g.pad_l == 0;
   conv::ScratchLayout sl;
@@ -137,9 +135,6 @@ Status Prepare(OpContext& ctx) {
   } else {
     st->packed_valid = false;
     st->scratch_pack_off = sl.Add(st->group_floats * g.groups);
-  }
-  if (!st->direct) {
-    st->scratch_fill_off = sl.Add(gemm::FillScratchFloats(M, N, K, conv::PoolThreads(ctx.pool())));
   }
   ctx.RequestScratch(sl.bytes());
   return OkStatus();
@@ -169,54 +164,24 @@ Status Eval(OpContext& ctx) {
       gemm::Gemm(M, N, K, in + gi * g.f_c, g.in_c, pg, og, g.out_c, g.lo, g.hi, ctx.pool());
       continue;
     }
-    const int sh = p.stride_h, sw = p.stride_w, dh = p.dil_h, dw = p.dil_w;
-    const int64_t plane = int64_t(g.out_h) * g.out_w;
-    const int fc = g.f_c;
-    const float* in_g = in + gi * fc;
-    const bool contiguous = dw == 1 && g.groups == 1;
-    auto fill = [&](int64_t m0, int rows, float* dst) {
-      int64_t b = m0 / plane, rem = m0 % plane;
-      int oy = int(rem / g.out_w), ox = int(rem % g.out_w);
-      for (int r = 0; r < rows; ++r) {
-        float* d = dst + int64_t(r) * K;
-        const float* in_b = in_g + b * g.in_h * g.in_w * int64_t(g.in_c);
-        for (int ky = 0; ky < g.k_h; ++ky) {
-          const int iy = oy * sh - g.pad_t + ky * dh;
-          if (iy < 0 || iy >= g.in_h) {
-            std::memset(d, 0, sizeof(float) * g.k_w * fc);
-            d += g.k_w * fc;
-            continue;
-          }
-          const float* row = in_b + int64_t(iy) * g.in_w * g.in_c;
-          const int ix0 = ox * sw - g.pad_l;
-          if (contiguous && ix0 >= 0 && ix0 + g.k_w <= g.in_w) {
-            // The whole row of taps is one contiguous run of k_w * C floats.
-            const float* s = row + int64_t(ix0) * g.in_c;
-            const int n = g.k_w * fc;
-            for (int c = 0; c < n; ++c) d[c] = s[c];
-            d += n;
-            continue;
-          }
-          for (int kx = 0; kx < g.k_w; ++kx, d += fc) {
-            const int ix = ox * sw - g.pad_l + kx * dw;
-            if (ix < 0 || ix >= g.in_w) {
-              for (int c = 0; c < fc; ++c) d[c] = 0.f;
-            } else {
-              const float* s = row + int64_t(ix) * g.in_c;
-              for (int c = 0; c < fc; ++c) d[c] = s[c];
-            }
-          }
-        }
-        if (++ox == g.out_w) {
-          ox = 0;
-          if (++oy == g.out_h) {
-            oy = 0;
-            ++b;
-          }
-        }
-      }
-    };
-    gemm::GemmFill(M, N, K, fill, pg, og, g.out_c, g.lo, g.hi, ctx.pool(), scratch + st->scratch_fill_off);
+    gemm::ConvShape cs;
+    cs.batch = g.batch;
+    cs.in_h = g.in_h;
+    cs.in_w = g.in_w;
+    cs.in_c = g.in_c;
+    cs.c_off = gi * g.f_c;
+    cs.fc = g.f_c;
+    cs.out_h = g.out_h;
+    cs.out_w = g.out_w;
+    cs.k_h = g.k_h;
+    cs.k_w = g.k_w;
+    cs.sh = p.stride_h;
+    cs.sw = p.stride_w;
+    cs.dh = p.dil_h;
+    cs.dw = p.dil_w;
+    cs.pad_t = g.pad_t;
+    cs.pad_l = g.pad_l;
+    gemm::Conv(cs, in, N, pg, og, g.out_c, g.lo, g.hi, ctx.pool());
   }
   return OkStatus();
 }

@@ -184,11 +184,12 @@ Status Eval(OpContext& ctx) {
   float* out = ctx.output(0).as<float>();
   const int64_t rows = int64_t(s.batch) * s.out_h;
   if (rows == 0 || s.out_w == 0 || s.out_c == 0) return OkStatus();
-  const int64_t row_work = int64_t(s.out_w) * s.out_c * s.k_h * s.k_w;
-  const int64_t min_rows = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, row_work));
+  // Tasks of ~256K multiply-adds (tens of microseconds), at least two per thread.
+  const int64_t work = rows * s.out_w * s.out_c * s.k_h * s.k_w;
+  const int64_t tasks = std::max<int64_t>(2 * gemm::NumSlots(ctx.pool()), work >> 18);
   if (s.mult != 1) {
-    ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) { DwGenericRows(s, p, in, f, bias, out, r0, r1); },
-                min_rows);
+    gemm::ParallelRanges(ctx.pool(), rows, tasks,
+                         [&](int64_t r0, int64_t r1) { DwGenericRows(s, p, in, f, bias, out, r0, r1); });
     return OkStatus();
   }
   DwArgs a;
@@ -213,7 +214,7 @@ Status Eval(OpContext& ctx) {
   a.hi = s.hi;
   a.clamp = s.lo > -std::numeric_limits<float>::infinity() || s.hi < std::numeric_limits<float>::infinity();
   static const DwRowsFn fn = ActiveDwRows();
-  ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) { fn(a, r0, r1); }, min_rows);
+  gemm::ParallelRanges(ctx.pool(), rows, tasks, [&](int64_t r0, int64_t r1) { fn(a, r0, r1); });
   return OkStatus();
 }
 

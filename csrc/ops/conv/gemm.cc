@@ -56,8 +56,15 @@ Isa ActiveIsa() {
 namespace gemm {
 namespace {
 
-using UkFn = void (*)(int nc, int kc, const float* a, int64_t lda, const float* w, const float* bias,
-                      float* c, int64_t ldc, float lo, float hi, int clamp);
+// One K segment of a micro-kernel call (see gemm_ukernel.inc).
+struct Seg {
+  const float* a;
+  int64_t w_row;
+  int kc;
+};
+
+using UkFn = void (*)(int nc, int nseg, const Seg* segs, int64_t lda, const float* w, const float* bias, float* c,
+                      int64_t ldc, float lo, float hi, int clamp);
 constexpr int kMaxMr = 8;
 
 struct KernelSet {
@@ -165,99 +172,58 @@ const KernelSet& SetFor(int N) {
 }
 
 // Cache blocking.
-constexpr int64_t kABlockBytes = 160 * 1024;  // rows of A kept hot (L2) while panels stream by
-constexpr int kMaxKc = 1 << 30;                // K blocking (off)
-int64_t kMOuterMaxBBytes = [] {
-  const char* e = std::getenv("TFG_MOUTER");
-  return e ? atoll(e) : int64_t(128 * 1024);
-}();
+constexpr int64_t kABlockBytes = 160 * 1024;      // rows of A kept hot (L2) while panels stream by
+constexpr int64_t kMOuterMaxBBytes = 128 * 1024;  // B this small stays hot: loop M tiles outside
+constexpr int64_t kTaskMacs = 1 << 21;            // target work per parallel task
 
 struct Plan {
   const KernelSet* ks;
-  int64_t M;
   int N, K;
   int mr, nr;
-  int64_t tiles_m;
   int panels;
-  int64_t mb;  // rows per M block (multiple of mr)
-  int nb;      // panels per N block
+  int64_t units;     // M rows (GEMM) or output rows (convolution)
+  int64_t mb;        // units per M block
+  int nb;            // panels per N block
   int64_t m_blocks;
   int n_blocks;
-  int kc;
-  bool m_outer;  // loop order inside a block (see RunBlock)
+  bool m_outer;      // loop order inside a block (see RunTiles)
 };
 
-Plan MakePlan(int64_t M, int N, int K, int threads) {
+// unit_bytes: bytes of A one unit reads (one row: K floats; one output row of a convolution:
+// out_w * K floats).
+Plan MakePlan(int64_t units, int64_t unit_bytes, int N, int K, int threads) {
   Plan p;
   p.ks = &SetFor(N);
-  p.M = M;
   p.N = N;
   p.K = K;
   p.mr = p.ks->mr;
   p.nr = p.ks->nr;
-  p.tiles_m = (M + p.mr - 1) / p.mr;
+  p.units = units;
   p.panels = (N + p.nr - 1) / p.nr;
-  p.kc = std::max(1, std::min(K, kMaxKc));
-  int64_t row_bytes = int64_t(std::max(1, p.kc)) * 4 * p.mr;
-  int64_t mb_tiles = std::max<int64_t>(1, std::min<int64_t>(p.tiles_m, kABlockBytes / row_bytes));
-  int64_t m_blocks = (p.tiles_m + mb_tiles - 1) / mb_tiles;
+  int64_t mb = std::max<int64_t>(1, std::min<int64_t>(units, kABlockBytes / std::max<int64_t>(1, unit_bytes)));
+  if (mb < units && mb > p.mr) mb = mb / p.mr * p.mr;
+  int64_t m_blocks = (units + mb - 1) / mb;
   int n_blocks = 1;
   if (threads > 1) {
-    int64_t want = int64_t(threads) * 3;
+    // Enough tasks for the threads to balance, and small ones (~kTaskMacs each): a thread that
+    // the OS preempts in the middle of a task delays the whole op by what is left of it.
+    const int64_t macs = units * (unit_bytes / 4) * N;
+    const int64_t want = std::max<int64_t>(int64_t(threads) * 3, std::min<int64_t>(256, macs / kTaskMacs));
     if (m_blocks < want) {
       n_blocks = int(std::min<int64_t>(p.panels, (want + m_blocks - 1) / m_blocks));
       if (m_blocks * n_blocks < want) {
-        int64_t mblocks_want = (want + n_blocks - 1) / n_blocks;
-        mb_tiles = std::max<int64_t>(1, (p.tiles_m + mblocks_want - 1) / mblocks_want);
-        m_blocks = (p.tiles_m + mb_tiles - 1) / mb_tiles;
+        const int64_t mblocks_want = (want + n_blocks - 1) / n_blocks;
+        mb = std::max<int64_t>(1, (units + mblocks_want - 1) / mblocks_want);
+        m_blocks = (units + mb - 1) / mb;
       }
     }
   }
-  p.mb = mb_tiles * p.mr;
+  p.mb = mb;
   p.m_blocks = std::max<int64_t>(1, m_blocks);
   p.nb = (p.panels + n_blocks - 1) / std::max(1, n_blocks);
   p.n_blocks = p.nb > 0 ? (p.panels + p.nb - 1) / p.nb : 1;
-  const int64_t b_block_bytes = int64_t(p.nb) * p.nr * (p.kc + 1) * 4;
-  p.m_outer = b_block_bytes <= kMOuterMaxBBytes;
+  p.m_outer = int64_t(p.nb) * p.nr * (K + 1) * 4 <= kMOuterMaxBBytes;
   return p;
-}
-
-// Rows [0, rows) of A (row stride lda) times panels [p0, p1) into C rows (row stride ldc).
-void RunBlock(const Plan& p, const float* A, int64_t lda, int64_t rows, int p0, int p1, const float* packed,
-              float* C, int64_t ldc, float lo, float hi, bool clamp) {
-  const int mr = p.mr, nr = p.nr, K = p.K;
-  const int64_t panel_floats = int64_t(nr) * (K + 1);
-  const int nkb = K == 0 ? 1 : (K + p.kc - 1) / p.kc;
-  for (int kb = 0; kb < nkb; ++kb) {
-    const int k0 = kb * p.kc;
-    const int kc = std::min(p.kc, K - k0);
-    const bool last = kb == nkb - 1;
-    if (p.m_outer) {
-      // B of the block is small (stays in L1/L2): walk M tiles outside, so each tile of A stays
-      // in L1 while all panels pass and C rows are written contiguously.
-      for (int64_t m = 0; m < rows; m += mr) {
-        const int r = int(std::min<int64_t>(mr, rows - m));
-        for (int pi = p0; pi < p1; ++pi) {
-          const float* panel = packed + pi * panel_floats;
-          const int nc = std::min(nr, p.N - pi * nr);
-          p.ks->fns[r](nc, kc, A + m * lda + k0, lda, panel + nr + int64_t(k0) * nr, kb == 0 ? panel : nullptr,
-                       C + int64_t(pi) * nr + m * ldc, ldc, lo, hi, last && clamp);
-        }
-      }
-      continue;
-    }
-    for (int pi = p0; pi < p1; ++pi) {
-      const float* panel = packed + pi * panel_floats;
-      const int nc = std::min(nr, p.N - pi * nr);
-      const float* w = panel + nr + int64_t(k0) * nr;
-      const float* bias = kb == 0 ? panel : nullptr;
-      float* cp = C + int64_t(pi) * nr;
-      for (int64_t m = 0; m < rows; m += mr) {
-        const int r = int(std::min<int64_t>(mr, rows - m));
-        p.ks->fns[r](nc, kc, A + m * lda + k0, lda, w, bias, cp + m * ldc, ldc, lo, hi, last && clamp);
-      }
-    }
-  }
 }
 
 bool NeedsClamp(float lo, float hi) {
@@ -266,7 +232,41 @@ bool NeedsClamp(float lo, float hi) {
 
 int PoolThreads(ThreadPool* pool) { return pool ? std::max(1, pool->num_threads()) : 1; }
 
-size_t SlotFloats(const Plan& p) { return size_t((p.mb * int64_t(std::max(p.K, 1)) + 15) / 16 * 16); }
+// A tile: `rows` rows of C starting at c (row stride ldc), A given as segments with row stride lda.
+struct Tile {
+  int rows;
+  int64_t lda;
+  float* c;
+  int nseg;
+  const Seg* segs;
+};
+
+// Runs tiles x panels [p0, p1) in the plan's loop order.
+void RunTiles(const Plan& p, const Tile* tiles, size_t ntiles, int p0, int p1, const float* packed, int64_t ldc,
+              float lo, float hi, bool clamp) {
+  const int nr = p.nr;
+  const int64_t panel_floats = int64_t(nr) * (p.K + 1);
+  if (p.m_outer) {
+    for (size_t t = 0; t < ntiles; ++t) {
+      const Tile& tl = tiles[t];
+      for (int pi = p0; pi < p1; ++pi) {
+        const float* panel = packed + pi * panel_floats;
+        p.ks->fns[tl.rows](std::min(nr, p.N - pi * nr), tl.nseg, tl.segs, tl.lda, panel + nr, panel,
+                           tl.c + int64_t(pi) * nr, ldc, lo, hi, clamp);
+      }
+    }
+  } else {
+    for (int pi = p0; pi < p1; ++pi) {
+      const float* panel = packed + pi * panel_floats;
+      const int nc = std::min(nr, p.N - pi * nr);
+      for (size_t t = 0; t < ntiles; ++t) {
+        const Tile& tl = tiles[t];
+        p.ks->fns[tl.rows](nc, tl.nseg, tl.segs, tl.lda, panel + nr, panel, tl.c + int64_t(pi) * nr, ldc, lo, hi,
+                           clamp);
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -292,6 +292,14 @@ void ParallelTasks(ThreadPool* pool, int64_t ntasks, const std::function<void(in
         }
       },
       1);
+}
+
+void ParallelRanges(ThreadPool* pool, int64_t n, int64_t tasks, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  tasks = std::max<int64_t>(1, std::min(tasks, n));
+  if (NumSlots(pool) <= 1) tasks = 1;
+  const int64_t grain = (n + tasks - 1) / tasks;
+  ParallelTasks(pool, (n + grain - 1) / grain, [&](int64_t t, int) { fn(t * grain, std::min(n, (t + 1) * grain)); });
 }
 
 const char* KernelName() { return Active().name.c_str(); }
@@ -331,7 +339,7 @@ void PackB(int K, int N, const float* src, int64_t stride_k, int64_t stride_n, c
 void Gemm(int64_t M, int N, int K, const float* A, int64_t lda, const float* packed, float* C, int64_t ldc,
           float lo, float hi, ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
-  const Plan p = MakePlan(M, N, K, PoolThreads(pool));
+  const Plan p = MakePlan(M, int64_t(std::max(K, 1)) * 4, N, K, PoolThreads(pool));
   const bool clamp = NeedsClamp(lo, hi);
   ParallelTasks(pool, p.m_blocks * p.n_blocks, [&](int64_t t, int) {
     const int64_t mbi = t / p.n_blocks;
@@ -339,31 +347,87 @@ void Gemm(int64_t M, int N, int K, const float* A, int64_t lda, const float* pac
     const int64_t m0 = mbi * p.mb;
     const int64_t rows = std::min(p.mb, M - m0);
     const int p0 = nbi * p.nb, p1 = std::min(p.panels, p0 + p.nb);
-    RunBlock(p, A + m0 * lda, lda, rows, p0, p1, packed, C + m0 * ldc, ldc, lo, hi, clamp);
+    const int64_t ntiles = (rows + p.mr - 1) / p.mr;
+    std::vector<Seg> segs(ntiles);
+    std::vector<Tile> tiles(ntiles);
+    for (int64_t i = 0; i < ntiles; ++i) {
+      const int64_t m = m0 + i * p.mr;
+      segs[i] = Seg{A + m * lda, 0, K};
+      tiles[i] = Tile{int(std::min<int64_t>(p.mr, M - m)), lda, C + m * ldc, 1, &segs[i]};
+    }
+    RunTiles(p, tiles.data(), tiles.size(), p0, p1, packed, ldc, lo, hi, clamp);
   });
 }
 
-size_t FillScratchFloats(int64_t M, int N, int K, int threads) {
-  if (M <= 0 || N <= 0) return 0;
-  const Plan p = MakePlan(M, N, K, std::max(1, threads));
-  return SlotFloats(p) * size_t(std::max(1, threads));
-}
-
-void GemmFill(int64_t M, int N, int K, const FillFn& fill, const float* packed, float* C, int64_t ldc, float lo,
-              float hi, ThreadPool* pool, float* scratch) {
-  if (M <= 0 || N <= 0) return;
-  const Plan p = MakePlan(M, N, K, PoolThreads(pool));
+void Conv(const ConvShape& s, const float* input, int N, const float* packed, float* out, int64_t ldc, float lo,
+          float hi, ThreadPool* pool) {
+  const int64_t out_rows = int64_t(s.batch) * s.out_h;
+  if (out_rows <= 0 || s.out_w <= 0 || N <= 0) return;
+  const int K = s.k_h * s.k_w * s.fc;
+  const Plan p = MakePlan(out_rows, int64_t(s.out_w) * std::max(K, 1) * 4, N, K, PoolThreads(pool));
   const bool clamp = NeedsClamp(lo, hi);
-  const size_t slot_floats = SlotFloats(p);
-  ParallelTasks(pool, p.m_blocks * p.n_blocks, [&](int64_t t, int slot) {
+  const int C = s.in_c;
+  // Output columns whose taps all lie inside the input row.
+  int x_lo = s.pad_l <= 0 ? 0 : (s.pad_l + s.sw - 1) / s.sw;
+  const int num = s.in_w - 1 - (s.k_w - 1) * s.dw + s.pad_l;
+  int x_hi = num < 0 ? 0 : num / s.sw + 1;
+  x_lo = std::min(x_lo, s.out_w);
+  x_hi = std::max(x_lo, std::min(x_hi, s.out_w));
+  // One segment per filter row when a row of taps is contiguous in memory, else one per tap.
+  const bool row_runs = s.dw == 1 && s.fc == C;
+  ParallelTasks(pool, p.m_blocks * p.n_blocks, [&](int64_t t, int) {
     const int64_t mbi = t / p.n_blocks;
     const int nbi = int(t % p.n_blocks);
-    const int64_t m0 = mbi * p.mb;
-    const int64_t rows = std::min(p.mb, M - m0);
+    const int64_t r0 = mbi * p.mb, r1 = std::min(out_rows, r0 + p.mb);
     const int p0 = nbi * p.nb, p1 = std::min(p.panels, p0 + p.nb);
-    float* buf = scratch + slot * slot_floats;
-    fill(m0, int(rows), buf);
-    RunBlock(p, buf, K, rows, p0, p1, packed, C + m0 * ldc, ldc, lo, hi, clamp);
+    std::vector<Seg> segs;
+    std::vector<Tile> tiles;
+    std::vector<size_t> first_seg;
+    segs.reserve(size_t(r1 - r0) * ((s.out_w + p.mr - 1) / p.mr + 4) * s.k_h * (row_runs ? 1 : s.k_w));
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t b = row / s.out_h;
+      const int oy = int(row % s.out_h);
+      const float* in_b = input + b * s.in_h * s.in_w * int64_t(C) + s.c_off;
+      float* out_row = out + row * s.out_w * ldc;
+      auto add_pixel = [&](int ox) {  // a border pixel: only the taps inside the input
+        first_seg.push_back(segs.size());
+        for (int ky = 0; ky < s.k_h; ++ky) {
+          const int iy = oy * s.sh - s.pad_t + ky * s.dh;
+          if (iy < 0 || iy >= s.in_h) continue;
+          for (int kx = 0; kx < s.k_w; ++kx) {
+            const int ix = ox * s.sw - s.pad_l + kx * s.dw;
+            if (ix < 0 || ix >= s.in_w) continue;
+            segs.push_back(Seg{in_b + (int64_t(iy) * s.in_w + ix) * C, int64_t(ky * s.k_w + kx) * s.fc, s.fc});
+          }
+        }
+        tiles.push_back(Tile{1, 0, out_row + int64_t(ox) * ldc, 0, nullptr});
+      };
+      for (int ox = 0; ox < x_lo; ++ox) add_pixel(ox);
+      for (int ox = x_lo; ox < x_hi; ox += p.mr) {
+        const int rows = std::min(p.mr, x_hi - ox);
+        first_seg.push_back(segs.size());
+        const int ix0 = ox * s.sw - s.pad_l;
+        for (int ky = 0; ky < s.k_h; ++ky) {
+          const int iy = oy * s.sh - s.pad_t + ky * s.dh;
+          if (iy < 0 || iy >= s.in_h) continue;
+          const float* rp = in_b + int64_t(iy) * s.in_w * C;
+          if (row_runs) {
+            segs.push_back(Seg{rp + int64_t(ix0) * C, int64_t(ky) * s.k_w * s.fc, s.k_w * s.fc});
+          } else {
+            for (int kx = 0; kx < s.k_w; ++kx)
+              segs.push_back(Seg{rp + int64_t(ix0 + kx * s.dw) * C, int64_t(ky * s.k_w + kx) * s.fc, s.fc});
+          }
+        }
+        tiles.push_back(Tile{rows, int64_t(s.sw) * C, out_row + int64_t(ox) * ldc, 0, nullptr});
+      }
+      for (int ox = x_hi; ox < s.out_w; ++ox) add_pixel(ox);
+    }
+    first_seg.push_back(segs.size());
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      tiles[i].segs = segs.data() + first_seg[i];
+      tiles[i].nseg = int(first_seg[i + 1] - first_seg[i]);
+    }
+    RunTiles(p, tiles.data(), tiles.size(), p0, p1, packed, ldc, lo, hi, clamp);
   });
 }
 

@@ -5,9 +5,10 @@
 //
 // B (usually constant weights) is packed once with PackB into panels of Nr(N) columns: each
 // panel holds its Nr bias values followed by K rows of Nr values (zero-padded past N). A is read
-// in place (row stride lda) or produced block by block through a fill callback (im2col). C is
+// in place (row stride lda). C is
 // written with row stride ldc. A register-blocked micro-kernel (MR x NR floats, FMA) computes
 // each tile; the ISA (AVX-512 / AVX2+FMA / SSE2 / scalar) is chosen at run time.
+// Convolutions use the same kernel as an implicit GEMM (Conv below).
 // Work is split into (row block x panel group) tasks run on the pool.
 #pragma once
 #include <cstddef>
@@ -31,18 +32,28 @@ void PackB(int K, int N, const float* src, int64_t stride_k, int64_t stride_n, c
 void Gemm(int64_t M, int N, int K, const float* A, int64_t lda, const float* packed, float* C,
           int64_t ldc, float lo, float hi, ThreadPool* pool);
 
-// Same, with A produced on demand: fill(m0, rows, dst) writes rows [m0, m0 + rows) of A into
-// dst (row stride K). `scratch` holds FillScratchFloats(M, N, K, threads) floats, where
-// threads is the pool's thread count (1 without a pool).
-using FillFn = std::function<void(int64_t m0, int rows, float* dst)>;
-size_t FillScratchFloats(int64_t M, int N, int K, int threads);
-void GemmFill(int64_t M, int N, int K, const FillFn& fill, const float* packed, float* C, int64_t ldc,
-              float lo, float hi, ThreadPool* pool, float* scratch);
+// Convolution as an implicit GEMM (no im2col): out[pixel, n] = clamp(sum over the taps inside
+// the input of in[tap pixel, c_off + c] * B[(ky*k_w + kx)*fc + c, n] + bias[n]). NHWC input with
+// in_c channels, of which the fc channels from c_off are read (one group); output pixels have row
+// stride ldc. `packed` from PackB(k_h*k_w*fc, N, ...) of the OHWI filter (rows (ky, kx, c)).
+// Tiles of consecutive output pixels of one row read the input in place (row stride
+// stride_w * in_c); padding taps are skipped.
+struct ConvShape {
+  int batch, in_h, in_w, in_c;
+  int c_off, fc;
+  int out_h, out_w;
+  int k_h, k_w, sh, sw, dh, dw, pad_t, pad_l;
+};
+void Conv(const ConvShape& s, const float* input, int N, const float* packed, float* out, int64_t ldc, float lo,
+          float hi, ThreadPool* pool);
 
 // Runs fn(task, slot) for task in [0, ntasks) on the pool, tasks handed out dynamically;
 // slot in [0, NumSlots(pool)) is unique among concurrently running calls (for per-thread scratch).
 int NumSlots(ThreadPool* pool);
 void ParallelTasks(ThreadPool* pool, int64_t ntasks, const std::function<void(int64_t task, int slot)>& fn);
+
+// Splits [0, n) into about `tasks` contiguous ranges run by ParallelTasks: fn(begin, end).
+void ParallelRanges(ThreadPool* pool, int64_t n, int64_t tasks, const std::function<void(int64_t, int64_t)>& fn);
 
 // Name of the active micro-kernel ("avx512 8x32", ...), for logs and benchmarks.
 const char* KernelName();

@@ -414,7 +414,6 @@ Status BuildDepthwise(GpuBuildContext& ctx) {
   // x positions per item: up to 4, fewer for wide filters or small grids.
   int XT = std::min(so.w, KW * DW <= 7 ? 4 : (KW * DW <= 15 ? 2 : 1));
   while (XT > 1 && CeilDiv(so.w, XT) * so.h * dS * so.b < kTargetItems) XT /= 2;
-  if (mult != 1) XT = 1;
   const int64_t max_x = CeilDiv(so.w, XT) * XT - 1;
   const bool need_y = PT > 0 || int64_t(so.h - 1) * SH - PT + int64_t(KH - 1) * DH >= si.h;
   const bool need_x = PL > 0 || max_x * SW - PL + int64_t(KW - 1) * DW >= si.w;
@@ -427,15 +426,13 @@ Status BuildDepthwise(GpuBuildContext& ctx) {
   for (int t = 0; t < XT; ++t) b += "float4 a" + I(t) + " = (float4)(0.0f);\n";
   b += "const int xb = x0 * " + I(SW) + " - " + I(PL) + ";\n";
   if (mult != 1) {
-    // Output lane l (channel 4s+l) reads input channel (4s+l)/mult: from at most two slices.
-    kb.AddDefine(
-        "float lane8_(float4 a, float4 b, int i) {\n"
-        "  float4 v = i < 4 ? a : b; int k = i & 3;\n"
-        "  return k == 0 ? v.x : (k == 1 ? v.y : (k == 2 ? v.z : v.w));\n}\n");
+    // Output lane l (channel 4s+l) reads input channel (4s+l)/mult. Input slice boundaries fall on
+    // output channels 4k*mult, multiples of 4, so the 4 lanes read one input slice.
+    kb.AddDefine("float lane4_(float4 v, int k) { return k == 0 ? v.x : (k == 1 ? v.y : (k == 2 ? v.z : v.w)); }\n");
+    b += "const int ic0 = min((4 * s) / " + I(mult) + ", src_C - 1);\n";
+    b += "const int sa = ic0 / 4;\n";
     for (int l = 0; l < 4; ++l)
-      b += "const int ic" + I(l) + " = min((4 * s + " + I(l) + ") / " + I(mult) + ", src_C - 1);\n";
-    b += "const int sa = ic0 / 4, sb = ic3 / 4;\n";
-    for (int l = 0; l < 4; ++l) b += "const int li" + I(l) + " = ic" + I(l) + " - 4 * sa;\n";
+      b += "const int li" + I(l) + " = min((4 * s + " + I(l) + ") / " + I(mult) + ", src_C - 1) - 4 * sa;\n";
   }
   b += "for (int ky = 0; ky < " + I(KH) + "; ++ky) {\n";
   b += "const int iy = y * " + I(SH) + " - " + I(PT) + " + ky * " + I(DH) + ";\n";
@@ -458,13 +455,13 @@ Status BuildDepthwise(GpuBuildContext& ctx) {
     } else {
       b += "float4 " + col(off) + " = (float4)(0.0f);\n";
       b += (need_x ? "if (" + cond + ") " : std::string()) + "{\n";
-      b += "float4 va = READ_src(b, iy, " + ix + ", sa), vb = READ_src(b, iy, " + ix + ", sb);\n";
-      b += col(off) + " = (float4)(lane8_(va, vb, li0), lane8_(va, vb, li1), lane8_(va, vb, li2), lane8_(va, vb, li3));\n}\n";
+      b += "const float4 va = READ_src(b, iy, " + ix + ", sa);\n";
+      b += col(off) + " = (float4)(lane4_(va, li0), lane4_(va, li1), lane4_(va, li2), lane4_(va, li3));\n}\n";
     }
   }
   for (int kx = 0; kx < KW; ++kx) {
-    b += "{\nconst float4 w = LOADW4_w(wi + " + I(kx) + ");\n";
-    for (int t = 0; t < XT; ++t) b += "a" + I(t) + " += " + col(t * SW + kx * DW) + " * w;\n";
+    b += "{\nconst float4 wv = LOADW4_w(wi + " + I(kx) + ");\n";
+    for (int t = 0; t < XT; ++t) b += "a" + I(t) + " += " + col(t * SW + kx * DW) + " * wv;\n";
     b += "}\n";
   }
   b += "}\n";

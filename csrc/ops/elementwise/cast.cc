@@ -3,7 +3,7 @@
 //   * float -> integer truncates toward zero and saturates to the integer's range; NaN gives the
 //     maximum;
 //   * integer -> integer wraps (two's complement); anything -> bool is x != 0; bool -> number 0/1;
-//   * -> float16 rounds to nearest even (overflow to inf).
+//   * -> float16 converts to float, then rounds to nearest even (overflow to inf).
 // The output type is the output tensor's type in the model (the options are informational).
 #include "ops/elementwise/ew_common.h"
 
@@ -26,12 +26,14 @@ bool CastTypeSupported(DType t) {
 
 template <typename To, typename F>
 inline To SaturateFloat(F x) {
-  // F is float or double. Every integer limit used here is exactly representable as a double.
-  const double v = double(x);
-  if (std::isnan(v)) return std::numeric_limits<To>::max();
-  if (v >= double(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-  if (v <= double(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
-  return To(v);
+  // F is float or double. F(max) may round up (2^31 for INT32_MAX), which is still right: every
+  // value below it truncates into range. NaN gives the maximum (as TFLite).
+  constexpr To kMax = std::numeric_limits<To>::max(), kMin = std::numeric_limits<To>::lowest();
+  const bool hi = !(x < F(kMax));  // also NaN
+  const bool lo = x <= F(kMin);
+  const F xc = (hi || lo) ? F(0) : x;
+  const To t = To(xc);
+  return hi ? kMax : (lo ? kMin : t);
 }
 
 template <typename To, typename From>
@@ -44,7 +46,8 @@ inline To Conv(From x) {
   } else if constexpr (std::is_same<To, Bool8>::value) {
     return Bool8{uint8_t(x != From(0))};
   } else if constexpr (std::is_same<To, Half>::value) {
-    return Half{ew::DoubleToHalf(double(x))};
+    // Through float first, as TFLite (a double is rounded twice: to float, then to half).
+    return Half{ew::FloatToHalf(static_cast<float>(x))};
   } else if constexpr (std::is_floating_point<From>::value && std::is_integral<To>::value) {
     return SaturateFloat<To>(x);
   } else {

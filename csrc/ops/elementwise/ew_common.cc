@@ -1,7 +1,23 @@
 #include "ops/elementwise/ew_common.h"
 
+#include <cstdlib>
+
 namespace tflite_gpu {
 namespace ew {
+
+bool UseAvx2() {
+#if TFG_EW_HAVE_AVX2
+  static const bool use = [] {
+    const char* isa = std::getenv("TFLITE_GPU_CPU_ISA");
+    if (isa && (std::string(isa) == "scalar" || std::string(isa) == "sse2")) return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return use;
+#else
+  return false;
+#endif
+}
 
 Status ParseFusedActivation(int v, Activation* out) {
   // ActivationFunctionType: NONE, RELU, RELU_N1_TO_1, RELU6, TANH, SIGN_BIT.
@@ -64,28 +80,6 @@ BcastPlan MakeBcastPlan(const Dims& a, const Dims& b, const Dims& out) {
     p.total *= l.ext;
   }
   return p;
-}
-
-uint16_t DoubleToHalf(double x) {
-  const uint16_t sign = std::signbit(x) ? 0x8000 : 0;
-  if (std::isnan(x)) return sign | 0x7e00;
-  const double a = std::fabs(x);
-  if (a >= 65520.0) return sign | 0x7c00;  // 65504 is the largest half; 65520 rounds up to inf
-  if (a < 0x1p-14) {
-    // Subnormal (or zero): units of 2^-24; 1024 units is the smallest normal, encoded alike.
-    double m = std::nearbyint(a * 0x1p24);
-    return uint16_t(sign | uint16_t(m));
-  }
-  int e = 0;
-  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
-  int E = e - 1;      // a in [2^E, 2^(E+1))
-  double m = std::nearbyint(std::ldexp(a, 10 - E));  // in [1024, 2048]
-  if (m >= 2048.0) {
-    m = 1024.0;
-    ++E;
-  }
-  if (E > 15) return sign | 0x7c00;
-  return uint16_t(sign | uint16_t((E + 15) << 10) | uint16_t(int(m) - 1024));
 }
 
 }  // namespace ew

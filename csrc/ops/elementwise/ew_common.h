@@ -1,6 +1,13 @@
 // Shared helpers of the elementwise family: broadcasting plans, activation ranges, float16
 // conversion, vectorisable transcendental approximations and the parallel loop drivers.
 #pragma once
+// The kernels below are plain loops written for the auto-vectoriser. GCC keeps FP selects
+// (x > 0 ? x : a * x) as branches under its default -ftrapping-math, which blocks vectorisation;
+// these kernels never rely on FP exception flags, so this family's files opt out. (IEEE results
+// are unchanged: this only permits if-conversion, no value-changing transformation.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -12,8 +19,26 @@
 #include "ops/op_registry.h"
 #include "runtime/thread_pool.h"
 
+// Functions defined between TFG_EW_AVX2_BEGIN and TFG_EW_AVX2_END are compiled for AVX2+FMA
+// (the library itself targets the x86-64 baseline); call them only when UseAvx2().
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__clang__)
+#define TFG_EW_HAVE_AVX2 1
+#define TFG_EW_AVX2_BEGIN _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
+#define TFG_EW_AVX2_END _Pragma("clang attribute pop")
+#elif (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+#define TFG_EW_HAVE_AVX2 1
+#define TFG_EW_AVX2_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
+#define TFG_EW_AVX2_END _Pragma("GCC pop_options")
+#else
+#define TFG_EW_HAVE_AVX2 0
+#endif
+
 namespace tflite_gpu {
 namespace ew {
+
+// True when the CPU (and OS) support AVX2 and FMA and TFLITE_GPU_CPU_ISA does not lower the ISA
+// to scalar or sse2. Decided once.
+bool UseAvx2();
 
 // ---- small utilities ----
 
@@ -81,6 +106,8 @@ void RunBinary(ThreadPool* pool, const BcastPlan& plan, const TA* __restrict a, 
   if (plan.total <= 0) return;
   const int n = int(plan.dims.size());
   auto range = [&](int64_t begin, int64_t end) {
+    const Op op_local = op;  // a local copy: its parameters stay in registers
+    const Op& op = op_local;
     int64_t idx[64];
     int64_t rem = begin, oa = 0, ob = 0;
     for (int k = n - 1; k >= 0; --k) {
@@ -152,8 +179,9 @@ void RunUnary(ThreadPool* pool, int64_t n, const TI* __restrict in, TO* __restri
       [&](int64_t b, int64_t e) {
         const TI* __restrict pi = in + b;
         TO* __restrict po = out + b;
+        const Op f = op;  // a local copy: its parameters stay in registers
         const int64_t m = e - b;
-        for (int64_t i = 0; i < m; ++i) po[i] = op(pi[i]);
+        for (int64_t i = 0; i < m; ++i) po[i] = f(pi[i]);
       },
       min_chunk);
 }
@@ -171,8 +199,22 @@ inline float HalfToFloat(uint16_t h) {
   return BitCast<float>(bits | sign);
 }
 
-// double (or float) -> IEEE half, round to nearest even; overflow -> inf.
-uint16_t DoubleToHalf(double x);
+// float -> IEEE half, round to nearest even; overflow -> inf; NaN stays NaN (branch-free,
+// vectorisable).
+inline uint16_t FloatToHalf(float f) {
+  const uint32_t x = BitCast<uint32_t>(f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t ax = x & 0x7fffffffu;
+  // Normal halves: rebias the exponent (-112 << 23) and round the 13 dropped bits to even.
+  const uint32_t normal = (ax + 0xC8000FFFu + ((ax >> 13) & 1u)) >> 13;
+  // Subnormal halves (|f| < 2^-14): adding 0.5 lines the half's unit 2^-24 up with the last
+  // mantissa bit, and the FPU rounds to even; 1024 units is the smallest normal, encoded alike.
+  const uint32_t sub = BitCast<uint32_t>(BitCast<float>(ax) + 0.5f) - 0x3f000000u;
+  uint32_t h = ax < 0x38800000u ? sub : normal;
+  h = ax >= 0x477ff000u ? 0x7c00u : h;                             // >= 65520 rounds to inf
+  h = ax > 0x7f800000u ? (0x7e00u | ((ax >> 13) & 0x3ffu)) : h;    // NaN (quiet)
+  return uint16_t(h | sign);
+}
 
 // ---- transcendental approximations (plain arithmetic, vectorisable) ----
 

@@ -4,12 +4,20 @@
 //   FLOAT16 -> FLOAT32; out = (q - zero_point) * scale, rounded once to float. Folded at
 //   allocation when the input is constant (fp16 / int8 weights).
 // QUANTIZE:
-//   * FLOAT32 -> INT8 / UINT8 / INT16, per-tensor or per-channel:
-//       q = clamp(int32(round_half_away(x / scale)) + zero_point), with x / scale in float. As in
-//       TFLite on x86, a rounded value outside the int32 range (and NaN) converts to INT32_MIN;
+//   * FLOAT32 -> INT8 / UINT8 / INT16, per-tensor or per-channel. TFLite's reference rule is
+//       q = clamp(int32(round_half_away(x / scale)) + zero_point).
+//     TFLite's optimized per-tensor kernel (the one its builtin resolver runs, NEON or NEON_2_SSE
+//     on x86) differs in its vector body: the first floor(n / 8) * 8 elements use
+//     round_half_even(x * (1 / scale)) in float; the remaining tail round_half_away(x / scale) with
+//     the division in double. We reproduce both, so results match TFLite bit for bit (they differ
+//     from the reference rule only at ties and where the last ulp of x / scale differs).
+//     Per-channel uses the reference rule (float division) everywhere. A rounded value outside the int32 range (and NaN) converts to INT32_MIN,
+//     as TFLite does on x86 (cvtps2dq / cvttss2si);
 //   * requantization INT8/UINT8 -> INT8/UINT8/INT16, INT16 -> INT8/INT16/INT32,
 //     INT32 -> INT8/INT16 (per-tensor): TFLite's fixed-point multiplier of in_scale / out_scale
-//     (QuantizeMultiplier + MultiplyByQuantizedMultiplier, double rounding).
+//     (QuantizeMultiplier + MultiplyByQuantizedMultiplier, double rounding, ties away from zero).
+//     For INT8/UINT8 -> INT8/UINT8 TFLite's vector body (the first floor(n / 16) * 16 elements)
+//     rounds both steps half up (vqrdmulh + vrshl); reproduced likewise.
 #include "ops/elementwise/ew_common.h"
 
 namespace tflite_gpu {
@@ -230,17 +238,39 @@ inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t qm, int shift) {
   return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(xs, qm), right);
 }
 
-// float -> quantized, as TFLite's AffineQuantize on x86 (see the file comment).
-inline int32_t QuantizeValue(float x, float scale, int32_t zp, int32_t qmin, int32_t qmax) {
-  const float v = x / scale;
+// int32(v) as x86 converts out-of-range values and NaN: INT32_MIN. `away` selects round half away
+// from zero (std::round), otherwise round half to even (cvtps2dq). Exact for every float.
+inline int32_t RoundToInt32(float v, bool away) {
   const bool in_range = v >= -2147483648.0f && v < 2147483648.0f;  // false for NaN
   const float vc = in_range ? v : 0.f;
-  int32_t t = int32_t(vc);  // truncation toward zero
+  int32_t t = int32_t(vc);  // truncation toward zero; vc - t is exact
   const float frac = vc - float(t);
-  t += int32_t(frac >= 0.5f) - int32_t(frac <= -0.5f);  // round half away from zero
-  int32_t q = in_range ? t : std::numeric_limits<int32_t>::min();
-  q = int32_t(uint32_t(q) + uint32_t(zp));
+  const int32_t tie = away ? 1 : (t & 1);
+  t += int32_t(frac > 0.5f) - int32_t(frac < -0.5f) + (int32_t(frac == 0.5f) - int32_t(frac == -0.5f)) * tie;
+  return in_range ? t : std::numeric_limits<int32_t>::min();
+}
+
+// The scalar tail of TFLite's optimized per-tensor kernel: std::round(x / scale) in double.
+inline int32_t RoundAwayDoubleToInt32(double v) {
+  const double r = std::round(v);
+  return (r >= -2147483648.0 && r <= 2147483647.0) ? int32_t(r) : std::numeric_limits<int32_t>::min();
+}
+
+inline int32_t AddZeroPointAndClamp(int32_t q, int32_t zp, int32_t qmin, int32_t qmax) {
+  q = int32_t(uint32_t(q) + uint32_t(zp));  // wraps as TFLite's int32 add
   return std::min(std::max(q, qmin), qmax);
+}
+
+// TFLite's NEON MultiplyByQuantizedMultiplier4Rows: vqrdmulh (round half up) then vrshl (round
+// half up).
+inline int32_t MultiplyByQuantizedMultiplierNeon(int32_t x, int32_t qm, int shift) {
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  const int32_t xs = int32_t(uint32_t(x) << left);
+  const bool overflow = xs == qm && xs == std::numeric_limits<int32_t>::min();
+  int64_t h = overflow ? int64_t(std::numeric_limits<int32_t>::max()) : ((int64_t(xs) * qm + (int64_t(1) << 30)) >> 31);
+  if (right > 0) h = (h + (int64_t(1) << (right - 1))) >> right;
+  return int32_t(h);
 }
 
 enum class QMode { kFromFloat, kRequant };
@@ -248,11 +278,16 @@ enum class QMode { kFromFloat, kRequant };
 struct QuantData {
   QMode mode = QMode::kFromFloat;
   Affine out;          // output parameters (per-channel allowed from float)
+  float inv_scale = 0.f;  // 1 / scale (per-tensor from float: TFLite's vector body)
   int32_t in_zp = 0;   // requantization
   int32_t multiplier = 0;
   int shift = 0;
+  bool neon_body = false;  // requantization with TFLite's 16-wide vector body
   int32_t qmin = 0, qmax = 0;
 };
+
+constexpr int64_t kQuantBody = 8;     // TFLite's AffineQuantize vector width
+constexpr int64_t kRequantBody = 16;  // TFLite's Requantize vector width
 
 bool QuantOutputAllowed(DType in, DType out) {
   switch (in) {
@@ -292,6 +327,7 @@ Status PrepareQuantize(OpContext& ctx) {
     data->mode = QMode::kFromFloat;
     TFG_RETURN_IF_ERROR(ReadAffine(ctx, y, "output", /*per_channel=*/true, /*empty=*/false, &data->out));
     TFG_RETURN_IF_ERROR(CheckScales(ctx, data->out, "output"));
+    data->inv_scale = 1.0f / data->out.scale[0];
   } else {
     data->mode = QMode::kRequant;
     Affine in;
@@ -301,32 +337,80 @@ Status PrepareQuantize(OpContext& ctx) {
     TFG_RETURN_IF_ERROR(CheckScales(ctx, data->out, "output"));
     data->in_zp = in.zp[0];
     QuantizeMultiplier(double(in.scale[0]) / double(data->out.scale[0]), &data->multiplier, &data->shift);
+    auto is8 = [](DType t) { return t == DType::kInt8 || t == DType::kUInt8; };
+    data->neon_body = is8(x.type) && is8(y.type);
   }
   ctx.node().user_data = data;
   return ctx.SetOutputShape(0, x.shape);
 }
 
 template <typename TO>
-void QuantFromFloat(ThreadPool* pool, const QuantData& d, const float* in, TO* out) {
+void QuantFromFloat(ThreadPool* pool, const QuantData& d, int64_t n, const float* in, TO* out) {
   const int32_t qmin = d.qmin, qmax = d.qmax;
-  ForEachChannelRun(pool, d.out, ew::kCheapChunk, [&](int64_t b, int64_t e, int64_t c) {
-    const float s = d.out.scale[c];
-    const int32_t z = d.out.zp[c];
-    const float* __restrict pi = in;
-    TO* __restrict po = out;
-    for (int64_t i = b; i < e; ++i) po[i] = TO(QuantizeValue(pi[i], s, z, qmin, qmax));
-  });
+  if (d.out.per_channel()) {
+    ForEachChannelRun(pool, d.out, ew::kCheapChunk, [&](int64_t b, int64_t e, int64_t c) {
+      const float s = d.out.scale[c];
+      const int32_t z = d.out.zp[c], lo = qmin, hi = qmax;  // locals: kept in registers
+      const float* __restrict pi = in;
+      TO* __restrict po = out;
+      for (int64_t i = b; i < e; ++i) po[i] = TO(AddZeroPointAndClamp(RoundToInt32(pi[i] / s, true), z, lo, hi));
+    });
+    return;
+  }
+  const float s = d.out.scale[0], inv = d.inv_scale;
+  const int32_t z = d.out.zp[0];
+  const int64_t body = n / kQuantBody * kQuantBody;
+  ParallelFor(
+      pool, n,
+      [=](int64_t b, int64_t e) {  // by value: the parameters stay in registers
+        const float* __restrict pi = in;
+        TO* __restrict po = out;
+        const int64_t m = std::min(e, std::max(b, body));
+        for (int64_t i = b; i < m; ++i) po[i] = TO(AddZeroPointAndClamp(RoundToInt32(pi[i] * inv, false), z, qmin, qmax));
+        for (int64_t i = m; i < e; ++i)
+          po[i] = TO(AddZeroPointAndClamp(RoundAwayDoubleToInt32(double(pi[i]) / double(s)), z, qmin, qmax));
+      },
+      ew::kCheapChunk);
 }
 
 template <typename TI, typename TO>
 void Requant(ThreadPool* pool, int64_t n, const QuantData& d, const TI* in, TO* out) {
   const int32_t in_zp = d.in_zp, out_zp = d.out.zp[0], qm = d.multiplier, qmin = d.qmin, qmax = d.qmax;
   const int shift = d.shift;
-  ew::RunUnary(pool, n, in, out, [=](TI v) {
-    const int32_t x = int32_t(uint32_t(int32_t(v)) - uint32_t(in_zp));
-    int32_t q = int32_t(uint32_t(MultiplyByQuantizedMultiplier(x, qm, shift)) + uint32_t(out_zp));
-    return TO(std::min(std::max(q, qmin), qmax));
-  });
+  const int64_t body = d.neon_body ? n / kRequantBody * kRequantBody : 0;
+  if (sizeof(TI) == 1 && n >= 256) {
+    // 8-bit input: two 256-entry tables (vector body, scalar tail).
+    TO lut[2][256];
+    for (int v = 0; v < 256; ++v) {
+      const TI in_v = TI(v);  // every bit pattern of TI
+      const int32_t x = int32_t(uint32_t(int32_t(in_v)) - uint32_t(in_zp));
+      lut[0][uint8_t(in_v)] = TO(AddZeroPointAndClamp(MultiplyByQuantizedMultiplierNeon(x, qm, shift), out_zp, qmin, qmax));
+      lut[1][uint8_t(in_v)] = TO(AddZeroPointAndClamp(MultiplyByQuantizedMultiplier(x, qm, shift), out_zp, qmin, qmax));
+    }
+    ParallelFor(
+        pool, n,
+        [&lut, in, out, body](int64_t b, int64_t e) {
+          const int64_t m = std::min(e, std::max(b, body));
+          for (int64_t i = b; i < m; ++i) out[i] = lut[0][uint8_t(in[i])];
+          for (int64_t i = m; i < e; ++i) out[i] = lut[1][uint8_t(in[i])];
+        },
+        ew::kCheapChunk);
+    return;
+  }
+  ParallelFor(
+      pool, n,
+      [=](int64_t b, int64_t e) {
+        const int64_t m = std::min(e, std::max(b, body));
+        for (int64_t i = b; i < m; ++i) {
+          const int32_t x = int32_t(uint32_t(int32_t(in[i])) - uint32_t(in_zp));
+          out[i] = TO(AddZeroPointAndClamp(MultiplyByQuantizedMultiplierNeon(x, qm, shift), out_zp, qmin, qmax));
+        }
+        for (int64_t i = m; i < e; ++i) {
+          const int32_t x = int32_t(uint32_t(int32_t(in[i])) - uint32_t(in_zp));
+          out[i] = TO(AddZeroPointAndClamp(MultiplyByQuantizedMultiplier(x, qm, shift), out_zp, qmin, qmax));
+        }
+      },
+      ew::kCheapChunk);
 }
 
 template <typename TI>
@@ -345,13 +429,17 @@ Status RequantFrom(OpContext& ctx, bool ref, const QuantData& d) {
   return OkStatus();
 }
 
+// Reference: the same rules written with the C library's rounding functions.
 template <typename TO>
 void QuantFromFloatRef(const QuantData& d, int64_t n, const float* in, TO* out) {
+  const int64_t body = d.out.per_channel() ? 0 : n / kQuantBody * kQuantBody;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t c = ChannelOf(d.out, i);
-    // std::round + the x86 conversion rule, written out.
-    const float r = std::round(in[i] / d.out.scale[c]);
-    int32_t q = (r >= -2147483648.0f && r < 2147483648.0f) ? int32_t(r) : std::numeric_limits<int32_t>::min();
+    double r;
+    if (d.out.per_channel()) r = std::round(in[i] / d.out.scale[c]);                       // float division
+    else if (i < body) r = std::nearbyint(in[i] * (1.0f / d.out.scale[c]));                // vector body
+    else r = std::round(double(in[i]) / double(d.out.scale[c]));                            // scalar tail
+    int32_t q = (r >= -2147483648.0 && r <= 2147483647.0) ? int32_t(r) : std::numeric_limits<int32_t>::min();
     int64_t w = int64_t(q) + d.out.zp[c];
     q = int32_t(uint32_t(uint64_t(w)));
     out[i] = TO(std::min(std::max(q, d.qmin), d.qmax));
@@ -367,13 +455,13 @@ Status EvalQuantizeImpl(OpContext& ctx, bool ref) {
     const int64_t n = x.num_elements();
     switch (y.type) {
       case DType::kInt8:
-        ref ? QuantFromFloatRef(d, n, in, y.as<int8_t>()) : QuantFromFloat(ctx.pool(), d, in, y.as<int8_t>());
+        ref ? QuantFromFloatRef(d, n, in, y.as<int8_t>()) : QuantFromFloat(ctx.pool(), d, n, in, y.as<int8_t>());
         return OkStatus();
       case DType::kUInt8:
-        ref ? QuantFromFloatRef(d, n, in, y.as<uint8_t>()) : QuantFromFloat(ctx.pool(), d, in, y.as<uint8_t>());
+        ref ? QuantFromFloatRef(d, n, in, y.as<uint8_t>()) : QuantFromFloat(ctx.pool(), d, n, in, y.as<uint8_t>());
         return OkStatus();
       case DType::kInt16:
-        ref ? QuantFromFloatRef(d, n, in, y.as<int16_t>()) : QuantFromFloat(ctx.pool(), d, in, y.as<int16_t>());
+        ref ? QuantFromFloatRef(d, n, in, y.as<int16_t>()) : QuantFromFloat(ctx.pool(), d, n, in, y.as<int16_t>());
         return OkStatus();
       default: return ctx.Error(std::string("unsupported output type ") + DTypeName(y.type));
     }

@@ -64,6 +64,23 @@ void PerSliceGrid(KernelBuilder& kb, const BHWC& o) {
   kb.grid = {size_t(o.w), size_t(o.h), size_t(o.slices()) * o.b};
 }
 
+// ------------------------------------------------------------------ work-group reduction helper
+// Emits code that reduces the float4 `acc` (op "+" or "max") over the LSZ work items of dim 0;
+// afterwards every work item holds the total in `acc`. Must run at the same point for every
+// work item of the group.
+std::string GroupReduce(const std::string& lds, const std::string& acc, bool max) {
+  std::string comb = max ? lds + "[lid] = fmax(" + lds + "[lid], " + lds + "[lid + st])"
+                         : lds + "[lid] += " + lds + "[lid + st]";
+  return lds + "[lid] = " + acc + ";\n"
+         "barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "for (int st = LSZ / 2; st > 0; st >>= 1) {\n"
+         "  if (lid < st) " + comb + ";\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "}\n" +
+         acc + " = " + lds + "[0];\n"
+         "barrier(CLK_LOCAL_MEM_FENCE);\n";
+}
+
 // ------------------------------------------------------------------ AVERAGE / MAX POOL
 Status CheckPool(const GpuCheckContext& c) {
   TFG_RETURN_IF_ERROR(c.InputsFloat32({0}));
@@ -89,22 +106,48 @@ Status BuildPool(GpuBuildContext& ctx) {
   auto& kb = ctx.NewKernel(kMax ? "max_pool_2d" : "average_pool_2d");
   kb.AddInput("src", ctx.input(0));
   kb.AddOutput("dst", out_ref);
-  PerSliceGrid(kb, o);
-  std::string b = kPerSlice;
+  const std::string init = kMax ? F(std::numeric_limits<float>::lowest()) : std::string("0.0f");
+  const std::string combine = kMax ? "acc = fmax(acc, v);" : "acc += v;";
+  const int64_t window = int64_t(fh) * fw;
+  const size_t L = window >= 32 ? std::min(WorkGroupCap(ctx.caps(), 128), std::max<size_t>(32, NextPow2(size_t(window)) / 2))
+                                : 1;
+  std::string b;
+  if (L <= 1) {
+    // One work item per output slice, looping over the in-bounds window.
+    PerSliceGrid(kb, o);
+    b = kPerSlice;
+  } else {
+    // Large windows (global pooling): a work group of LSZ items per output slice.
+    kb.AddDefine("#define LSZ " + I(int64_t(L)));
+    kb.grid = {L, size_t(o.w) * o.h, size_t(o.slices()) * o.b};
+    kb.local = {L, 1, 1};
+    b = "__local float4 red_[LSZ];\n"
+        "int lid = get_local_id(0), xy = get_global_id(1), bs = get_global_id(2);\n"
+        "if (xy >= dst_W * dst_H || bs >= dst_S * dst_B) return;\n"  // uniform over the group
+        "int x = xy % dst_W, y = xy / dst_W, s = bs % dst_S, b = bs / dst_S;\n";
+  }
   b += "int iy0 = y * " + I(sh) + " - " + I(ph) + ", ix0 = x * " + I(sw) + " - " + I(pw) + ";\n"
        "int fy0 = max(0, -iy0), fy1 = min(" + I(fh) + ", src_H - iy0);\n"
        "int fx0 = max(0, -ix0), fx1 = min(" + I(fw) + ", src_W - ix0);\n"
-       "float4 acc = (float4)(" + (kMax ? F(std::numeric_limits<float>::lowest()) : std::string("0.0f")) + ");\n"
-       "for (int fy = fy0; fy < fy1; ++fy) {\n"
-       "  for (int fx = fx0; fx < fx1; ++fx) {\n"
-       "    float4 v = READ_src(b, iy0 + fy, ix0 + fx, s);\n" +
-       (kMax ? "    acc = fmax(acc, v);\n" : "    acc += v;\n") +
-       "  }\n}\n";
+       "float4 acc = (float4)(" + init + ");\n";
+  if (L <= 1) {
+    b += "for (int fy = fy0; fy < fy1; ++fy) {\n"
+         "  for (int fx = fx0; fx < fx1; ++fx) {\n"
+         "    float4 v = READ_src(b, iy0 + fy, ix0 + fx, s);\n    " + combine + "\n"
+         "  }\n}\n";
+  } else {
+    b += "int nw = fx1 - fx0, nk = (fy1 - fy0) * nw;\n"
+         "for (int k = lid; k < nk; k += LSZ) {\n"
+         "  int fy = fy0 + k / nw, fx = fx0 + k % nw;\n"
+         "  float4 v = READ_src(b, iy0 + fy, ix0 + fx, s);\n  " + combine + "\n"
+         "}\n" + GroupReduce("red_", "acc", kMax);
+  }
   if (!kMax) b += "acc = acc / (float)((fy1 - fy0) * (fx1 - fx0));\n";
   // NaN-preserving clamp, as std::min(std::max(v, lo), hi).
   b += "acc = select(acc, (float4)(" + F(lo) + "), acc < (float4)(" + F(lo) + "));\n"
-       "acc = select(acc, (float4)(" + F(hi) + "), acc > (float4)(" + F(hi) + "));\n"
-       "WRITE_dst(acc, b, y, x, s);\n";
+       "acc = select(acc, (float4)(" + F(hi) + "), acc > (float4)(" + F(hi) + "));\n";
+  if (L > 1) b += "if (lid == 0) ";
+  b += "WRITE_dst(acc, b, y, x, s);\n";
   kb.body = b;
   return OkStatus();
 }
@@ -169,23 +212,6 @@ Status BuildResize(GpuBuildContext& ctx) {
   }
   kb.body = b;
   return OkStatus();
-}
-
-// ------------------------------------------------------------------ work-group reduction helper
-// Emits code that reduces the float4 `acc` (op "+" or "max") over the LSZ work items of dim 0;
-// afterwards every work item holds the total in `acc`. Must run at the same point for every
-// work item of the group.
-std::string GroupReduce(const std::string& lds, const std::string& acc, bool max) {
-  std::string comb = max ? lds + "[lid] = fmax(" + lds + "[lid], " + lds + "[lid + st])"
-                         : lds + "[lid] += " + lds + "[lid + st]";
-  return lds + "[lid] = " + acc + ";\n"
-         "barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "for (int st = LSZ / 2; st > 0; st >>= 1) {\n"
-         "  if (lid < st) " + comb + ";\n"
-         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-         "}\n" +
-         acc + " = " + lds + "[0];\n"
-         "barrier(CLK_LOCAL_MEM_FENCE);\n";
 }
 
 // ------------------------------------------------------------------ SOFTMAX

@@ -116,7 +116,8 @@ Status EvalPool(OpContext& ctx) {
   const float* x = ctx.input(0).as<float>();
   float* y = ctx.output(0).as<float>();
   const int64_t rows = int64_t(g.batches) * g.out_h;
-  const int64_t work_per_row = int64_t(g.out_w) * g.depth * p.filter_h * p.filter_w;
+  const int64_t work_per_row =
+      int64_t(g.out_w) * g.depth * std::min(p.filter_h, g.in_h) * std::min(p.filter_w, g.in_w);
   if (rows == 0 || g.out_w == 0 || g.depth == 0) return OkStatus();
   const int64_t min_chunk = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_row));
   ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) {

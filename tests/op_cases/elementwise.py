@@ -1,0 +1,475 @@
+"""Elementwise family: broadcast arithmetic (ADD SUB MUL DIV MAXIMUM MINIMUM SQUARED_DIFFERENCE
+LOGICAL_AND PRELU), float unary ops (EXP LOGISTIC TANH RELU RELU6 RELU_N1_TO_1 HARD_SWISH
+LEAKY_RELU RSQRT SQRT), CAST, QUANTIZE and DEQUANTIZE."""
+import itertools
+
+import numpy as np
+
+from harness import OpCase
+from tflite_gpu.testing.builder import ModelBuilder, single_op_model
+
+F32 = np.float32
+ACTS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT"]
+
+
+def _bshape(a, b):
+    return list(np.broadcast_shapes(tuple(a), tuple(b)))
+
+
+def _gen(dt, shape, rng, lo=-4.0, hi=4.0, nonzero=False):
+    dt = np.dtype(dt)
+    if dt == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.issubdtype(dt, np.integer):
+        info = np.iinfo(dt)
+        lo_i, hi_i = max(int(lo), int(info.min)), min(int(hi), int(info.max))
+        x = rng.integers(lo_i, hi_i + 1, size=shape).astype(dt)
+        if nonzero:
+            x[x == 0] = 1
+        return x
+    x = rng.uniform(lo, hi, size=shape).astype(dt)
+    if nonzero:
+        x = np.where(np.abs(x) < 0.25, np.float32(0.25) * np.sign(x + 1e-9), x).astype(dt)
+    return x
+
+
+def binary_case(op, name, s1, s2, dt=F32, act=None, version=1, const2=False, lo=-4.0, hi=4.0,
+                nonzero2=False, options="act", gen=None, out_shape=None, **kw):
+    """A one-op binary model; input 2 is a graph input, or a constant when const2."""
+    out = out_shape if out_shape is not None else _bshape(s1, s2)
+    if options == "act":
+        opts = dict(fused_activation_function=act) if act is not None else None
+    else:
+        opts = options
+    if const2:
+        c = _gen(dt, s2, np.random.default_rng(7), lo, hi, nonzero2)
+        if gen is not None:
+            c = gen(np.random.default_rng(7))[1]
+
+        def model():
+            return single_op_model(op, [(s1, dt)], [(out, dt)], options=opts, version=version, consts=[c])
+
+        def inputs(rng):
+            return [gen(rng)[0] if gen else _gen(dt, s1, rng, lo, hi)]
+    else:
+        def model():
+            return single_op_model(op, [(s1, dt), (s2, dt)], [(out, dt)], options=opts, version=version)
+
+        def inputs(rng):
+            if gen:
+                return list(gen(rng))
+            return [_gen(dt, s1, rng, lo, hi), _gen(dt, s2, rng, lo, hi, nonzero2)]
+    return OpCase(op, name, model, inputs, gpu=(np.dtype(dt) == F32), **kw)
+
+
+def unary_case(op, name, shape, lo=-4.0, hi=4.0, options=None, version=1, special=None, **kw):
+    def model():
+        return single_op_model(op, [shape], [shape], options=options, version=version)
+
+    def inputs(rng):
+        x = rng.uniform(lo, hi, size=shape).astype(F32)
+        if special is not None:
+            flat = x.reshape(-1)
+            flat[:len(special)] = np.asarray(special, F32)[:flat.size]
+        return [x]
+    return OpCase(op, name, model, inputs, **kw)
+
+
+CASES = []
+
+# ------------------------------------------------------------------ ADD / SUB / MUL / DIV
+BIG = [1, 48, 48, 33]          # 76k elements: several parallel chunks
+SHAPES = [
+    ("same4d", [1, 8, 8, 16], [1, 8, 8, 16]),
+    ("chan", [2, 5, 7, 3], [3]),
+    ("scalar", [2, 5, 7, 3], []),
+    ("one", [2, 5, 7, 3], [1]),
+    ("a_small", [3], [2, 4, 3]),
+    ("scalar_first", [], [4, 5]),
+    ("mid", [4, 1, 3], [1, 5, 1]),
+    ("rows", [6, 1], [1, 7]),
+    ("rank5", [2, 1, 3, 1, 5], [1, 4, 1, 2, 1]),
+    ("rank6", [2, 3, 1, 2, 1, 3], [1, 1, 4, 1, 5, 1]),
+    ("rank0", [], []),
+    ("zero", [0, 3], [1, 3]),
+    ("1x1", [1, 1, 1, 1], [1, 1, 1, 1]),
+    ("odd", [1, 3, 5, 7], [1, 1, 5, 7]),
+    ("big", BIG, BIG),
+    ("big_chan", BIG, [33]),
+    ("big_bcast", [3, 50, 50, 7], [50, 1, 7]),
+    ("big_scalar", BIG, [1, 1, 1, 1]),
+]
+for op in ["ADD", "SUB", "MUL", "DIV"]:
+    nz = op == "DIV"
+    for name, s1, s2 in SHAPES:
+        CASES.append(binary_case(op, name, s1, s2, act="NONE", nonzero2=nz))
+    for act in ACTS:
+        CASES.append(binary_case(op, f"act_{act}", [2, 4, 4, 5], [5], act=act, nonzero2=nz,
+                                 lo=-8.0, hi=8.0))
+        CASES.append(binary_case(op, f"act_{act}_same", [3, 17], [3, 17], act=act, nonzero2=nz,
+                                 lo=-8.0, hi=8.0))
+    CASES.append(binary_case(op, "no_options", [2, 3, 4], [2, 3, 4], options=None, nonzero2=nz))
+    CASES.append(binary_case(op, "const", [1, 6, 6, 4], [1, 1, 1, 4], const2=True, act="RELU6",
+                             nonzero2=nz))
+    CASES.append(binary_case(op, "v2", [2, 3], [2, 3], act="RELU", version=2, nonzero2=nz))
+    # int32: shape arithmetic.
+    CASES.append(binary_case(op, "int32", [2, 3, 4], [2, 3, 4], dt=np.int32, act="NONE",
+                             lo=-100, hi=100, nonzero2=nz))
+    CASES.append(binary_case(op, "int32_bcast", [4], [], dt=np.int32, act="NONE", lo=-50, hi=50,
+                             nonzero2=nz))
+    CASES.append(binary_case(op, "int32_relu", [3, 5], [5], dt=np.int32, act="RELU", lo=-50,
+                             hi=50, nonzero2=nz))
+    CASES.append(binary_case(op, "int32_relu6", [3, 5], [3, 5], dt=np.int32, act="RELU6",
+                             lo=-9, hi=9, nonzero2=nz))
+    CASES.append(binary_case(op, "int32_tanh_ignored", [7], [7], dt=np.int32, act="TANH",
+                             lo=-9, hi=9, nonzero2=nz))
+    CASES.append(binary_case(op, "int32_big", [100, 200], [200], dt=np.int32, act="NONE",
+                             lo=-1000, hi=1000, nonzero2=nz))
+    if op != "DIV":
+        CASES.append(binary_case(op, "int64", [2, 3, 4], [3, 4], dt=np.int64, act="NONE",
+                                 lo=-10**6, hi=10**6))
+        CASES.append(binary_case(op, "int64_relu_n1", [2, 3], [2, 3], dt=np.int64,
+                                 act="RELU_N1_TO_1", lo=-3, hi=3))
+
+
+def _wrap_gen(op):
+    def gen(rng):
+        a = np.array([2**31 - 1, -2**31, 2**30, -2**31, 5, -7], np.int32)
+        b = np.array([1, -1, 4, 1, 3, 2], np.int32)
+        return a, b
+    return gen
+
+
+for op in ["ADD", "SUB", "MUL", "DIV"]:
+    CASES.append(binary_case(op, "int32_wrap", [6], [6], dt=np.int32, act="NONE", gen=_wrap_gen(op)))
+CASES.append(binary_case("DIV", "int32_trunc", [8], [8], dt=np.int32, act="NONE", gen=lambda r: (
+    np.array([-7, 7, -7, 7, 1, -1, 0, 100], np.int32), np.array([2, 2, -2, -2, 3, 3, -5, 7], np.int32))))
+
+
+def _inf_gen(rng):
+    a = np.array([np.inf, -np.inf, np.nan, 1e38, -1e38, 3.0, 0.0, -2.0], F32)
+    b = np.array([1.0, 1.0, 1.0, 1e38, 1e38, np.inf, 0.0, np.nan], F32)
+    return a, b
+
+
+def _tile_gen(gen, reps):
+    # Specials spread over a long vector: TFLite's vector body and scalar tail both see them.
+    def g(rng):
+        a, b = gen(rng)
+        return np.tile(a, reps), np.tile(b, reps)
+    return g
+
+
+for op in ["ADD", "SUB", "MUL", "DIV"]:
+    for act in ["NONE", "RELU", "RELU6"]:
+        CASES.append(binary_case(op, f"inf_nan_{act}", [8], [8], act=act, gen=_inf_gen))
+    CASES.append(binary_case(op, "inf_nan_long", [72], [72], act="NONE", gen=_tile_gen(_inf_gen, 9)))
+    CASES.append(binary_case(op, "inf_nan_long_scalar", [72], [1], act="RELU", gen=lambda r: (
+        np.tile(_inf_gen(r)[0], 9), np.array([0.0], F32))))
+
+# ------------------------------------------------------------------ MAXIMUM / MINIMUM / SQDIFF
+
+
+def _nan_gen(rng):
+    a = np.array([np.nan, 1, 2, np.nan, -np.inf, 0.0, -0.0, 3], F32)
+    b = np.array([1, np.nan, 1, np.nan, 1, -0.0, 0.0, np.inf], F32)
+    return a, b
+
+
+for op in ["MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"]:
+    for name, s1, s2 in SHAPES:
+        CASES.append(binary_case(op, name, s1, s2, options=None))
+    CASES.append(binary_case(op, "nan", [8], [8], options=None, gen=_nan_gen))
+    CASES.append(binary_case(op, "nan_bcast", [8], [1], options=None,
+                             gen=lambda r: (_nan_gen(r)[0], np.array([np.nan], F32))))
+    CASES.append(binary_case(op, "nan_long", [72], [72], options=None, gen=_tile_gen(_nan_gen, 9)))
+    CASES.append(binary_case(op, "nan_long_bcast", [72], [1], options=None,
+                             gen=lambda r: (np.tile(_nan_gen(r)[0], 9), np.array([np.nan], F32))))
+    CASES.append(binary_case(op, "const", [1, 4, 4, 3], [3], options=None, const2=True))
+    CASES.append(binary_case(op, "int32", [3, 4, 5], [4, 1], dt=np.int32, options=None,
+                             lo=-1000, hi=1000))
+    CASES.append(binary_case(op, "int32_same", [33], [33], dt=np.int32, options=None,
+                             lo=-1000, hi=1000))
+    if op != "SQUARED_DIFFERENCE":
+        for dt in [np.int64, np.int8, np.uint8, np.int16]:
+            CASES.append(binary_case(op, np.dtype(dt).name, [2, 3, 4], [4], dt=dt, options=None,
+                                     lo=-200, hi=300, version=2))
+        CASES.append(binary_case(op, "v4", [2, 3], [2, 3], options=None, version=4))
+
+# ------------------------------------------------------------------ LOGICAL_AND
+for name, s1, s2 in [("same", [2, 3, 4], [2, 3, 4]), ("bcast", [2, 3, 4], [3, 1]),
+                     ("scalar", [5, 6], []), ("rank5", [2, 1, 3, 1, 2], [1, 2, 1, 2, 1]),
+                     ("big", [300, 301], [301]), ("zero", [0, 2], [2])]:
+    CASES.append(binary_case("LOGICAL_AND", name, s1, s2, dt=np.bool_, options=None))
+
+# ------------------------------------------------------------------ PRELU
+
+
+def _prelu(name, shape, ashape, const=True, lo=-4.0, hi=4.0):
+    def gen(rng):
+        return (rng.uniform(lo, hi, size=shape).astype(F32),
+                rng.uniform(-1.0, 1.0, size=ashape).astype(F32))
+    return binary_case("PRELU", name, shape, ashape, options=None, const2=const, gen=gen,
+                       out_shape=list(shape))
+
+
+CASES += [
+    _prelu("chan", [1, 6, 6, 3], [3]),
+    _prelu("chan_111c", [2, 5, 5, 7], [1, 1, 7]),
+    _prelu("full", [1, 4, 4, 5], [1, 4, 4, 5]),
+    _prelu("hw", [2, 4, 5, 3], [4, 1, 3]),
+    _prelu("scalar", [2, 4, 5, 3], [1]),
+    _prelu("input_alpha", [2, 3, 3, 4], [1, 1, 4], const=False),
+    _prelu("rank2", [7, 9], [9]),
+    _prelu("rank5", [2, 3, 2, 3, 4], [1, 1, 1, 4]),
+    _prelu("big", [1, 64, 64, 17], [17]),
+    _prelu("specials", [8], [8]),
+]
+CASES[-1].inputs = lambda rng: [np.array([-np.inf, -1, -0.0, 0.0, np.nan, 2, np.inf, -3], F32)]
+CASES.append(_prelu("specials_long", [72], [72], const=False))
+CASES[-1].inputs = lambda rng: [np.tile(np.array([-np.inf, -1, -0.0, 0.0, np.nan, 2, np.inf, -3], F32), 9),
+                                np.tile(np.array([0.5, np.nan, 2, -1, 0.3, np.inf, -np.inf, 0.0], F32), 9)]
+
+# ------------------------------------------------------------------ unary float ops
+EDGE = [-np.inf, np.inf, np.nan, 0.0, -0.0, 1e-30, -1e-30, 88.0, -88.0, 100.0, -100.0, 1e30, -1e30]
+UNARY = {
+    "EXP": dict(lo=-10, hi=10, versions=[1, 2]),
+    "LOGISTIC": dict(lo=-20, hi=20, versions=[1, 2, 3]),
+    "TANH": dict(lo=-6, hi=6, versions=[1, 2, 3]),
+    "RELU": dict(lo=-4, hi=4, versions=[1, 2, 3]),
+    "RELU6": dict(lo=-3, hi=9, versions=[1, 2, 3]),
+    "RELU_N1_TO_1": dict(lo=-3, hi=3, versions=[1]),
+    "HARD_SWISH": dict(lo=-7, hi=7, versions=[1]),
+    "LEAKY_RELU": dict(lo=-4, hi=4, versions=[1, 2], options=dict(alpha=0.2)),
+    "RSQRT": dict(lo=0.01, hi=50, versions=[1, 2, 3]),
+    "SQRT": dict(lo=0.0, hi=50, versions=[1]),
+}
+for op, d in UNARY.items():
+    opts = d.get("options")
+    for v in d["versions"]:
+        CASES.append(unary_case(op, f"v{v}", [2, 5, 5, 3], d["lo"], d["hi"], options=opts, version=v))
+    CASES.append(unary_case(op, "rank1_odd", [37], d["lo"], d["hi"], options=opts))
+    CASES.append(unary_case(op, "1x1", [1, 1, 1, 1], d["lo"], d["hi"], options=opts))
+    CASES.append(unary_case(op, "rank0", [], d["lo"], d["hi"], options=opts))
+    CASES.append(unary_case(op, "zero", [0, 4], d["lo"], d["hi"], options=opts))
+    CASES.append(unary_case(op, "big", [1, 80, 80, 21], d["lo"], d["hi"], options=opts))
+    CASES.append(unary_case(op, "rank6", [2, 3, 2, 3, 2, 5], d["lo"], d["hi"], options=opts))
+    CASES.append(unary_case(op, "edges", [4, 16], -30, 30, options=opts, special=EDGE, gpu=False))
+CASES += [
+    unary_case("TANH", "tiny", [1000], -1e-3, 1e-3),
+    unary_case("TANH", "mid", [1000], -1.0, 1.0),
+    unary_case("LOGISTIC", "tails", [1000], -90, 90),
+    unary_case("EXP", "wide", [1000], -87, 88),
+    unary_case("EXP", "subnormal", [1000], -103, -87),
+    unary_case("LEAKY_RELU", "no_options", [3, 7], options=None),
+    unary_case("LEAKY_RELU", "alpha2", [3, 7], options=dict(alpha=2.0)),
+    unary_case("LEAKY_RELU", "alpha_neg", [3, 7], options=dict(alpha=-0.5)),
+    unary_case("LEAKY_RELU", "alpha_small", [4, 9, 9, 3], options=dict(alpha=0.01)),
+    unary_case("RSQRT", "negative_nan", [64], -2, 2, gpu=False),
+    unary_case("SQRT", "negative_nan", [64], -2, 2, gpu=False),
+]
+
+# ------------------------------------------------------------------ CAST
+CAST_TYPES = [np.float32, np.float16, np.float64, np.int8, np.int16, np.int32, np.int64,
+              np.uint8, np.uint16, np.uint32, np.bool_]
+
+
+def _cast_values(src, rng, n=24):
+    src = np.dtype(src)
+    if src == np.bool_:
+        return rng.random(n) < 0.5
+    if np.issubdtype(src, np.floating):
+        v = rng.uniform(-300, 300, n)
+        v[:6] = [0.0, -0.0, 0.5, -0.5, 2.5, -1.99]
+        return v.astype(src)
+    info = np.iinfo(src)
+    v = rng.integers(max(info.min, -70000), min(info.max, 70000) + 1, n, dtype=np.int64)
+    v[:2] = [info.min, info.max]
+    return v.astype(src)
+
+
+def cast_case(src, dst, name=None, values=None, shape=None):
+    src, dst = np.dtype(src), np.dtype(dst)
+    n = 24 if values is None else len(values)
+    shape = shape or [n]
+
+    def model():
+        return single_op_model("CAST", [(shape, src)], [(shape, dst)], options=None)
+
+    def inputs(rng):
+        if values is not None:
+            return [np.asarray(values, src).reshape(shape)]
+        return [_cast_values(src, rng, int(np.prod(shape))).reshape(shape)]
+    return OpCase("CAST", name or f"{src.name}_to_{dst.name}", model, inputs, gpu=False)
+
+
+for s, d in itertools.product(CAST_TYPES, CAST_TYPES):
+    CASES.append(cast_case(s, d))
+_SAT = [300.5, -300.5, 1e10, -1e10, np.nan, np.inf, -np.inf, 127.9, 255.9, -128.9, 65535.5,
+        3e9, -0.7, 0.7, 2147483520.0, -2147483648.0]
+for d in [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.bool_]:
+    for s in [np.float32, np.float64]:
+        CASES.append(cast_case(s, d, f"saturate_{np.dtype(s).name}_to_{np.dtype(d).name}", _SAT))
+CASES += [
+    cast_case(np.float32, np.float16, "f32_to_f16_round",
+              [1e6, -1e6, 1e-8, 6e-8, 2049, 2051, 65504, 65519.9, 65520, 0.1, 1 / 3, -2.5e-6,
+               np.nan, np.inf, -np.inf, 5.96e-8]),
+    cast_case(np.float64, np.float16, "f64_to_f16_round",
+              [1e6, 2049.0000001, 2050.9999999, 65519.99, 0.1, 1 / 3, 2.9802322387695312e-08,
+               2.98023223876953125e-08 * 1.0000001]),
+    cast_case(np.int64, np.float16, "i64_to_f16_round", [2**40, -70000, 2049, 2051, 65519, 65520]),
+    cast_case(np.int32, np.int8, "i32_to_i8_wrap", [300, -300, 128, -129, 255, 256]),
+    cast_case(np.int64, np.int32, "i64_to_i32_wrap", [2**40 + 5, -2**33 - 1, 2**31, -2**31 - 1]),
+    cast_case(np.float32, np.int32, "f32_to_i32_4d", shape=[2, 3, 4, 5]),
+    cast_case(np.int32, np.float32, "i32_to_f32_big", shape=[200, 300]),
+    cast_case(np.float32, np.int32, "rank0", shape=[]),
+]
+
+# ------------------------------------------------------------------ DEQUANTIZE / QUANTIZE
+
+
+def q_model(op, in_dt, out_dt, shape, qin=None, qout=None, const=None, version=1):
+    mb = ModelBuilder()
+    if const is not None:
+        # Constant input folded at allocation; add a graph input so the model has one.
+        x = mb.add_const(const, name="w", quant=qin)
+        y = mb.add_tensor(shape, dtype=out_dt, name="dq", quant=qout)
+        mb.add_op(op, [x], [y], version=version)
+        z_in = mb.add_input(shape, dtype=np.float32, name="x")
+        z = mb.add_tensor(shape, dtype=np.float32, name="y")
+        mb.add_op("ADD", [z_in, y], [z], options=dict(fused_activation_function="NONE"))
+        mb.mark_output(z)
+        mb.add_signature("serving_default", {"x": z_in}, {"y": z})
+        return mb.build()
+    x = mb.add_input(shape, dtype=in_dt, name="x", quant=qin)
+    y = mb.add_tensor(shape, dtype=out_dt, name="y", quant=qout)
+    mb.add_op(op, [x], [y], version=version)
+    mb.mark_output(y)
+    mb.add_signature("serving_default", {"x": x}, {"y": y})
+    return mb.build()
+
+
+def q_case(op, name, in_dt, out_dt, shape, qin=None, qout=None, gen=None, const=None,
+           version=1, tol=1e-5):
+    in_dt, out_dt = np.dtype(in_dt), np.dtype(out_dt)
+
+    def model():
+        return q_model(op, in_dt, out_dt, shape, qin, qout, const, version)
+
+    def inputs(rng):
+        if const is not None:
+            return [rng.uniform(-1, 1, shape).astype(F32)]
+        if gen is not None:
+            return [gen(rng)]
+        if in_dt == F32:
+            return [rng.uniform(-3, 3, shape).astype(F32)]
+        if in_dt == np.float16:
+            return [rng.uniform(-100, 100, shape).astype(np.float16)]
+        info = np.iinfo(in_dt)
+        return [rng.integers(info.min, int(info.max) + 1, shape, dtype=np.int64).astype(in_dt)]
+    return OpCase(op, name, model, inputs, tol=tol, gpu=False)
+
+
+def pt(scale, zp):
+    return dict(scale=[scale], zero_point=[zp])
+
+
+def pc(scales, zps, dim):
+    return dict(scale=list(scales), zero_point=list(zps), quantized_dimension=dim)
+
+
+_rng = np.random.default_rng(3)
+CASES += [
+    q_case("DEQUANTIZE", "int8", np.int8, F32, [2, 5, 5, 3], qin=pt(0.05, -3)),
+    q_case("DEQUANTIZE", "uint8", np.uint8, F32, [2, 5, 5, 3], qin=pt(0.1, 128), version=1),
+    q_case("DEQUANTIZE", "int16", np.int16, F32, [4, 33], qin=pt(0.001, 0), version=4),
+    q_case("DEQUANTIZE", "fp16", np.float16, F32, [3, 7, 11], version=3),
+    q_case("DEQUANTIZE", "fp16_specials", np.float16, F32, [12], gen=lambda r: np.array(
+        [0.0, -0.0, 65504, -65504, np.inf, -np.inf, np.nan, 6e-8, -6e-8, 6.1e-5, 1e-5, 3.14],
+        np.float16)),
+    q_case("DEQUANTIZE", "fp16_big", np.float16, F32, [1, 64, 64, 9]),
+    q_case("DEQUANTIZE", "int8_big", np.int8, F32, [1, 64, 64, 9], qin=pt(0.02, 5)),
+    q_case("DEQUANTIZE", "int8_perch0", np.int8, F32, [4, 3, 3, 5],
+           qin=pc(_rng.uniform(0.01, 0.1, 4), [0, 1, -2, 3], 0), version=4),
+    q_case("DEQUANTIZE", "int8_perch3", np.int8, F32, [2, 3, 3, 5],
+           qin=pc(_rng.uniform(0.01, 0.1, 5), [0] * 5, 3), version=5),
+    q_case("DEQUANTIZE", "uint8_perch1", np.uint8, F32, [2, 6, 7],
+           qin=pc(_rng.uniform(0.01, 0.1, 6), [120, 128, 130, 0, 255, 1], 1), version=6),
+    q_case("DEQUANTIZE", "int8_no_quant", np.int8, F32, [6]),
+    q_case("DEQUANTIZE", "zero", np.int8, F32, [0, 3], qin=pt(0.1, 0)),
+    # Constant weights: folded once at allocation.
+    q_case("DEQUANTIZE", "const_fp16", np.float16, F32, [4, 8],
+           const=_rng.uniform(-2, 2, (4, 8)).astype(np.float16)),
+    q_case("DEQUANTIZE", "const_int8_perch", np.int8, F32, [4, 8],
+           qin=pc([0.01, 0.02, 0.03, 0.04], [0, 0, 0, 0], 0),
+           const=_rng.integers(-127, 128, (4, 8)).astype(np.int8)),
+    q_case("DEQUANTIZE", "const_int8", np.int8, F32, [4, 8], qin=pt(0.05, 2),
+           const=_rng.integers(-128, 128, (4, 8)).astype(np.int8)),
+]
+
+for dt, zp in [(np.int8, 0), (np.int8, -5), (np.uint8, 128), (np.uint8, 3), (np.int16, 0)]:
+    nm = f"{np.dtype(dt).name}_zp{zp}"
+    CASES.append(q_case("QUANTIZE", nm, F32, dt, [2, 5, 5, 3], qout=pt(0.02, zp)))
+    CASES.append(q_case("QUANTIZE", nm + "_sat", F32, dt, [2, 50], qout=pt(0.001, zp)))
+
+
+def _ties(scale, n=64):
+    # Exact halves: TFLite's vector body (first n // 8 * 8 elements) rounds them to even, its
+    # scalar tail away from zero.
+    def gen(rng):
+        k = rng.integers(-200, 200, n)
+        return ((k + 0.5) * scale).astype(F32)
+    return gen
+
+
+CASES += [
+    q_case("QUANTIZE", "ties_int8", F32, np.int8, [64], qout=pt(0.05, 1), gen=_ties(0.05)),
+    q_case("QUANTIZE", "ties_uint8", F32, np.uint8, [64], qout=pt(0.25, 128), gen=_ties(0.25)),
+    q_case("QUANTIZE", "ties_int16", F32, np.int16, [64], qout=pt(0.125, 0), gen=_ties(0.125)),
+    q_case("QUANTIZE", "ties_int8_tail", F32, np.int8, [67], qout=pt(0.25, 0), gen=_ties(0.25, 67)),
+    q_case("QUANTIZE", "ties_uint8_tail", F32, np.uint8, [7], qout=pt(0.5, 100), gen=_ties(0.5, 7)),
+    q_case("QUANTIZE", "ties_perch", F32, np.int8, [2, 16], qout=pc([0.25, 0.5], [0, 3], 0),
+           gen=lambda r: np.stack([_ties(0.25, 16)(r), _ties(0.5, 16)(r)])),
+    q_case("QUANTIZE", "recip_vs_div_perch", F32, np.int8, [2, 29], qout=pc([0.1, 0.3], [0, 0], 0),
+           gen=lambda r: np.nextafter(np.stack([_ties(0.1, 29)(r), _ties(0.3, 29)(r)]), np.float32(
+               np.inf) * np.sign(r.standard_normal((2, 29)))).astype(F32)),
+    q_case("QUANTIZE", "recip_vs_div", F32, np.int16, [61], qout=pt(0.1, 0), gen=lambda r: np.nextafter(
+        _ties(0.1, 61)(r), np.float32(np.inf) * np.sign(r.standard_normal(61))).astype(F32)),
+    q_case("QUANTIZE", "specials", F32, np.int8, [12], qout=pt(0.1, 3), gen=lambda r: np.array(
+        [np.nan, np.inf, -np.inf, 1e10, -1e10, 3e9, 12.7, -12.8, 0.05, -0.05, 0.0, -0.0], F32)),
+    q_case("QUANTIZE", "specials_negzp", F32, np.int8, [6], qout=pt(0.1, -3), gen=lambda r: np.array(
+        [np.nan, np.inf, -np.inf, 1e10, -1e10, 1.0], F32)),
+    q_case("QUANTIZE", "big", F32, np.int8, [1, 64, 64, 9], qout=pt(0.02, -1)),
+    q_case("QUANTIZE", "zero", F32, np.int8, [0, 5], qout=pt(0.02, 0)),
+    q_case("QUANTIZE", "perch0", F32, np.int8, [4, 3, 3, 5],
+           qout=pc(_rng.uniform(0.01, 0.05, 4), [0, 1, -2, 3], 0)),
+    q_case("QUANTIZE", "perch3", F32, np.int8, [2, 3, 3, 5],
+           qout=pc(_rng.uniform(0.01, 0.05, 5), [0] * 5, 3)),
+    q_case("QUANTIZE", "perch1_uint8", F32, np.uint8, [2, 6, 7],
+           qout=pc(_rng.uniform(0.01, 0.05, 6), [120, 128, 130, 0, 255, 1], 1)),
+    # Requantization.
+    q_case("QUANTIZE", "i8_to_u8_shift", np.int8, np.uint8, [2, 5, 5, 3], qin=pt(0.1, -3),
+           qout=pt(0.1, 125), version=2),
+    q_case("QUANTIZE", "u8_to_i8_shift", np.uint8, np.int8, [2, 5, 5, 3], qin=pt(0.1, 130),
+           qout=pt(0.1, 2), version=2),
+    q_case("QUANTIZE", "i8_to_i8", np.int8, np.int8, [3, 40], qin=pt(0.1, 1), qout=pt(0.37, -3)),
+    q_case("QUANTIZE", "i8_to_i8_small", np.int8, np.int8, [13], qin=pt(0.1, 1), qout=pt(0.37, -3)),
+    q_case("QUANTIZE", "u8_to_u8_down", np.uint8, np.uint8, [2, 37], qin=pt(0.01, 128), qout=pt(0.09, 130)),
+    q_case("QUANTIZE", "i8_to_i16_down", np.int8, np.int16, [2, 37], qin=pt(0.001, 1), qout=pt(0.0037, 0)),
+    q_case("QUANTIZE", "i8_to_i8_up", np.int8, np.int8, [3, 40], qin=pt(0.5, 1), qout=pt(0.03, 4)),
+    q_case("QUANTIZE", "i8_to_u8", np.int8, np.uint8, [3, 40], qin=pt(0.1, 1), qout=pt(0.2, 100)),
+    q_case("QUANTIZE", "u8_to_u8", np.uint8, np.uint8, [3, 40], qin=pt(0.013, 128), qout=pt(0.02, 120)),
+    q_case("QUANTIZE", "u8_to_i8", np.uint8, np.int8, [3, 40], qin=pt(0.05, 128), qout=pt(0.04, -10)),
+    q_case("QUANTIZE", "i8_to_i16", np.int8, np.int16, [3, 40], qin=pt(0.1, 1), qout=pt(0.001, 0)),
+    q_case("QUANTIZE", "u8_to_i16", np.uint8, np.int16, [3, 40], qin=pt(0.1, 128), qout=pt(0.002, 0)),
+    q_case("QUANTIZE", "i16_to_i8", np.int16, np.int8, [3, 40], qin=pt(0.001, 0), qout=pt(0.2, 3)),
+    q_case("QUANTIZE", "i16_to_i16", np.int16, np.int16, [3, 40], qin=pt(0.001, 0), qout=pt(0.0037, 0)),
+    q_case("QUANTIZE", "i16_to_i32", np.int16, np.int32, [3, 40], qin=pt(0.001, 0), qout=pt(0.0037, 0)),
+    q_case("QUANTIZE", "i32_to_i8", np.int32, np.int8, [3, 40], qin=pt(0.0001, 0), qout=pt(0.37, -3),
+           gen=lambda r: r.integers(-2**31, 2**31, (3, 40), dtype=np.int64).astype(np.int32)),
+    q_case("QUANTIZE", "i32_to_i16", np.int32, np.int16, [3, 40], qin=pt(1e-5, 0), qout=pt(0.01, 0),
+           gen=lambda r: r.integers(-3000000, 3000000, (3, 40)).astype(np.int32)),
+    q_case("QUANTIZE", "i8_same", np.int8, np.int8, [50], qin=pt(0.1, 0), qout=pt(0.1, 0)),
+    q_case("QUANTIZE", "requant_big", np.int8, np.uint8, [1, 64, 64, 9], qin=pt(0.1, 1),
+           qout=pt(0.3, 128)),
+]
