@@ -40,7 +40,7 @@ def test_mobilenet(benchmark, model, engine):
     it.set_tensor(d["index"], x)
     for _ in range(3):  # warm up (first-touch of the arena, weight caches, thread start)
         it.invoke()
-    benchmark.extra_info.update(model=model, engine=engine, num_threads=NUM_THREADS)
+    benchmark.extra_info.update(suite="bench_cpu", model=model, engine=engine, num_threads=NUM_THREADS)
     benchmark.pedantic(it.invoke, rounds=40, iterations=1, warmup_rounds=2)
     out = it.get_tensor(it.get_output_details()[0]["index"])
     assert np.isfinite(out).all()

@@ -1,8 +1,6 @@
-"""Prints tflite_gpu / litert time ratios of benchmarks/bench_cpu.py at the end of the session."""
+"""Prints tflite_gpu / litert time ratios of benchmarks/bench_cpu.py at the end of the session,
+with the conditions (CPU count, load average: the numbers are only comparable on a quiet machine)."""
 import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -12,9 +10,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     stats = {}
     for b in bs.benchmarks:
         info = b.extra_info or {}
-        if "model" in info and "engine" in info and b.stats is not None:
-            st = b.stats
-            stats[(info["model"], info["engine"])] = (st.min, st.median)
+        if info.get("suite") == "bench_cpu" and b.stats is not None:
+            stats[(info["model"], info["engine"])] = (b.stats.min, b.stats.median)
     models = sorted({m for m, _ in stats})
     if not models:
         return
@@ -26,3 +23,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             continue
         tr.write_line(f"mobilenet_{m}: min {a[0] * 1e3:.2f} ms vs {b[0] * 1e3:.2f} ms -> ratio {a[0] / b[0]:.2f}; "
                       f"median {a[1] * 1e3:.2f} ms vs {b[1] * 1e3:.2f} ms -> ratio {a[1] / b[1]:.2f}")
+    try:
+        load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        load = "n/a"
+    tr.write_line(f"conditions: {os.cpu_count()} CPUs, load average {load}")

@@ -26,6 +26,7 @@ class OpCase:
     ref_fn: Optional[Callable[..., Sequence[np.ndarray]]] = None  # independent numpy reference
     gpu: bool = True              # the GPU delegate is expected to take this op (issue 3)
     gpu_tol: Optional[float] = None  # F32_F16 bound if not the default
+    gpu_fp16: bool = True         # False: the values do not fit fp16 storage (say why in note)
     note: str = ""
 
     @property

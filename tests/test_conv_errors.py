@@ -12,7 +12,7 @@ import pytest
 
 import tflite_gpu
 from harness import assert_close, run_litert, run_tflite_gpu
-from op_cases.conv import (CASES, bmm_model, conv_model, dw_model, fc_model, tc_model, tcb_equivalent_tc_model,
+from op_cases.conv import (bmm_model, conv_model, dw_model, fc_model, tc_model, tcb_equivalent_tc_model,
                            tcb_model, TCB_PARAMS)
 from tflite_gpu.testing.builder import ModelBuilder, single_op_model
 
@@ -311,3 +311,30 @@ def test_simd_paths_match_reference_kernels(isa):
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     r = subprocess.run([sys.executable, "-c", code, tests_dir], env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+# ---- hostile sizes: clear errors, never overflow --------------------------------------------
+
+def test_conv2d_huge_filter_input_is_rejected():
+    m = single_op_model("CONV_2D", [[1, 4, 4, 1], [1, 70000, 70000, 1]], [[1, 4, 4, 1]], options=SAME1)
+    with pytest.raises((ValueError, MemoryError), match="CONV_2D|too large|allocated"):
+        _alloc(m)
+
+
+def test_batch_matmul_huge_batch_is_rejected():
+    m = _bmm([65536, 65536, 1, 1], [1, 1])
+    with pytest.raises((ValueError, MemoryError), match="BATCH_MATMUL|too large|allocated"):
+        _alloc(m)
+
+
+@pytest.mark.parametrize("op,model", [
+    ("CONV_2D", lambda: single_op_model("CONV_2D", [[1, 5, 5, 4]], [([1, 5, 5, 3], np.int32)], options=SAME1,
+                                        consts=[_w(3, 3, 3, 4), _w(3)])),
+    ("DEPTHWISE_CONV_2D", lambda: single_op_model("DEPTHWISE_CONV_2D", [[1, 5, 5, 4]], [([1, 5, 5, 4], np.int32)],
+                                                  options=dict(SAME1, depth_multiplier=1), consts=[_w(1, 3, 3, 4)])),
+    ("FULLY_CONNECTED", lambda: single_op_model("FULLY_CONNECTED", [[2, 4]], [([2, 3], np.int32)], options={},
+                                                consts=[_w(3, 4)])),
+    ("BATCH_MATMUL", lambda: single_op_model("BATCH_MATMUL", [[2, 4], [4, 3]], [([2, 3], np.int32)], options={})),
+])
+def test_non_float_output_tensor_is_rejected(op, model):
+    _expect_value_error(model(), op, "output", "INT32")

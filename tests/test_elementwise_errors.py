@@ -163,6 +163,8 @@ def test_dequantize_bad_model(what, kw, msg):
     ("float_to_float16", dict(in_dt=F32, out_dt=np.float16, qout=PT), "FLOAT16"),
     ("int16_to_uint8", dict(in_dt=np.int16, out_dt=np.uint8, qin=PT, qout=PT), "UINT8"),
     ("int8_to_int32", dict(in_dt=np.int8, out_dt=np.int32, qin=PT, qout=PT), "INT32"),
+    ("int16_to_int16_zero_point", dict(in_dt=np.int16, out_dt=np.int16, qin=PT,
+                                       qout=dict(scale=[0.2], zero_point=[4])), "zero points 0"),
     ("requant_no_input_quant", dict(in_dt=np.int8, out_dt=np.int8, qout=PT), "no quantization"),
     ("requant_per_channel", dict(in_dt=np.int8, out_dt=np.int8, qin=PT,
                                  qout=dict(scale=[0.1, 0.2], zero_point=[0, 0],

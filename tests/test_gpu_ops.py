@@ -24,26 +24,46 @@ def _sentinels(monkeypatch):
     monkeypatch.setenv("TFLITE_GPU_DEBUG_SENTINELS", "1")
 
 
+def _structurally_refused(it):
+    """Nodes the partitioner must refuse whatever the op: a tensor of rank > 4 or with no elements."""
+    for t in it.get_tensor_details():
+        shape = list(t["shape"])
+        if len(shape) > 4 or (shape and min(shape) == 0):
+            return True
+    return False
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 @pytest.mark.parametrize("precision", ["F32", "F32_F16"])
 def test_gpu_op_matches_reference(case, precision):
     require_gpu()
+    if precision != "F32" and not case.gpu_fp16:
+        pytest.skip(f"{case.id}: values outside fp16 storage range ({case.note})")
     rng = np.random.default_rng(zlib.crc32(case.id.encode()))
     inputs = list(case.inputs(rng))
     want = run_tflite_gpu(case.model(), inputs, reference=True)
     import tflite_gpu
     d = delegate(precision)
     it = tflite_gpu.Interpreter(model_content=case.model(), experimental_delegates=[d], num_threads=1)
-    report = it.delegation_report()
-    assert report["delegated_nodes"] == report["total_nodes"], \
-        f"{case.id}: the delegate refused nodes: {report['unsupported']}"
     for det, x in zip(it.get_input_details(), inputs):
         if list(det["shape"]) != list(x.shape):
             it.resize_tensor_input(det["index"], list(x.shape))
     it.allocate_tensors()
+    report = it.delegation_report()
+    if _structurally_refused(it):
+        # Refused with a reason, and the CPU fallback gives the reference result.
+        assert report["delegated_nodes"] < report["total_nodes"] and report["unsupported"], report
+        assert all(u[3] for u in report["unsupported"])
+    else:
+        assert report["delegated_nodes"] == report["total_nodes"], \
+            f"{case.id}: the delegate refused nodes: {report['unsupported']}"
     for det, x in zip(it.get_input_details(), inputs):
         it.set_tensor(det["index"], x)
     it.invoke()
     got = [it.get_tensor(det["index"]) for det in it.get_output_details()]
     tol = 1e-5 if precision == "F32" else (case.gpu_tol or 5e-3)
+    if precision != "F32":
+        # fp16 storage saturates: magnitudes above 65504 are stored as inf of the same sign.
+        want = [np.where(np.abs(w) > 65504, np.sign(w) * np.inf, w).astype(w.dtype)
+                if np.issubdtype(w.dtype, np.floating) else w for w in want]
     assert_close(got, want, tol, f"{case.id} [GPU {precision}]")

@@ -228,3 +228,16 @@ def test_weights_given_at_run_time(op):
         want = _step(want_it, feed)
         assert_close(_step(got_it, feed), want, 1e-5, f"fast, invoke {step}")
         assert_close(_step(ref_it, feed), want, 1e-5, f"reference, invoke {step}")
+
+
+def test_sequence_length_resize():
+    """A longer sequence after resize_tensor_input (the state size does not depend on time)."""
+    model = lstm_model(batch=2, time=3, n_input=5, peephole=True)
+    want_it, got_it = _litert(model), _ours(model)
+    rng = np.random.default_rng(6)
+    for it in (want_it, got_it):
+        it.resize_tensor_input(it.get_input_details()[0]["index"], [2, 7, 5])
+        it.allocate_tensors()
+    for step in range(2):
+        x = rng.standard_normal((2, 7, 5)).astype(np.float32)
+        assert_close(_step(got_it, [x]), _step(want_it, [x]), 1e-5, f"invoke {step}")

@@ -172,9 +172,12 @@ class Interpreter:
         for info in infos:
             partitions += info["partitions"]
             unsupported += [(r[0], r[1], r[2], r[3]) for r in info["refused"]]
+        # Nodes folded into constants at allocation (DEQUANTIZE of fp16 weights, ...) run nowhere.
+        live = [n for n in nodes if not n["folded"]]
         report = {
-            "delegated_nodes": sum(1 for n in nodes if n["delegated"]),
-            "total_nodes": len(nodes),
+            "delegated_nodes": sum(1 for n in live if n["delegated"]),
+            "total_nodes": len(live),
+            "folded_nodes": len(nodes) - len(live),
             "partitions": partitions,
             "unsupported": unsupported,
         }

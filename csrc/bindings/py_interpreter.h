@@ -196,6 +196,7 @@ class PyInterpreter {
       d["inputs"] = n.inputs;
       d["outputs"] = n.outputs;
       d["delegated"] = n.delegated;
+      d["folded"] = n.folded;
       out.append(d);
     }
     return out;

@@ -86,4 +86,29 @@ std::string KernelBuilder::ReadBroadcast(const std::string& arg, const BHWC& out
   return "READ_" + arg + "(" + bb + ", " + yy + ", " + xx + ", " + ss + ")";
 }
 
+std::string KernelBuilder::ReadBroadcastDims(const std::string& arg, const Dims& in, const Dims& out,
+                                             const char* b, const char* y, const char* x, const char* s) const {
+  const int R = int(out.size()), r = int(in.size());
+  if (r == R) {
+    BHWC o;
+    ToBHWC(out, &o);
+    return ReadBroadcast(arg, o, b, y, x, s);
+  }
+  const char* out_coord[4] = {b, y, x, s};
+  std::string coord[4] = {"0", "0", "0", "0"};
+  for (int j = 0; j < r; ++j) {
+    int ain = AxisToBHWC(j, r);
+    int i = j + (R - r);
+    int aout = AxisToBHWC(i, R);
+    if (ain < 0 || aout < 0) continue;
+    if (in[j] != 1) coord[ain] = out_coord[aout];
+  }
+  BHWC ib, ob;
+  ToBHWC(in, &ib);
+  ToBHWC(out, &ob);
+  if (ib.c == 1 && ob.c != 1)
+    return "((float4)(READ_" + arg + "(" + coord[0] + ", " + coord[1] + ", " + coord[2] + ", 0).x))";
+  return "READ_" + arg + "(" + coord[0] + ", " + coord[1] + ", " + coord[2] + ", " + (ib.slices() == 1 ? std::string("0") : coord[3]) + ")";
+}
+
 }  // namespace tflite_gpu::gpu

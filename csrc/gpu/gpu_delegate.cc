@@ -141,6 +141,7 @@ class GpuDelegate : public Delegate {
   }
   bool defer_outputs() const { return opts_.wait_type == TFLGpuDelegateWaitTypeDoNotWait; }
   bool profiling() const { return opts_.enable_profiling != 0; }
+  std::string CheckNodePublic(Subgraph& sg, const Node& n) const { return CheckNode(sg, n); }
 
  private:
   Status InitLocked();
@@ -210,6 +211,17 @@ std::string GpuDelegate::CheckNode(Subgraph& sg, const Node& n) const {
     if (t >= 0 && sg.tensor(t).alloc == Allocation::kDynamic) return "an input shape is only known at invoke (dynamic)";
   for (int t : n.outputs)
     if (sg.tensor(t).alloc == Allocation::kDynamic) return "the output shape is only known at invoke (dynamic)";
+  for (int t : n.inputs) {
+    if (t < 0) continue;
+    const Tensor& tt = sg.tensor(t);
+    if (tt.shape.size() > 4 && !tt.is_const) return "an input has rank " + std::to_string(tt.shape.size()) + " (the GPU takes rank <= 4)";
+    if (tt.num_elements() == 0) return "an input is empty (zero elements)";
+  }
+  for (int t : n.outputs) {
+    const Tensor& tt = sg.tensor(t);
+    if (tt.shape.size() > 4) return "the output has rank " + std::to_string(tt.shape.size()) + " (the GPU takes rank <= 4)";
+    if (tt.num_elements() == 0) return "the output is empty (zero elements)";
+  }
   GpuCheckContext ctx(sg, n, caps_);
   Status st = g->check(ctx);
   return st.ok() ? std::string() : st.message();
@@ -298,6 +310,14 @@ Status GpuDelegateKernel::Build(Subgraph& sg, int* failed_node) {
 Status GpuDelegateKernel::Prepare(Subgraph& sg) {
   for (int n : nodes) TFG_RETURN_IF_ERROR(sg.PrepareDelegatedNode(n));
   if (InputShapes(sg) != built_shapes_) {
+    // New shapes: the support check is the only gate, so it runs again before the rebuild.
+    for (int n : nodes) {
+      std::string why = delegate_->CheckNodePublic(sg, sg.nodes()[n]);
+      if (!why.empty())
+        return Unimplemented("GPU delegate: after the resize, node " + std::to_string(n) + " (" +
+                             sg.nodes()[n].op->name + ") can no longer run on the GPU: " + why +
+                             "; resize before ModifyGraphWithDelegate to let it fall back to the CPU");
+    }
     int failed = -1;
     Status st = Build(sg, &failed);
     if (!st.ok()) return Status(st.code(), "GPU delegate: rebuilding after a resize failed: " + st.message());

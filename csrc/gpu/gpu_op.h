@@ -97,6 +97,10 @@ class KernelBuilder {
   // Default coordinates are those in scope inside WRITE_ (where fused snippets run).
   std::string ReadBroadcast(const std::string& arg, const BHWC& out_shape, const char* b = "wb_",
                             const char* y = "wy_", const char* x = "wx_", const char* s = "ws_") const;
+  // The same for tensors of different ranks (numpy rules: the lower rank is left-padded with
+  // 1s): `in`/`out` are the interpreter shapes of the input and of the output.
+  std::string ReadBroadcastDims(const std::string& arg, const Dims& in, const Dims& out, const char* b = "wb_",
+                                const char* y = "wy_", const char* x = "wx_", const char* s = "ws_") const;
   std::string body;                    // kernel body (see header comment)
   std::array<size_t, 3> grid{1, 1, 1};  // global size before rounding to the work group
   std::array<size_t, 3> local{0, 0, 0};  // 0: the framework picks
@@ -145,6 +149,7 @@ using GpuElementwiseFn = Status (*)(GpuBuildContext& ctx, KernelBuilder& kb, con
 
 }  // namespace gpu
 
+// Rank > 4 and zero-sized tensors never reach a check: the partitioner refuses them first.
 // An op has a GPU kernel when its family defines (in csrc/ops/<family>/gpu_*.cc)
 //   extern const GpuOpSupport kGpu_ADD;  // (declared by op_registry.h)
 //   const GpuOpSupport kGpu_ADD = {CheckAdd, /*build=*/nullptr, AddSnippet, /*commutative=*/true};

@@ -212,21 +212,26 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
       kb.body = "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
                 "if (x >= dst_W || y >= dst_H || bs >= dst_S * dst_B) return;\n"
                 "int s = bs % dst_S, b = bs / dst_S;\n"
-                "float4 v = " + kb.ReadBroadcast("src", s, "b", "y", "x", "s") + ";\n"
+                "float4 v = " + kb.ReadBroadcastDims("src", cpu_input(0).shape, cpu_output(0).shape, "b", "y", "x", "s") + ";\n"
                 "WRITE_dst(v, b, y, x, s);\n";
     }
     if (!st.ok()) {
       *failed_node = n.index;
       return Status(st.code(), std::string(n.op->name) + " GPU kernel: " + st.message());
     }
+    // A later elementwise op may fuse into the kernel that writes this output, but only when a
+    // single kernel writes it (fusing into one of several writers would miss the others' part).
     if (n.outputs.size() == 1) {
       auto it = gpu_of_cpu_.find(n.outputs[0]);
+      int writer = -1, writers = 0;
       for (size_t k = before; k < kbs_.size() && it != gpu_of_cpu_.end(); ++k)
         for (auto& a : kbs_[k]->args())
           if (a.kind == KernelBuilder::Arg::kOut && a.tensor == it->second) {
-            producer_kb_[n.outputs[0]] = int(k);
+            writer = int(k);
+            ++writers;
             break;
           }
+      if (writers == 1) producer_kb_[n.outputs[0]] = writer;
     }
   }
   for (int t : in_partition_outputs_) {

@@ -36,6 +36,7 @@ struct Node {
   std::shared_ptr<void> user_data;  // prepared state (packed weights, ...)
   size_t scratch_bytes = 0;
   bool delegated = false;           // replaced by a delegate kernel
+  bool folded = false;              // constant-folded at allocation (not part of the plan)
   template <typename T> const T& P() const { return *static_cast<const T*>(params.get()); }
   template <typename T> T* U() const { return static_cast<T*>(user_data.get()); }
 };

@@ -130,10 +130,13 @@ Status Interpreter::EnsureTensorDataIsReadable(int index) {
 DelegationReport Interpreter::delegation_report() const {
   DelegationReport r = impl_->report;
   const Subgraph& sg = *impl_->subgraphs[0];
-  r.total_nodes = int(sg.nodes().size());
+  r.total_nodes = 0;
   r.delegated_nodes = 0;
-  for (const Node& n : sg.nodes())
+  for (const Node& n : sg.nodes()) {
+    if (n.folded) continue;  // evaluated once at allocation: runs nowhere at invoke
+    r.total_nodes++;
     if (n.delegated) r.delegated_nodes++;
+  }
   r.partitions = int(sg.delegate_kernels().size());
   return r;
 }

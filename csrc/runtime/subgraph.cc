@@ -255,6 +255,7 @@ Status Subgraph::AllocateTensors() {
       scratch_.Resize(std::max<size_t>(node.scratch_bytes, 1));
       TFG_RETURN_IF_ERROR(EvalNode(node));
       for (int t : node.outputs) tensors_[t].is_const = true;
+      node.folded = true;
       continue;
     }
     plan.push_back(step);

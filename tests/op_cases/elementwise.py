@@ -132,6 +132,13 @@ for op in ["ADD", "SUB", "MUL", "DIV"]:
                                  act="RELU_N1_TO_1", lo=-3, hi=3))
 
 
+# Inputs resized from the model's declared shapes (the harness resizes both interpreters).
+for op in ["ADD", "MUL", "MAXIMUM"]:
+    CASES.append(binary_case(op, "resized", [1, 4], [4], options=None,
+                             gen=lambda r: (r.standard_normal((5, 3, 4)).astype(F32),
+                                            r.standard_normal(4).astype(F32))))
+
+
 def _wrap_gen(op):
     def gen(rng):
         a = np.array([2**31 - 1, -2**31, 2**30, -2**31, 5, -7], np.int32)
@@ -160,12 +167,13 @@ def _tile_gen(gen, reps):
     return g
 
 
+_NO_FP16 = dict(gpu_fp16=False, note="inputs near FLT_MAX/inf: beyond fp16 storage range")
 for op in ["ADD", "SUB", "MUL", "DIV"]:
     for act in ["NONE", "RELU", "RELU6"]:
-        CASES.append(binary_case(op, f"inf_nan_{act}", [8], [8], act=act, gen=_inf_gen))
-    CASES.append(binary_case(op, "inf_nan_long", [72], [72], act="NONE", gen=_tile_gen(_inf_gen, 9)))
+        CASES.append(binary_case(op, f"inf_nan_{act}", [8], [8], act=act, gen=_inf_gen, **_NO_FP16))
+    CASES.append(binary_case(op, "inf_nan_long", [72], [72], act="NONE", gen=_tile_gen(_inf_gen, 9), **_NO_FP16))
     CASES.append(binary_case(op, "inf_nan_long_scalar", [72], [1], act="RELU", gen=lambda r: (
-        np.tile(_inf_gen(r)[0], 9), np.array([0.0], F32))))
+        np.tile(_inf_gen(r)[0], 9), np.array([0.0], F32)), **_NO_FP16))
 
 # ------------------------------------------------------------------ MAXIMUM / MINIMUM / SQDIFF
 
@@ -259,8 +267,10 @@ CASES += [
     unary_case("TANH", "tiny", [1000], -1e-3, 1e-3),
     unary_case("TANH", "mid", [1000], -1.0, 1.0),
     unary_case("LOGISTIC", "tails", [1000], -90, 90),
-    unary_case("EXP", "wide", [1000], -87, 88),
-    unary_case("EXP", "subnormal", [1000], -103, -87),
+    unary_case("EXP", "wide", [1000], -87, 88, gpu_fp16=False,
+               note="exp up to 1.6e38: most results are beyond fp16's 65504"),
+    unary_case("EXP", "subnormal", [1000], -103, -87, gpu_fp16=False,
+               note="results below 1e-38 are zero in fp16 storage"),
     unary_case("LEAKY_RELU", "no_options", [3, 7], options=None),
     unary_case("LEAKY_RELU", "alpha2", [3, 7], options=dict(alpha=2.0)),
     unary_case("LEAKY_RELU", "alpha_neg", [3, 7], options=dict(alpha=-0.5)),
@@ -393,6 +403,10 @@ CASES += [
            qin=pc(_rng.uniform(0.01, 0.1, 4), [0, 1, -2, 3], 0), version=4),
     q_case("DEQUANTIZE", "int8_perch3", np.int8, F32, [2, 3, 3, 5],
            qin=pc(_rng.uniform(0.01, 0.1, 5), [0] * 5, 3), version=5),
+    q_case("DEQUANTIZE", "int8_perch_last", np.int8, F32, [1, 3, 3, 7],
+           qin=pc(_rng.uniform(0.01, 0.1, 7), [0, 1, 2, -3, 4, 5, -6], 3), version=4),
+    q_case("DEQUANTIZE", "uint8_perch_last_big", np.uint8, F32, [1, 40, 40, 33],
+           qin=pc(_rng.uniform(0.01, 0.1, 33), _rng.integers(0, 256, 33).tolist(), 3), version=4),
     q_case("DEQUANTIZE", "uint8_perch1", np.uint8, F32, [2, 6, 7],
            qin=pc(_rng.uniform(0.01, 0.1, 6), [120, 128, 130, 0, 255, 1], 1), version=6),
     q_case("DEQUANTIZE", "int8_no_quant", np.int8, F32, [6]),
@@ -439,12 +453,23 @@ CASES += [
         [np.nan, np.inf, -np.inf, 1e10, -1e10, 3e9, 12.7, -12.8, 0.05, -0.05, 0.0, -0.0], F32)),
     q_case("QUANTIZE", "specials_negzp", F32, np.int8, [6], qout=pt(0.1, -3), gen=lambda r: np.array(
         [np.nan, np.inf, -np.inf, 1e10, -1e10, 1.0], F32)),
+    q_case("QUANTIZE", "large_values", F32, np.int16, [19], qout=pt(1.0, 7), gen=lambda r: np.array(
+        [4194303.5, 4194304.5, 8388609, -8388609, 2.1e9, -2.1e9, 2147483520, -2147483648, 1e5,
+         -1e5, 32760.5, -32768.5, 32767.5, 2.5, -2.5, 3e9, -3e9, 32761.5, -32769.5], F32)),
+    q_case("QUANTIZE", "huge_zero_point", F32, np.int8, [19], qout=pt(0.5, 70000),
+           gen=lambda r: np.concatenate([r.uniform(-1e5, 1e5, 16), [np.nan, 1e12, -1e12]]).astype(F32)),
+    q_case("QUANTIZE", "huge_zero_point_neg", F32, np.int16, [2, 9], qout=pc([0.5, 1e-6], [-70000, 90000], 0),
+           gen=lambda r: np.concatenate([r.uniform(-1e5, 1e5, 15), [np.nan, 1e12, -1e12]]).astype(F32).reshape(2, 9)),
     q_case("QUANTIZE", "big", F32, np.int8, [1, 64, 64, 9], qout=pt(0.02, -1)),
     q_case("QUANTIZE", "zero", F32, np.int8, [0, 5], qout=pt(0.02, 0)),
     q_case("QUANTIZE", "perch0", F32, np.int8, [4, 3, 3, 5],
            qout=pc(_rng.uniform(0.01, 0.05, 4), [0, 1, -2, 3], 0)),
     q_case("QUANTIZE", "perch3", F32, np.int8, [2, 3, 3, 5],
            qout=pc(_rng.uniform(0.01, 0.05, 5), [0] * 5, 3)),
+    q_case("QUANTIZE", "perch_last", F32, np.int8, [2, 3, 3, 7],
+           qout=pc(_rng.uniform(0.01, 0.05, 7), [0, 1, -2, 3, 0, 5, -1], 3)),
+    q_case("QUANTIZE", "perch_last_big_int16", F32, np.int16, [1, 40, 40, 33],
+           qout=pc(_rng.uniform(1e-4, 1e-3, 33), [0] * 33, 3)),
     q_case("QUANTIZE", "perch1_uint8", F32, np.uint8, [2, 6, 7],
            qout=pc(_rng.uniform(0.01, 0.05, 6), [120, 128, 130, 0, 255, 1], 1)),
     # Requantization.

@@ -81,10 +81,14 @@ Status Prepare(OpContext& ctx) {
   }
   out_shape[orank - 2] = s->M;
   out_shape[orank - 1] = s->N;
-  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
-  // Batch index maps.
+  // Batch index maps (none needed when the output is empty).
   int64_t nout = conv::Prod(out_shape, 0, nbd);
+  if (int64_t(s->M) * s->N == 0) nout = 0;
+  TFG_RETURN_IF_ERROR(conv::CheckSize(ctx, nout, "number of batch matrices"));
+  TFG_RETURN_IF_ERROR(conv::CheckSize(ctx, int64_t(s->M) * s->K, "lhs matrix"));
+  TFG_RETURN_IF_ERROR(conv::CheckSize(ctx, int64_t(s->K) * s->N, "rhs matrix"));
   s->rhs_batches = conv::Prod(rhs.shape, 0, rr - 2);
   s->lhs_of.assign(nout, 0);
   s->rhs_of.assign(nout, 0);
@@ -108,6 +112,7 @@ Status Prepare(OpContext& ctx) {
     conv::PackKey key{rhs.data, nullptr, rhs.shape, (p.adj_y ? 1 : 0)};
     if (!s->packed_valid || !(s->key == key)) {
       float* dst = s->packed.Resize(s->packed_floats * s->rhs_batches);
+      if (!dst) return ctx.Error("packed rhs cannot be allocated");
       PackRhs(p, *s, rhs.as<float>(), dst);
       s->key = key;
       s->packed_valid = true;

@@ -80,6 +80,7 @@ Status ComputeGeom(OpContext& ctx, ConvGeom* g) {
   if (g->in_c <= 0 || g->in_c % g->f_c != 0)
     return ctx.Error("input channels (" + std::to_string(g->in_c) + ") must be a positive multiple of the filter's input channels (" +
                      std::to_string(g->f_c) + ")");
+  TFG_RETURN_IF_ERROR(conv::CheckSize(ctx, int64_t(g->k_h) * g->k_w * g->f_c, "filter size"));
   g->groups = g->in_c / g->f_c;
   if (g->out_c % g->groups != 0)
     return ctx.Error("output channels (" + std::to_string(g->out_c) + ") must be divisible by the number of groups (" +
@@ -95,7 +96,7 @@ Status ComputeGeom(OpContext& ctx, ConvGeom* g) {
   g->out_w = ConvOutputSize(pad, g->in_w, g->k_w, p.stride_w, p.dil_w);
   g->pad_t = ConvPadBefore(pad, g->in_h, g->k_h, p.stride_h, p.dil_h, g->out_h);
   g->pad_l = ConvPadBefore(pad, g->in_w, g->k_w, p.stride_w, p.dil_w, g->out_w);
-  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
   return ctx.SetOutputShape(0, {g->batch, g->out_h, g->out_w, g->out_c});
 }
 
@@ -128,6 +129,7 @@ Status Prepare(OpContext& ctx) {
     conv::PackKey key{f.data, b ? b->data : nullptr, f.shape, g.in_c};
     if (!st->packed_valid || !(st->key == key)) {
       float* dst = st->packed.Resize(st->group_floats * g.groups);
+      if (!dst) return ctx.Error("packed filter cannot be allocated");
       PackFilter(g, f.as<float>(), b ? b->as<float>() : nullptr, dst, st->group_floats);
       st->key = key;
       st->packed_valid = true;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,14 @@ inline Status CheckFloat(const OpContext& ctx, const Tensor& t, const char* what
   return OkStatus();
 }
 
+// TFLite requires the model's output tensor to be FLOAT32 for these float kernels.
+inline Status CheckOutputFloat(OpContext& ctx) {
+  const Tensor& o = ctx.output(0);
+  if (o.type != DType::kFloat32)
+    return ctx.Error(std::string("output has type ") + DTypeName(o.type) + ", expected FLOAT32");
+  return OkStatus();
+}
+
 inline Status CheckRank(const OpContext& ctx, const Tensor& t, int rank, const char* what) {
   if (int(t.shape.size()) != rank)
     return ctx.Error(std::string(what) + " must have rank " + std::to_string(rank) + ", got shape " + Str(t.shape));
@@ -94,12 +103,26 @@ inline int64_t Prod(const Dims& d, size_t from = 0, size_t to = SIZE_MAX) {
   return p;
 }
 
+// Rejects a size that would overflow the kernels' int arithmetic or ask for absurd memory
+// (hostile shapes): `v` must lie in [0, 2^31).
+inline Status CheckSize(const OpContext& ctx, int64_t v, const char* what) {
+  if (v < 0 || v > int64_t(std::numeric_limits<int32_t>::max()))
+    return ctx.Error(std::string(what) + " is too large (" + std::to_string(v) + ")");
+  return OkStatus();
+}
+
 // 64-byte aligned float storage for packed weights (kept in node.user_data).
 class AlignedFloats {
  public:
+  // Returns null when the memory cannot be had.
   float* Resize(size_t n) {
     if (n > cap_) {
-      raw_.reset(new float[n + 16]);
+      raw_.reset(new (std::nothrow) float[n + 16]);
+      if (!raw_) {
+        cap_ = size_ = 0;
+        data_ = nullptr;
+        return nullptr;
+      }
       uintptr_t p = reinterpret_cast<uintptr_t>(raw_.get());
       data_ = reinterpret_cast<float*>((p + 63) / 64 * 64);
       cap_ = n;

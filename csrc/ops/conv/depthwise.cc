@@ -141,7 +141,7 @@ Status Prepare(OpContext& ctx) {
   s->out_w = ConvOutputSize(pad, s->in_w, s->k_w, p.stride_w, p.dil_w);
   s->pad_t = ConvPadBefore(pad, s->in_h, s->k_h, p.stride_h, p.dil_h, s->out_h);
   s->pad_l = ConvPadBefore(pad, s->in_w, s->k_w, p.stride_w, p.dil_w, s->out_w);
-  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
 }
 
@@ -186,7 +186,7 @@ Status Eval(OpContext& ctx) {
   if (rows == 0 || s.out_w == 0 || s.out_c == 0) return OkStatus();
   // Tasks of ~256K multiply-adds (tens of microseconds), at least two per thread.
   const int64_t work = rows * s.out_w * s.out_c * s.k_h * s.k_w;
-  const int64_t tasks = std::max<int64_t>(2 * gemm::NumSlots(ctx.pool()), work >> 18);
+  const int64_t tasks = work < (1 << 17) ? 1 : std::max<int64_t>(2 * gemm::NumSlots(ctx.pool()), work >> 18);
   if (s.mult != 1) {
     gemm::ParallelRanges(ctx.pool(), rows, tasks,
                          [&](int64_t r0, int64_t r1) { DwGenericRows(s, p, in, f, bias, out, r0, r1); });

@@ -79,7 +79,7 @@ Status Prepare(OpContext& ctx) {
     if (s->batch > std::numeric_limits<int32_t>::max()) return ctx.Error("input too large");
     out_shape = {int32_t(s->batch), s->units};
   }
-  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
   const bool constant = ctx.IsConstantOrPersistent(w) && (!ctx.has_input(2) || ctx.IsConstantOrPersistent(ctx.input(2)));
   if (constant) {
@@ -87,6 +87,7 @@ Status Prepare(OpContext& ctx) {
     conv::PackKey key{w.data, b ? b->data : nullptr, w.shape, 0};
     if (!s->packed_valid || !(s->key == key)) {
       float* dst = s->packed.Resize(gemm::PackedFloats(s->input_size, s->units));
+      if (!dst) return ctx.Error("packed weights cannot be allocated");
       gemm::PackB(s->input_size, s->units, w.as<float>(), 1, s->input_size, b ? b->as<float>() : nullptr, dst);
       s->key = key;
       s->packed_valid = true;

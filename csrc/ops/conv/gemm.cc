@@ -65,7 +65,7 @@ struct Seg {
 
 using UkFn = void (*)(int nc, int nseg, const Seg* segs, int64_t lda, const float* w, const float* bias, float* c,
                       int64_t ldc, float lo, float hi, int clamp);
-constexpr int kMaxMr = 8;
+constexpr int kMaxMr = 14;
 
 struct KernelSet {
   int mr = 0;
@@ -114,27 +114,32 @@ namespace gemm {
 namespace {
 #endif  // TFG_X86
 
-#define TFG_KSET(NS, MR, NV, W)                                                                   \
-  [] {                                                                                            \
-    KernelSet k;                                                                                  \
-    k.mr = MR;                                                                                    \
-    k.nr = (NV) * (W);                                                                            \
-    UkFn all[kMaxMr + 1] = {nullptr,                    &NS::UkernelEntry<1, NV>,                  \
-                            (MR) >= 2 ? &NS::UkernelEntry<2, NV> : nullptr,                       \
-                            (MR) >= 3 ? &NS::UkernelEntry<3, NV> : nullptr,                       \
-                            (MR) >= 4 ? &NS::UkernelEntry<4, NV> : nullptr,                       \
-                            (MR) >= 5 ? &NS::UkernelEntry<5, NV> : nullptr,                       \
-                            (MR) >= 6 ? &NS::UkernelEntry<6, NV> : nullptr,                       \
-                            (MR) >= 7 ? &NS::UkernelEntry<7, NV> : nullptr,                       \
-                            (MR) >= 8 ? &NS::UkernelEntry<8, NV> : nullptr};                      \
-    for (int i = 0; i <= kMaxMr; ++i) k.fns[i] = all[i];                                          \
-    return k;                                                                                     \
+// A kernel set: UkernelEntry<r, NV> of namespace NS for r = 1..MR.
+#define TFG_KE(NS, R, MR, NV) ((R) <= (MR) ? &NS::UkernelEntry<((R) <= (MR) ? (R) : 1), NV> : nullptr)
+#define TFG_KSET(NS, MR, NV, W)                                                                        \
+  [] {                                                                                                 \
+    static_assert((MR) >= 1 && (MR) <= kMaxMr, "MR out of range");                                    \
+    KernelSet k;                                                                                       \
+    k.mr = MR;                                                                                         \
+    k.nr = (NV) * (W);                                                                                 \
+    const UkFn all[kMaxMr + 1] = {nullptr,                 TFG_KE(NS, 1, MR, NV),  TFG_KE(NS, 2, MR, NV),   \
+                                  TFG_KE(NS, 3, MR, NV),   TFG_KE(NS, 4, MR, NV),  TFG_KE(NS, 5, MR, NV),   \
+                                  TFG_KE(NS, 6, MR, NV),   TFG_KE(NS, 7, MR, NV),  TFG_KE(NS, 8, MR, NV),   \
+                                  TFG_KE(NS, 9, MR, NV),   TFG_KE(NS, 10, MR, NV), TFG_KE(NS, 11, MR, NV),  \
+                                  TFG_KE(NS, 12, MR, NV),  TFG_KE(NS, 13, MR, NV), TFG_KE(NS, 14, MR, NV)}; \
+    for (int i = 0; i <= kMaxMr; ++i) k.fns[i] = all[i];                                               \
+    return k;                                                                                          \
   }()
 
 struct Kernels {
-  KernelSet wide, narrow;  // narrow: for B with few columns
+  KernelSet wide, narrow;  // narrow: for B with at most narrow.nr columns
   std::string name;
 };
+
+#ifndef TFG_AVX512_MR
+#define TFG_AVX512_MR 8
+#define TFG_AVX512_NV 2
+#endif
 
 const Kernels& Active() {
   static const Kernels k = [] {
@@ -142,7 +147,7 @@ const Kernels& Active() {
     switch (simd::ActiveIsa()) {
 #if TFG_X86
       case simd::Isa::kAvx512:
-        r.wide = TFG_KSET(k_avx512, 8, 2, 16);
+        r.wide = TFG_KSET(k_avx512, TFG_AVX512_MR, TFG_AVX512_NV, 16);
         r.narrow = TFG_KSET(k_avx512, 8, 1, 16);
         break;
       case simd::Isa::kAvx2:
@@ -175,6 +180,7 @@ const KernelSet& SetFor(int N) {
 constexpr int64_t kABlockBytes = 160 * 1024;      // rows of A kept hot (L2) while panels stream by
 constexpr int64_t kMOuterMaxBBytes = 128 * 1024;  // B this small stays hot: loop M tiles outside
 constexpr int64_t kTaskMacs = 1 << 21;            // target work per parallel task
+constexpr int64_t kMinParallelMacs = 1 << 18;     // below this an op runs on the calling thread
 
 struct Plan {
   const KernelSet* ks;
@@ -204,10 +210,11 @@ Plan MakePlan(int64_t units, int64_t unit_bytes, int N, int K, int threads) {
   if (mb < units && mb > p.mr) mb = mb / p.mr * p.mr;
   int64_t m_blocks = (units + mb - 1) / mb;
   int n_blocks = 1;
+  const int64_t macs = units * (unit_bytes / 4) * N;
+  if (macs < kMinParallelMacs) threads = 1;  // waking a worker costs more than it saves
   if (threads > 1) {
     // Enough tasks for the threads to balance, and small ones (~kTaskMacs each): a thread that
     // the OS preempts in the middle of a task delays the whole op by what is left of it.
-    const int64_t macs = units * (unit_bytes / 4) * N;
     const int64_t want = std::max<int64_t>(int64_t(threads) * 3, std::min<int64_t>(256, macs / kTaskMacs));
     if (m_blocks < want) {
       n_blocks = int(std::min<int64_t>(p.panels, (want + m_blocks - 1) / m_blocks));

@@ -5,11 +5,12 @@
 //
 // B (usually constant weights) is packed once with PackB into panels of Nr(N) columns: each
 // panel holds its Nr bias values followed by K rows of Nr values (zero-padded past N). A is read
-// in place (row stride lda). C is
-// written with row stride ldc. A register-blocked micro-kernel (MR x NR floats, FMA) computes
-// each tile; the ISA (AVX-512 / AVX2+FMA / SSE2 / scalar) is chosen at run time.
-// Convolutions use the same kernel as an implicit GEMM (Conv below).
-// Work is split into (row block x panel group) tasks run on the pool.
+// in place (row stride lda); C is written with row stride ldc. A register-blocked micro-kernel
+// computes each MR x NR tile with FMAs (AVX-512 8x32, AVX2+FMA 6x16, SSE2 4x8, scalar 4x4;
+// half-width panels when N is small), the ISA chosen once at run time (simd.h). Convolutions
+// use the same kernel as an implicit GEMM (Conv below). Work is split into (row block x panel
+// group) tasks of ~2M multiply-adds, handed out dynamically on the pool; inside a block the loop
+// order keeps either the A rows (large B) or all of B (small B) hot in cache.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 
@@ -69,9 +70,12 @@ Status CheckNonEmpty(const GpuCheckContext& c) {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Work items below which the generator trades per-item reuse for parallelism.
-constexpr int64_t kTargetItems = 16384;
-constexpr int kMaxSplit = 32;
+// Work items (threads) the generators aim at: below, they trade per-item reuse (several outputs
+// per item) for parallelism, and split the source-slice loop of convolutions over a work group.
+static const int64_t kTargetItems = std::getenv("TFG_CONV_TARGET") ? std::atoll(std::getenv("TFG_CONV_TARGET")) : 65536;  // TUNING-TMP
+constexpr int kMaxSplit = 16;
+constexpr int kMinSplitWork = 8;  // source slices x taps per item when the loop is split
+constexpr int64_t kDwTargetItems = 16384;
 
 // ------------------------------------------------------------------ convolution-like generator
 
@@ -93,42 +97,49 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   const BHWC& so = dst.shape;
   const int dS = so.slices(), sS = si.slices();
   if (so.c != c.OC || si.c != c.IC) return Internal("channel mismatch in the conv generator");
-  if (c.remap) {
-    if (int64_t(si.b) * si.h * si.w != int64_t(so.b) * so.h * so.w) return Internal("remap: pixel counts differ");
-  }
+  if (c.remap && int64_t(si.b) * si.h * si.w != int64_t(so.b) * so.h * so.w)
+    return Internal("remap: pixel counts differ");
   // Grouped: when every destination slice lies in one group and groups are slice aligned, each
   // item loops over its group's source slices only; otherwise the dense (zero-filled) weights.
   bool gslices = false;
-  int per_group = c.OC / c.groups, fc = c.IC / c.groups;
+  const int per_group = c.OC / c.groups, fc = c.IC / c.groups;
   int ST = std::min(4, dS);
   if (c.groups > 1 && fc % 4 == 0 && per_group % 4 == 0) {
     gslices = true;
-    ST = 1;
-    for (int st : {4, 2}) {
-      if ((per_group / 4) % st == 0 && st <= dS) {
-        ST = st;
-        break;
-      }
-    }
+    ST = (per_group / 4) % 4 == 0 && dS >= 4 ? 4 : ((per_group / 4) % 2 == 0 && dS >= 2 ? 2 : 1);
   }
   const int SS = gslices ? fc / 4 : sS;  // source slices each item loops over
-  int XT = (c.transposed || c.remap || !c.allow_xt) ? 1 : std::min(2, so.w);
-  auto tiles = [&]() { return CeilDiv(so.w, XT) * so.h * CeilDiv(dS, ST) * so.b; };
-  if (tiles() < kTargetItems && XT > 1) XT = 1;
-  while (tiles() < kTargetItems / 2 && ST > 1) ST /= 2;
+  const int taps = c.KH * c.KW;
+  // Output positions are flattened over H x W (P per batch); an item computes XT of them,
+  // p = tile + t * NT, and ST destination slices.
+  const int64_t P = int64_t(so.h) * so.w;
+  int XT = (c.transposed || c.remap || !c.allow_xt) ? 1 : int(std::min<int64_t>(2, P));
   int KSPLIT = 1;
-  {
-    int64_t t = tiles();
-    size_t max_wg = std::max<size_t>(1, ctx.caps().max_work_group_size);
-    while (KSPLIT < kMaxSplit && t * KSPLIT * 2 <= kTargetItems * 2 && SS >= KSPLIT * 2 * 4 &&
-           size_t(KSPLIT * 2) <= max_wg)
+  const size_t max_wg = std::max<size_t>(1, std::min<size_t>(256, ctx.caps().max_work_group_size));
+  auto tiles = [&]() { return CeilDiv(P, XT) * CeilDiv(dS, ST) * so.b; };
+  auto choose_split = [&]() {
+    KSPLIT = 1;
+    while (KSPLIT * 2 <= kMaxSplit && size_t(KSPLIT * 2) <= max_wg && SS % (KSPLIT * 2) == 0 &&
+           (SS / (KSPLIT * 2)) * taps >= kMinSplitWork && tiles() * KSPLIT * 2 <= kTargetItems)
       KSPLIT *= 2;
+  };
+  choose_split();
+  while (tiles() * KSPLIT < kTargetItems / 4 && (XT > 1 || ST > 1)) {
+    if (XT > 1)
+      XT = 1;
+    else
+      ST = ST >= 4 ? 2 : 1;
+    choose_split();
   }
-  const int G = int(CeilDiv(dS, ST));  // item groups
+  if (gslices && (per_group / 4) % ST != 0) ST = 1;
+  const int64_t NT = CeilDiv(P, XT);    // position tiles per batch
+  const int G = int(CeilDiv(dS, ST));   // item groups of ST slices
+  size_t LX = 1;
+  while (LX < size_t(NT) && LX * 2 * KSPLIT <= max_wg && LX < 64) LX *= 2;
 
   // Packed weights.
   const int64_t per_tap = int64_t(SS) * ST * 4;  // float4s per (g, ky, kx)
-  const int64_t per_g = int64_t(c.KH) * c.KW * per_tap;
+  const int64_t per_g = int64_t(taps) * per_tap;
   std::vector<float> w(size_t(G * per_g * 4), 0.f);
   for (int g = 0; g < G; ++g) {
     int sb = gslices ? (g * ST * 4 / per_group) * (fc / 4) : 0;
@@ -139,7 +150,7 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
             for (int i = 0; i < 4; ++i) {
               int ic = (sb + s) * 4 + i;
               if (ic >= c.IC) continue;
-              float* d = &w[size_t(((g * per_g + (int64_t(ky) * c.KW + kx) * per_tap + int64_t(s) * ST * 4 + j * 4 + i)) * 4)];
+              float* d = &w[size_t((g * per_g + (int64_t(ky) * c.KW + kx) * per_tap + int64_t(s) * ST * 4 + j * 4 + i) * 4)];
               for (int l = 0; l < 4; ++l) {
                 int oc = (g * ST + j) * 4 + l;
                 if (oc >= c.OC) continue;
@@ -157,19 +168,18 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
     for (int oc = 0; oc < c.OC; ++oc) bias[oc] = c.bias[oc];
     kb.AddConstBuffer("bias", std::move(bias));
   }
-  const std::string sST = I(ST), sXT = I(XT), sG = I(G), sK = I(KSPLIT);
+  const std::string sST = I(ST), sG = I(G), sK = I(KSPLIT), sNT = I(NT), sP = I(P);
   std::string b;
-  b += "int gx = get_global_id(0), y = get_global_id(1), z = get_global_id(2);\n";
+  b += "const int tile = get_global_id(0), z = get_global_id(2);\n";
   if (KSPLIT > 1) {
-    b += "const int kp = get_local_id(0);\n";
-    b += "gx = get_group_id(0);\n";
-    b += "const bool live = gx * " + sXT + " < dst_W && y < dst_H && z < " + sG + " * dst_B;\n";
-    b += "if (!live) { gx = 0; y = 0; z = 0; }\n";
+    b += "const int lx = get_local_id(0), kp = get_local_id(1);\n";
+    b += "const bool live = tile < " + sNT + " && z < " + sG + " * dst_B;\n";
+    b += "const int zz = live ? z : 0;\n";
   } else {
-    b += "if (gx * " + sXT + " >= dst_W || y >= dst_H || z >= " + sG + " * dst_B) return;\n";
+    b += "if (tile >= " + sNT + " || z >= " + sG + " * dst_B) return;\n";
+    b += "const int zz = z;\n";
   }
-  b += "const int x0 = gx * " + sXT + ";\n";
-  b += "const int g = z % " + sG + ", b = z / " + sG + ";\n";
+  b += "const int g = zz % " + sG + ", b = zz / " + sG + ";\n";
   for (int j = 0; j < ST; ++j)
     for (int t = 0; t < XT; ++t) b += "float4 a" + I(j) + "_" + I(t) + " = (float4)(0.0f);\n";
   b += "const int wg = g * " + I(per_g) + ";\n";
@@ -177,17 +187,23 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
     b += "const int sb = (g * " + I(ST * 4) + " / " + I(per_group) + ") * " + I(fc / 4) + ";\n";
   else
     b += "const int sb = 0;\n";
-  const std::string s_start = KSPLIT > 1 ? "kp" : "0";
-  const std::string s_step = KSPLIT > 1 ? sK : "1";
-  // The inner loop over source slices for one tap: reads v<t> (coordinates given), then the FMAs.
+  // Positions (clamped: tail items compute a valid position and do not write it).
+  for (int t = 0; t < XT; ++t) {
+    std::string T = I(t);
+    b += "const int p" + T + " = min(tile + " + I(int64_t(t) * NT) + ", " + I(P - 1) + ");\n";
+    b += "const int y" + T + " = p" + T + " / dst_W, x" + T + " = p" + T + " % dst_W;\n";
+  }
+  // The loop over source slices for one tap (a constant trip count; split: slices kp + i * KSPLIT,
+  // KSPLIT divides SS): reads v<t>, then the FMAs.
   auto inner = [&](const std::vector<std::string>& read_t) {
     std::string s;
-    s += "for (int s = " + s_start + "; s < " + I(SS) + "; s += " + s_step + ") {\n";
-    for (int t = 0; t < XT; ++t) s += "  float4 v" + I(t) + " = " + read_t[t] + ";\n";
+    s += "for (int i_ = 0; i_ < " + I(SS / KSPLIT) + "; ++i_) {\n";
+    s += KSPLIT > 1 ? "  const int s = kp + i_ * " + sK + ";\n" : "  const int s = i_;\n";
+    for (int t = 0; t < XT; ++t) s += "  const float4 v" + I(t) + " = " + read_t[t] + ";\n";
     s += "  const int wi = wk + s * " + I(ST * 4) + ";\n";
     for (int j = 0; j < ST; ++j) {
       s += "  {\n";
-      for (int i = 0; i < 4; ++i) s += "    float4 w" + I(i) + " = LOADW4_w(wi + " + I(j * 4 + i) + ");\n";
+      for (int i = 0; i < 4; ++i) s += "    const float4 w" + I(i) + " = LOADW4_w(wi + " + I(j * 4 + i) + ");\n";
       for (int t = 0; t < XT; ++t) {
         std::string a = "a" + I(j) + "_" + I(t), v = "v" + I(t);
         s += "    " + a + " += " + v + ".x * w0; " + a + " += " + v + ".y * w1; " + a + " += " + v + ".z * w2; " + a +
@@ -198,8 +214,17 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
     s += "}\n";
     return s;
   };
-  if (c.remap) {
-    b += "const int r_ = (b * dst_H + y) * dst_W + x0;\n";
+  const bool pointwise = !c.remap && !c.transposed && taps == 1 && c.SH == 1 && c.SW == 1 && c.PT == 0 && c.PL == 0 &&
+                         si.h == so.h && si.w == so.w;
+  if (pointwise) {
+    // Same pixel in and out: the PHWC4 offset of (y, x) is y * W + x = p.
+    b += "{\nconst int wk = wg;\n";
+    std::vector<std::string> reads;
+    for (int t = 0; t < XT; ++t) reads.push_back("READ_src(b, 0, p" + I(t) + ", sb + s)");
+    b += inner(reads);
+    b += "}\n";
+  } else if (c.remap) {
+    b += "const int r_ = b * " + sP + " + p0;\n";
     b += "const int rx = r_ % src_W, rt_ = r_ / src_W;\n";
     b += "const int ry = rt_ % src_H, rb = rt_ / src_H;\n";
     b += "{\nconst int wk = wg;\n";
@@ -209,21 +234,24 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
     // Direct convolution. Bounds checks only where the window can leave the input.
     const bool need_y = c.PT > 0 || int64_t(so.h - 1) * c.SH - c.PT + int64_t(c.KH - 1) * c.DH >= si.h;
     const bool need_x = c.PL > 0 || int64_t(so.w - 1) * c.SW - c.PL + int64_t(c.KW - 1) * c.DW >= si.w;
-    for (int t = 0; t < XT; ++t)
-      b += "const int ixb" + I(t) + " = min(x0 + " + I(t) + ", dst_W - 1) * " + I(c.SW) + " - " + I(c.PL) + ";\n";
     b += "for (int ky = 0; ky < " + I(c.KH) + "; ++ky) {\n";
-    b += "const int iy = y * " + I(c.SH) + " - " + I(c.PT) + " + ky * " + I(c.DH) + ";\n";
-    if (need_y) b += "if (iy < 0 || iy >= src_H) continue;\n";
+    for (int t = 0; t < XT; ++t)
+      b += "const int iy" + I(t) + " = y" + I(t) + " * " + I(c.SH) + " - " + I(c.PT) + " + ky * " + I(c.DH) + ";\n";
+    if (need_y && XT == 1) b += "if (iy0 < 0 || iy0 >= src_H) continue;\n";
     b += "for (int kx = 0; kx < " + I(c.KW) + "; ++kx) {\n";
     std::vector<std::string> reads;
     for (int t = 0; t < XT; ++t) {
-      std::string ix = "ix" + I(t);
-      b += "const int " + ix + " = ixb" + I(t) + " + kx * " + I(c.DW) + ";\n";
-      if (need_x) {
-        b += "const bool ok" + I(t) + " = " + ix + " >= 0 && " + ix + " < src_W;\n";
-        reads.push_back("ok" + I(t) + " ? READ_src(b, iy, " + ix + ", sb + s) : (float4)(0.0f)");
+      std::string T = I(t), ix = "ix" + T;
+      b += "const int " + ix + " = x" + T + " * " + I(c.SW) + " - " + I(c.PL) + " + kx * " + I(c.DW) + ";\n";
+      std::string cond;
+      if (need_y && XT > 1) cond = "iy" + T + " >= 0 && iy" + T + " < src_H";
+      if (need_x) cond += std::string(cond.empty() ? "" : " && ") + ix + " >= 0 && " + ix + " < src_W";
+      std::string rd = "READ_src(b, iy" + T + ", " + ix + ", sb + s)";
+      if (!cond.empty()) {
+        b += "const bool ok" + T + " = " + cond + ";\n";
+        reads.push_back("ok" + T + " ? " + rd + " : (float4)(0.0f)");
       } else {
-        reads.push_back("READ_src(b, iy, " + ix + ", sb + s)");
+        reads.push_back(rd);
       }
     }
     b += "const int wk = wg + (ky * " + I(c.KW) + " + kx) * " + I(per_tap) + ";\n";
@@ -232,7 +260,7 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   } else {
     // Transposed convolution as a gather: output (y, x) takes input (iy, ix) through tap
     // (ky, kx) when y + PT = iy * SH + ky (same for x).
-    b += "const int ty = y + " + I(c.PT) + ", tx = x0 + " + I(c.PL) + ";\n";
+    b += "const int ty = y0 + " + I(c.PT) + ", tx = x0 + " + I(c.PL) + ";\n";
     b += "for (int ky = ty % " + I(c.SH) + "; ky < " + I(c.KH) + "; ky += " + I(c.SH) + ") {\n";
     b += "const int dy = ty - ky;\nif (dy < 0) break;\n";
     b += "const int iy = dy / " + I(c.SH) + ";\nif (iy >= src_H) continue;\n";
@@ -246,11 +274,11 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   // Epilogue: bias, activation, write.
   auto epilogue = [&](const std::string& acc, const std::string& j, const std::string& t) {
     std::string s = "{\nfloat4 r = " + acc + ";\n";
-    s += "const int os = g * " + sST + " + " + j + ", ox = x0 + " + t + ";\n";
-    s += "if (os < dst_S && ox < dst_W) {\n";
+    s += "const int os = g * " + sST + " + " + j + ", op = tile + " + t + " * " + sNT + ";\n";
+    s += "if (os < dst_S && op < " + sP + ") {\n";
     if (c.bias) s += "r += LOADW4_bias(os);\n";
     s += ActivationCode(c.act, "r");
-    s += "WRITE_dst(r, b, y, ox, os);\n}\n}\n";
+    s += "WRITE_dst(r, b, op / dst_W, op % dst_W, os);\n}\n}\n";
     return s;
   };
   if (KSPLIT == 1) {
@@ -258,20 +286,22 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
       for (int t = 0; t < XT; ++t) b += epilogue("a" + I(j) + "_" + I(t), I(j), I(t));
   } else {
     const int n = ST * XT;
-    b += "__local float4 red[" + I(n * KSPLIT) + "];\n";
+    const std::string sLX = I(int64_t(LX)), sn = I(n);
+    b += "__local float4 red[" + I(int64_t(n) * KSPLIT * int64_t(LX)) + "];\n";
     for (int j = 0; j < ST; ++j)
-      for (int t = 0; t < XT; ++t) b += "red[" + I(j * XT + t) + " * " + sK + " + kp] = a" + I(j) + "_" + I(t) + ";\n";
+      for (int t = 0; t < XT; ++t)
+        b += "red[(kp * " + sn + " + " + I(j * XT + t) + ") * " + sLX + " + lx] = a" + I(j) + "_" + I(t) + ";\n";
     b += "barrier(CLK_LOCAL_MEM_FENCE);\n";
-    b += "if (live) for (int jt = kp; jt < " + I(n) + "; jt += " + sK + ") {\n";
+    b += "if (live) for (int jt = kp; jt < " + sn + "; jt += " + sK + ") {\n";
     b += "float4 sum = (float4)(0.0f);\n";
-    b += "for (int k = 0; k < " + sK + "; ++k) sum += red[jt * " + sK + " + k];\n";
-    b += "const int j = jt / " + sXT + ", t = jt % " + sXT + ";\n";
+    b += "for (int k = 0; k < " + sK + "; ++k) sum += red[(k * " + sn + " + jt) * " + sLX + " + lx];\n";
+    b += "const int j = jt / " + I(XT) + ", t = jt % " + I(XT) + ";\n";
     b += epilogue("sum", "j", "t");
     b += "}\n";
-    kb.local = {size_t(KSPLIT), 1, 1};
   }
   kb.body = b;
-  kb.grid = {size_t(CeilDiv(so.w, XT) * KSPLIT), size_t(so.h), size_t(G) * so.b};
+  kb.local = {LX, size_t(KSPLIT), 1};
+  kb.grid = {size_t(CeilDiv(NT, int64_t(LX)) * int64_t(LX)), size_t(KSPLIT), size_t(G) * so.b};
   return OkStatus();
 }
 
@@ -413,7 +443,7 @@ Status BuildDepthwise(GpuBuildContext& ctx) {
   }
   // x positions per item: up to 4, fewer for wide filters or small grids.
   int XT = std::min(so.w, KW * DW <= 7 ? 4 : (KW * DW <= 15 ? 2 : 1));
-  while (XT > 1 && CeilDiv(so.w, XT) * so.h * dS * so.b < kTargetItems) XT /= 2;
+  while (XT > 1 && CeilDiv(so.w, XT) * so.h * dS * so.b < kDwTargetItems) XT /= 2;
   const int64_t max_x = CeilDiv(so.w, XT) * XT - 1;
   const bool need_y = PT > 0 || int64_t(so.h - 1) * SH - PT + int64_t(KH - 1) * DH >= si.h;
   const bool need_x = PL > 0 || max_x * SW - PL + int64_t(KW - 1) * DW >= si.w;

@@ -100,6 +100,8 @@ Status CommonGeom(OpContext& ctx, const TcParams& p, const Tensor& w, const Tens
   if (w.shape[3] != g->in_c)
     return ctx.Error("input channels (" + std::to_string(g->in_c) + ") differ from the weights' input channels (shape " +
                      conv::Str(w.shape) + ")");
+  TFG_RETURN_IF_ERROR(conv::CheckSize(ctx, int64_t(g->k_h) * g->k_w * g->out_c * std::max(g->in_c, 1), "weights"));
+  TFG_RETURN_IF_ERROR(conv::CheckSize(ctx, int64_t(g->k_h) * g->k_w * g->out_c * std::max(g->in_w, 1), "column buffer row"));
   if (bias) {
     TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, *bias, "bias"));
     if (bias->num_elements() != g->out_c)
@@ -139,7 +141,7 @@ void PackWeights(const TcGeom& g, const float* w, float* tmp, float* dst) {
 }
 
 // Scratch and packing, once the geometry is known (prepare, or eval for a dynamic output).
-void PlanState(OpContext& ctx, TcState* st, const Tensor& w, bool weights_const) {
+Status PlanState(OpContext& ctx, TcState* st, const Tensor& w, bool weights_const) {
   const TcGeom& g = st->g;
   const int64_t ncols = int64_t(g.k_h) * g.k_w * g.out_c;
   const int64_t row_floats = std::max<int64_t>(1, int64_t(g.in_w) * ncols);
@@ -150,7 +152,9 @@ void PlanState(OpContext& ctx, TcState* st, const Tensor& w, bool weights_const)
     conv::PackKey key{w.data, nullptr, w.shape, 0};
     if (!st->packed_valid || !(st->key == key)) {
       std::vector<float> tmp(size_t(g.in_c) * ncols + 1);
-      PackWeights(g, w.as<float>(), tmp.data(), st->packed.Resize(PackedFloats(g)));
+      float* dst = st->packed.Resize(PackedFloats(g));
+      if (!dst) return conv::EvalError(ctx, "packed weights cannot be allocated");
+      PackWeights(g, w.as<float>(), tmp.data(), dst);
       st->key = key;
       st->packed_valid = true;
     }
@@ -161,11 +165,13 @@ void PlanState(OpContext& ctx, TcState* st, const Tensor& w, bool weights_const)
   }
   st->scratch_floats = sl.floats;
   if (!st->dynamic) ctx.RequestScratch(sl.bytes());
+  return OkStatus();
 }
 
-void RunFast(OpContext& ctx, TcState* st, const float* x, const float* w, const float* bias, float* out) {
+Status RunFast(OpContext& ctx, TcState* st, const float* x, const float* w, const float* bias, float* out) {
   const TcGeom& g = st->g;
   float* scratch = st->dynamic ? st->dyn_scratch.Resize(st->scratch_floats + 16) : static_cast<float*>(ctx.scratch());
+  if (!scratch) return conv::EvalError(ctx, "scratch memory cannot be allocated");
   const int K = g.in_c, taps = g.k_h * g.k_w;
   const int N = taps * g.out_c;
   const int64_t out_pixels = int64_t(g.batch) * g.out_h * g.out_w;
@@ -228,6 +234,7 @@ void RunFast(OpContext& ctx, TcState* st, const float* x, const float* w, const 
         },
         256);
   }
+  return OkStatus();
 }
 
 // TFLite reference_ops::TransposeConv (scatter), then bias and activation.
@@ -272,7 +279,7 @@ Status PrepareBuiltin(OpContext& ctx) {
   if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<TcState>();
   TcState* st = ctx.node().U<TcState>();
   TFG_RETURN_IF_ERROR(CommonGeom(ctx, p, w, x, bias, &st->g));
-  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
   const bool wconst = ctx.IsConstantOrPersistent(w);
   if (ctx.IsConstantOrPersistent(os)) {
     const int32_t* v = os.as<int32_t>();
@@ -280,7 +287,7 @@ Status PrepareBuiltin(OpContext& ctx) {
     if (!err.empty()) return ctx.Error(err);
     st->dynamic = false;
     TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, {v[0], v[1], v[2], v[3]}));
-    PlanState(ctx, st, w, wconst);
+    TFG_RETURN_IF_ERROR(PlanState(ctx, st, w, wconst));
   } else {
     st->dynamic = true;
     ctx.SetOutputDynamic(0);
@@ -296,7 +303,7 @@ Status ResolveDynamic(OpContext& ctx, TcState* st) {
   std::string err = CheckOutShape({v[0], v[1], v[2], v[3]}, p.padding == 0 ? Padding::kSame : Padding::kValid, &st->g);
   if (!err.empty()) return conv::EvalError(ctx, err);
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, {v[0], v[1], v[2], v[3]}));
-  PlanState(ctx, st, ctx.input(1), ctx.IsConstantOrPersistent(ctx.input(1)));
+  TFG_RETURN_IF_ERROR(PlanState(ctx, st, ctx.input(1), ctx.IsConstantOrPersistent(ctx.input(1))));
   return OkStatus();
 }
 
@@ -304,9 +311,8 @@ Status EvalBuiltin(OpContext& ctx) {
   TcState* st = ctx.node().U<TcState>();
   TFG_RETURN_IF_ERROR(ResolveDynamic(ctx, st));
   const Tensor* bias = ctx.optional_input(3);
-  RunFast(ctx, st, ctx.input(2).as<float>(), ctx.input(1).as<float>(), bias ? bias->as<float>() : nullptr,
-          ctx.output(0).as<float>());
-  return OkStatus();
+  return RunFast(ctx, st, ctx.input(2).as<float>(), ctx.input(1).as<float>(), bias ? bias->as<float>() : nullptr,
+                 ctx.output(0).as<float>());
 }
 
 Status EvalRefBuiltin(OpContext& ctx) {
@@ -344,16 +350,16 @@ Status PrepareCustom(OpContext& ctx) {
     if (!err.empty()) return ctx.Error(err);
   }
   st->dynamic = false;
-  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, {g.batch, g.out_h, g.out_w, g.out_c}));
-  PlanState(ctx, st, w, ctx.IsConstantOrPersistent(w));
+  TFG_RETURN_IF_ERROR(PlanState(ctx, st, w, ctx.IsConstantOrPersistent(w)));
   return OkStatus();
 }
 
 Status EvalCustom(OpContext& ctx) {
   TcState* st = ctx.node().U<TcState>();
-  RunFast(ctx, st, ctx.input(0).as<float>(), ctx.input(1).as<float>(), ctx.input(2).as<float>(), ctx.output(0).as<float>());
-  return OkStatus();
+  return RunFast(ctx, st, ctx.input(0).as<float>(), ctx.input(1).as<float>(), ctx.input(2).as<float>(),
+                 ctx.output(0).as<float>());
 }
 
 Status EvalRefCustom(OpContext& ctx) {

@@ -35,7 +35,8 @@ Status ParseAct(const OptionsView& opts, Node& node) {
 }
 
 // Checks arity and types, sets the output's type and broadcast shape and stores the loop plan.
-// `allowed` lists the accepted types; `quant_note` explains why int8/uint8/int16 are refused.
+// `allowed` lists the accepted types (quantized int8/uint8/int16 arithmetic is refused with a
+// message saying so). PRELU's output is the input's shape: alpha must broadcast into it.
 Status PrepareBinary(OpContext& ctx, std::initializer_list<DType> allowed, bool output_is_input1_shape = false) {
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
   const Tensor& a = ctx.input(0);

@@ -20,7 +20,8 @@ bool UseAvx2() {
 }
 
 Status ParseFusedActivation(int v, Activation* out) {
-  // ActivationFunctionType: NONE, RELU, RELU_N1_TO_1, RELU6, TANH, SIGN_BIT.
+  // ActivationFunctionType: NONE, RELU, RELU_N1_TO_1, RELU6, TANH, SIGN_BIT. (TFLite maps values
+  // outside the enum to NONE; we refuse them as a malformed model.)
   if (v < 0 || v > 5) return InvalidArgument("unknown fused activation function " + std::to_string(v));
   *out = static_cast<Activation>(v);
   return OkStatus();

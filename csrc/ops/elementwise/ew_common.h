@@ -50,8 +50,6 @@ inline To BitCast(From v) {
   return r;
 }
 
-inline const char* TypeName(DType t) { return DTypeName(t); }
-
 // Elements per parallel chunk: cheap memory-bound ops want large chunks, transcendental ones less.
 constexpr int64_t kCheapChunk = 16384;
 constexpr int64_t kCostlyChunk = 2048;
@@ -98,16 +96,76 @@ inline int64_t BroadcastOffset(const Dims& in, const Dims& out, const std::vecto
   return off;
 }
 
-// Runs `op` over the output of a broadcast binary op. op(a, b) -> out element.
-// The inner level runs as one of three plain loops (both contiguous, a scalar, b scalar).
+// ---- the plain loops, built twice: for the baseline and (x86) for AVX2+FMA ----
+// mode: 0 both inputs contiguous, 1 a is a scalar, 2 b is a scalar, 3 both scalars.
+#define TFG_EW_ROW_KERNELS(SUFFIX)                                                                 \
+  template <typename TA, typename TB, typename TO, typename Op>                                   \
+  void BinaryRow##SUFFIX(const TA* __restrict pa, const TB* __restrict pb, TO* __restrict po,     \
+                         int64_t cnt, int mode, Op op) {                                           \
+    if (mode == 0) {                                                                               \
+      for (int64_t i = 0; i < cnt; ++i) po[i] = op(pa[i], pb[i]);                                  \
+    } else if (mode == 1) {                                                                        \
+      const TA av = pa[0];                                                                         \
+      for (int64_t i = 0; i < cnt; ++i) po[i] = op(av, pb[i]);                                     \
+    } else if (mode == 2) {                                                                        \
+      const TB bv = pb[0];                                                                         \
+      for (int64_t i = 0; i < cnt; ++i) po[i] = op(pa[i], bv);                                     \
+    } else {                                                                                       \
+      const TO v = op(pa[0], pb[0]);                                                               \
+      for (int64_t i = 0; i < cnt; ++i) po[i] = v;                                                 \
+    }                                                                                              \
+  }                                                                                                \
+  template <typename TI, typename TO, typename Op>                                                \
+  void UnaryRow##SUFFIX(const TI* __restrict pi, TO* __restrict po, int64_t n, Op op) {           \
+    for (int64_t i = 0; i < n; ++i) po[i] = op(pi[i]);                                             \
+  }
+
+TFG_EW_ROW_KERNELS()
+#if TFG_EW_HAVE_AVX2
+TFG_EW_AVX2_BEGIN
+TFG_EW_ROW_KERNELS(Avx2)
+TFG_EW_AVX2_END
+#endif
+#undef TFG_EW_ROW_KERNELS
+
 template <typename TA, typename TB, typename TO, typename Op>
-void RunBinary(ThreadPool* pool, const BcastPlan& plan, const TA* __restrict a, const TB* __restrict b,
-               TO* __restrict o, const Op& op, int64_t min_chunk = kCheapChunk) {
+using BinaryRowFn = void (*)(const TA*, const TB*, TO*, int64_t, int, Op);
+template <typename TA, typename TB, typename TO, typename Op>
+BinaryRowFn<TA, TB, TO, Op> PickBinaryRow() {
+#if TFG_EW_HAVE_AVX2
+  if (UseAvx2()) return &BinaryRowAvx2<TA, TB, TO, Op>;
+#endif
+  return &BinaryRow<TA, TB, TO, Op>;
+}
+
+// out[i] = op(in[i]) for i in [0, n), on the calling thread (AVX2 build when available).
+template <typename TI, typename TO, typename Op>
+void MapLoop(const TI* in, TO* out, int64_t n, const Op& op) {
+#if TFG_EW_HAVE_AVX2
+  if (UseAvx2()) return UnaryRowAvx2<TI, TO, Op>(in, out, n, op);
+#endif
+  UnaryRow<TI, TO, Op>(in, out, n, op);
+}
+
+// Runs `op` over the output of a broadcast binary op. op(a, b) -> out element.
+// The inner level runs as one of the row loops above. When the inner level is short (a channel
+// broadcast over few channels) and the next level repeats one input's row, that row is tiled
+// into a buffer so several rows run as one long contiguous loop.
+template <typename TA, typename TB, typename TO, typename Op>
+void RunBinary(ThreadPool* pool, const BcastPlan& plan, const TA* a, const TB* b, TO* o, const Op& op,
+               int64_t min_chunk = kCheapChunk) {
   if (plan.total <= 0) return;
+  const BinaryRowFn<TA, TB, TO, Op> row = PickBinaryRow<TA, TB, TO, Op>();
   const int n = int(plan.dims.size());
+  const int64_t inner = plan.dims[n - 1];
+  const int64_t ia = plan.sa[n - 1], ib = plan.sb[n - 1];
+  const int mode = (ia == 0 ? 1 : 0) + (ib == 0 ? 2 : 0);
+  constexpr int64_t kTile = 256;  // elements per tiled run (at least)
+  // tile_b: a runs on contiguously across rows, b's row repeats; tile_a the other way round.
+  const bool small = n >= 2 && mode == 0 && inner < 64;
+  const bool tile_b = small && plan.sa[n - 2] == inner && plan.sb[n - 2] == 0;
+  const bool tile_a = small && plan.sb[n - 2] == inner && plan.sa[n - 2] == 0;
   auto range = [&](int64_t begin, int64_t end) {
-    const Op op_local = op;  // a local copy: its parameters stay in registers
-    const Op& op = op_local;
     int64_t idx[64];
     int64_t rem = begin, oa = 0, ob = 0;
     for (int k = n - 1; k >= 0; --k) {
@@ -116,32 +174,8 @@ void RunBinary(ThreadPool* pool, const BcastPlan& plan, const TA* __restrict a, 
       oa += idx[k] * plan.sa[k];
       ob += idx[k] * plan.sb[k];
     }
-    const int64_t inner = plan.dims[n - 1];
-    const int64_t ia = plan.sa[n - 1], ib = plan.sb[n - 1];
-    int64_t pos = begin;
-    while (pos < end) {
-      const int64_t cnt = std::min(inner - idx[n - 1], end - pos);
-      const TA* pa = a + oa;
-      const TB* pb = b + ob;
-      TO* po = o + pos;
-      if (ia != 0 && ib != 0) {
-        for (int64_t i = 0; i < cnt; ++i) po[i] = op(pa[i], pb[i]);
-      } else if (ia == 0 && ib != 0) {
-        const TA av = pa[0];
-        for (int64_t i = 0; i < cnt; ++i) po[i] = op(av, pb[i]);
-      } else if (ia != 0) {
-        const TB bv = pb[0];
-        for (int64_t i = 0; i < cnt; ++i) po[i] = op(pa[i], bv);
-      } else {
-        const TA av = pa[0];
-        const TB bv = pb[0];
-        for (int64_t i = 0; i < cnt; ++i) po[i] = op(av, bv);
-      }
-      pos += cnt;
-      idx[n - 1] += cnt;
-      oa += cnt * ia;
-      ob += cnt * ib;
-      for (int k = n - 1; k > 0 && idx[k] == plan.dims[k]; --k) {
+    auto carry = [&](int k) {
+      for (; k > 0 && idx[k] == plan.dims[k]; --k) {
         idx[k] = 0;
         oa -= plan.dims[k] * plan.sa[k];
         ob -= plan.dims[k] * plan.sb[k];
@@ -149,6 +183,47 @@ void RunBinary(ThreadPool* pool, const BcastPlan& plan, const TA* __restrict a, 
         oa += plan.sa[k - 1];
         ob += plan.sb[k - 1];
       }
+    };
+    // Tiled row buffer (only used when tile_a / tile_b).
+    const int64_t reps = (tile_a || tile_b) ? (kTile + inner - 1) / inner : 0;
+    alignas(64) unsigned char tile_mem[(kTile + 64) * 8];
+    int64_t tiled_from = -1;
+    int64_t pos = begin;
+    while (pos < end) {
+      if ((tile_a || tile_b) && idx[n - 1] == 0) {
+        const int64_t rows = std::min(std::min(reps, plan.dims[n - 2] - idx[n - 2]), (end - pos) / inner);
+        if (rows >= 2) {
+          const int64_t len = rows * inner;
+          if (tile_b) {
+            TB* t = reinterpret_cast<TB*>(tile_mem);
+            if (tiled_from != ob) {
+              for (int64_t r = 0; r < reps; ++r) std::memcpy(t + r * inner, b + ob, size_t(inner) * sizeof(TB));
+              tiled_from = ob;
+            }
+            row(a + oa, t, o + pos, len, 0, op);
+          } else {
+            TA* t = reinterpret_cast<TA*>(tile_mem);
+            if (tiled_from != oa) {
+              for (int64_t r = 0; r < reps; ++r) std::memcpy(t + r * inner, a + oa, size_t(inner) * sizeof(TA));
+              tiled_from = oa;
+            }
+            row(t, b + ob, o + pos, len, 0, op);
+          }
+          pos += len;
+          idx[n - 2] += rows;
+          oa += rows * plan.sa[n - 2];
+          ob += rows * plan.sb[n - 2];
+          carry(n - 2);
+          continue;
+        }
+      }
+      const int64_t cnt = std::min(inner - idx[n - 1], end - pos);
+      row(a + oa, b + ob, o + pos, cnt, mode, op);
+      pos += cnt;
+      idx[n - 1] += cnt;
+      oa += cnt * ia;
+      ob += cnt * ib;
+      carry(n - 1);
     }
   };
   ParallelFor(pool, plan.total, range, min_chunk);
@@ -172,18 +247,9 @@ void RunBinaryRef(const Dims& sa, const TA* a, const Dims& sb, const TB* b, cons
 
 // Runs out[i] = op(in[i]) over n elements in parallel chunks.
 template <typename TI, typename TO, typename Op>
-void RunUnary(ThreadPool* pool, int64_t n, const TI* __restrict in, TO* __restrict out, const Op& op,
-              int64_t min_chunk = kCheapChunk) {
+void RunUnary(ThreadPool* pool, int64_t n, const TI* in, TO* out, const Op& op, int64_t min_chunk = kCheapChunk) {
   ParallelFor(
-      pool, n,
-      [&](int64_t b, int64_t e) {
-        const TI* __restrict pi = in + b;
-        TO* __restrict po = out + b;
-        const Op f = op;  // a local copy: its parameters stay in registers
-        const int64_t m = e - b;
-        for (int64_t i = 0; i < m; ++i) po[i] = f(pi[i]);
-      },
-      min_chunk);
+      pool, n, [&](int64_t b, int64_t e) { MapLoop(in + b, out + b, e - b, op); }, min_chunk);
 }
 
 // ---- float16 ----

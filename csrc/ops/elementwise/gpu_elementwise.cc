@@ -22,29 +22,26 @@ Status CheckBinary(const GpuCheckContext& c) {
   TFG_RETURN_IF_ERROR(c.OutputsFloat32());
   for (int i = 0; i < 2; ++i) TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.input(i), "input"));
   TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.output(0), "output"));
-  // The output carries the full broadcast shape; each input broadcasts along its size-1 dims.
-  gpu::BHWC o, a;
-  gpu::ToBHWC(c.output(0).shape, &o);
-  for (int i = 0; i < 2; ++i) {
-    gpu::ToBHWC(c.input(i).shape, &a);
-    // Rank alignment differs between numpy broadcasting and the BHWC mapping for mixed ranks;
-    // accept equal ranks, scalars and per-channel vectors.
-    bool scalar_or_channel = c.input(i).shape.size() <= 1;
-    if (!scalar_or_channel && c.input(i).shape.size() != c.output(0).shape.size())
-      return Unimplemented("broadcasting between ranks " + std::to_string(c.input(i).shape.size()) + " and " +
-                           std::to_string(c.output(0).shape.size()) + " is not supported on the GPU");
-    if ((a.b != 1 && a.b != o.b) || (a.h != 1 && a.h != o.h) || (a.w != 1 && a.w != o.w) || (a.c != 1 && a.c != o.c))
-      return Unimplemented("unsupported broadcast");
-  }
+  // Numpy broadcasting (the CPU prepare already checked it); the kernel reads each input at the
+  // output coordinates with ReadBroadcastDims, so any ranks <= 4 work.
   return OkStatus();
+}
+
+// TFLite's float activation is a clamp that keeps NaN (x < lo ? lo : x), and NONE clamps to the
+// finite float range, so +-inf become +-FLT_MAX.
+std::string Clamp(const std::string& v, const char* lo, const char* hi) {
+  std::string out;
+  if (lo) out += v + " = select(" + v + ", (float4)(" + lo + "), " + v + " < (float4)(" + lo + ")); ";
+  if (hi) out += v + " = select(" + v + ", (float4)(" + hi + "), " + v + " > (float4)(" + hi + ")); ";
+  return out;
 }
 
 std::string ActivationCode(Activation a, const std::string& v) {
   switch (a) {
-    case Activation::kRelu: return v + " = fmax(" + v + ", (float4)(0.0f));";
-    case Activation::kRelu6: return v + " = clamp(" + v + ", (float4)(0.0f), (float4)(6.0f));";
-    case Activation::kReluN1To1: return v + " = clamp(" + v + ", (float4)(-1.0f), (float4)(1.0f));";
-    default: return "";
+    case Activation::kRelu: return Clamp(v, "0.0f", "FLT_MAX");
+    case Activation::kRelu6: return Clamp(v, "0.0f", "6.0f");
+    case Activation::kReluN1To1: return Clamp(v, "-1.0f", "1.0f");
+    default: return Clamp(v, "-FLT_MAX", "FLT_MAX");
   }
 }
 
@@ -53,9 +50,7 @@ std::string Other(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& pr
   int other = ctx.chain_input() == 1 ? 0 : 1;
   std::string name = prefix + "b";
   kb.AddInput(name, ctx.input(other));
-  gpu::BHWC out;
-  gpu::ToBHWC(ctx.cpu_output(0).shape, &out);
-  return kb.ReadBroadcast(name, out);
+  return kb.ReadBroadcastDims(name, ctx.cpu_input(other).shape, ctx.cpu_output(0).shape);
 }
 
 template <int kOp>
@@ -68,8 +63,8 @@ Status BinarySnippet(GpuBuildContext& ctx, KernelBuilder& kb, const std::string&
     case 1: *code = v + " = " + v + " - " + b + ";"; break;
     case 2: *code = v + " = " + v + " * " + b + ";"; break;
     case 3: *code = v + " = " + v + " / " + b + ";"; break;
-    case 4: *code = v + " = fmax(" + v + ", " + b + ");"; break;
-    case 5: *code = v + " = fmin(" + v + ", " + b + ");"; break;
+    case 4: *code = "{ float4 o_ = " + b + "; " + v + " = select(o_, " + v + ", " + v + " > o_); }"; break;
+    case 5: *code = "{ float4 o_ = " + b + "; " + v + " = select(o_, " + v + ", " + v + " < o_); }"; break;
     case 6: *code = "{ float4 d_ = " + v + " - " + b + "; " + v + " = d_ * d_; }"; break;
     case 7: *code = v + " = select((float4)(0.0f), (float4)(1.0f), isnotequal(" + v + ", (float4)(0.0f)) && isnotequal(" + b + ", (float4)(0.0f)));"; break;
   }
@@ -81,9 +76,9 @@ template <int kOp>
 Status UnarySnippet(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& v, const std::string& prefix,
                     std::string* code) {
   switch (kOp) {
-    case 0: *code = v + " = fmax(" + v + ", (float4)(0.0f));"; break;
-    case 1: *code = v + " = clamp(" + v + ", (float4)(0.0f), (float4)(6.0f));"; break;
-    case 2: *code = v + " = clamp(" + v + ", (float4)(-1.0f), (float4)(1.0f));"; break;
+    case 0: *code = Clamp(v, "0.0f", nullptr); break;
+    case 1: *code = Clamp(v, "0.0f", "6.0f"); break;
+    case 2: *code = Clamp(v, "-1.0f", "1.0f"); break;
     case 3: *code = v + " = 1.0f / (1.0f + exp(-" + v + "));"; break;
     case 4: *code = v + " = tanh(" + v + ");"; break;
     case 5: *code = v + " = exp(" + v + ");"; break;
@@ -100,7 +95,8 @@ Status UnarySnippet(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& 
       kb.AddInput(name, ctx.input(1));
       gpu::BHWC out;
       gpu::ToBHWC(ctx.cpu_output(0).shape, &out);
-      *code = v + " = select(" + v + " * " + kb.ReadBroadcast(name, out) + ", " + v + ", " + v + " >= (float4)(0.0f));";
+      *code = v + " = select(" + v + " * " + kb.ReadBroadcastDims(name, ctx.cpu_input(1).shape, ctx.cpu_output(0).shape) +
+              ", " + v + ", " + v + " >= (float4)(0.0f));";
       break;
     }
   }

@@ -94,6 +94,13 @@ void ForEachChannelRun(ThreadPool* pool, const Affine& a, int64_t chunk, const F
       min_rows);
 }
 
+// Per-channel with the channel innermost (inner == 1, e.g. depthwise weights [1, H, W, C] on
+// dimension 3): calls fn(begin_row, end_row) over rows of `channels` elements, in parallel.
+template <typename F>
+void ForEachChannelRow(ThreadPool* pool, const Affine& a, int64_t chunk, const F& fn) {
+  ParallelFor(pool, a.outer, fn, std::max<int64_t>(1, chunk / std::max<int64_t>(1, a.channels)));
+}
+
 inline int64_t ChannelOf(const Affine& a, int64_t i) {
   return a.per_channel() ? (i / a.inner) % a.channels : 0;
 }
@@ -131,12 +138,23 @@ Status PrepareDequantize(OpContext& ctx) {
 
 template <typename T>
 void DequantRun(ThreadPool* pool, const Affine& a, const T* in, float* out) {
+  if (a.per_channel() && a.inner == 1) {
+    const int64_t C = a.channels;
+    const float* scale = a.scale.data();
+    const int32_t* zp = a.zp.data();
+    ForEachChannelRow(pool, a, ew::kCheapChunk, [=](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const T* __restrict pi = in + r * C;
+        float* __restrict po = out + r * C;
+        for (int64_t c = 0; c < C; ++c) po[c] = float(int32_t(pi[c]) - zp[c]) * scale[c];
+      }
+    });
+    return;
+  }
   ForEachChannelRun(pool, a, ew::kCheapChunk, [&](int64_t b, int64_t e, int64_t c) {
     const float s = a.scale[c];
     const int32_t z = a.zp[c];
-    const T* __restrict pi = in;
-    float* __restrict po = out;
-    for (int64_t i = b; i < e; ++i) po[i] = float(int32_t(pi[i]) - z) * s;
+    ew::MapLoop(in + b, out + b, e - b, [s, z](T v) { return float(int32_t(v) - z) * s; });
   });
 }
 
@@ -261,6 +279,36 @@ inline int32_t AddZeroPointAndClamp(int32_t q, int32_t zp, int32_t qmin, int32_t
   return std::min(std::max(q, qmin), qmax);
 }
 
+// The same two rules with the zero point and the clamp done in float (all-float SIMD), valid when
+// |zero_point| <= 2^16: then every in-range sum that is not exact is far outside [qmin, qmax].
+// Out-of-range values (and NaN) give `oor` = clamp(INT32_MIN + zero_point), as the int path.
+struct FloatQuant {
+  float zp, lo, hi;
+  int32_t oor;
+};
+inline FloatQuant MakeFloatQuant(int32_t zp, int32_t qmin, int32_t qmax) {
+  return {float(zp), float(qmin), float(qmax),
+          AddZeroPointAndClamp(std::numeric_limits<int32_t>::min(), zp, qmin, qmax)};
+}
+inline bool FloatQuantValid(int32_t zp) { return zp >= -65536 && zp <= 65536; }
+inline int32_t QuantizeEvenF(float v, const FloatQuant& q) {
+  const bool in_range = v >= -2147483648.0f && v < 2147483648.0f;
+  const float vc = in_range ? v : 0.f;
+  // Round half to even by the 1.5 * 2^23 trick; from 2^22 on, v is far beyond any clamp bound.
+  const float r = std::fabs(vc) < 4194304.f ? (vc + 12582912.f) - 12582912.f : vc;
+  const float f = ew::MinKeep(ew::MaxKeep(r + q.zp, q.lo), q.hi);
+  return in_range ? int32_t(f) : q.oor;
+}
+inline int32_t QuantizeAwayF(float v, const FloatQuant& q) {
+  const bool in_range = v >= -2147483648.0f && v < 2147483648.0f;
+  const float vc = in_range ? v : 0.f;
+  const float t = float(int32_t(vc));  // truncation; vc - t is exact
+  const float frac = vc - t;
+  const float r = t + float(frac >= 0.5f) - float(frac <= -0.5f);
+  const float f = ew::MinKeep(ew::MaxKeep(r + q.zp, q.lo), q.hi);
+  return in_range ? int32_t(f) : q.oor;
+}
+
 // TFLite's NEON MultiplyByQuantizedMultiplier4Rows: vqrdmulh (round half up) then vrshl (round
 // half up).
 inline int32_t MultiplyByQuantizedMultiplierNeon(int32_t x, int32_t qm, int shift) {
@@ -336,6 +384,9 @@ Status PrepareQuantize(OpContext& ctx) {
     TFG_RETURN_IF_ERROR(CheckScales(ctx, in, "input"));
     TFG_RETURN_IF_ERROR(CheckScales(ctx, data->out, "output"));
     data->in_zp = in.zp[0];
+    if (x.type == DType::kInt16 && y.type == DType::kInt16 && (in.zp[0] != 0 || data->out.zp[0] != 0))
+      return ctx.Error("INT16 to INT16 requantization needs zero points 0, got " + std::to_string(in.zp[0]) +
+                       " and " + std::to_string(data->out.zp[0]));
     QuantizeMultiplier(double(in.scale[0]) / double(data->out.scale[0]), &data->multiplier, &data->shift);
     auto is8 = [](DType t) { return t == DType::kInt8 || t == DType::kUInt8; };
     data->neon_body = is8(x.type) && is8(y.type);
@@ -347,30 +398,47 @@ Status PrepareQuantize(OpContext& ctx) {
 template <typename TO>
 void QuantFromFloat(ThreadPool* pool, const QuantData& d, int64_t n, const float* in, TO* out) {
   const int32_t qmin = d.qmin, qmax = d.qmax;
+  if (d.out.per_channel() && d.out.inner == 1) {
+    const int64_t C = d.out.channels;
+    const float* scale = d.out.scale.data();
+    const int32_t* zp = d.out.zp.data();
+    ForEachChannelRow(pool, d.out, ew::kCheapChunk, [=](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const float* __restrict pi = in + r * C;
+        TO* __restrict po = out + r * C;
+        for (int64_t c = 0; c < C; ++c)
+          po[c] = TO(AddZeroPointAndClamp(RoundToInt32(pi[c] / scale[c], true), zp[c], qmin, qmax));
+      }
+    });
+    return;
+  }
   if (d.out.per_channel()) {
     ForEachChannelRun(pool, d.out, ew::kCheapChunk, [&](int64_t b, int64_t e, int64_t c) {
       const float s = d.out.scale[c];
-      const int32_t z = d.out.zp[c], lo = qmin, hi = qmax;  // locals: kept in registers
-      const float* __restrict pi = in;
-      TO* __restrict po = out;
-      for (int64_t i = b; i < e; ++i) po[i] = TO(AddZeroPointAndClamp(RoundToInt32(pi[i] / s, true), z, lo, hi));
+      const int32_t z = d.out.zp[c], lo = qmin, hi = qmax;
+      if (FloatQuantValid(z)) {
+        const FloatQuant fq = MakeFloatQuant(z, lo, hi);
+        ew::MapLoop(in + b, out + b, e - b, [s, fq](float v) { return TO(QuantizeAwayF(v / s, fq)); });
+      } else {
+        ew::MapLoop(in + b, out + b, e - b,
+                    [s, z, lo, hi](float v) { return TO(AddZeroPointAndClamp(RoundToInt32(v / s, true), z, lo, hi)); });
+      }
     });
     return;
   }
   const float s = d.out.scale[0], inv = d.inv_scale;
   const int32_t z = d.out.zp[0];
   const int64_t body = n / kQuantBody * kQuantBody;
-  ParallelFor(
-      pool, n,
-      [=](int64_t b, int64_t e) {  // by value: the parameters stay in registers
-        const float* __restrict pi = in;
-        TO* __restrict po = out;
-        const int64_t m = std::min(e, std::max(b, body));
-        for (int64_t i = b; i < m; ++i) po[i] = TO(AddZeroPointAndClamp(RoundToInt32(pi[i] * inv, false), z, qmin, qmax));
-        for (int64_t i = m; i < e; ++i)
-          po[i] = TO(AddZeroPointAndClamp(RoundAwayDoubleToInt32(double(pi[i]) / double(s)), z, qmin, qmax));
-      },
-      ew::kCheapChunk);
+  if (FloatQuantValid(z)) {
+    const FloatQuant fq = MakeFloatQuant(z, qmin, qmax);
+    ew::RunUnary(pool, body, in, out, [inv, fq](float v) { return TO(QuantizeEvenF(v * inv, fq)); });
+  } else {
+    ew::RunUnary(pool, body, in, out, [inv, z, qmin, qmax](float v) {
+      return TO(AddZeroPointAndClamp(RoundToInt32(v * inv, false), z, qmin, qmax));
+    });
+  }
+  for (int64_t i = body; i < n; ++i)  // the scalar tail: fewer than 8 elements
+    out[i] = TO(AddZeroPointAndClamp(RoundAwayDoubleToInt32(double(in[i]) / double(s)), z, qmin, qmax));
 }
 
 template <typename TI, typename TO>

@@ -44,52 +44,17 @@ Status MapRef(OpContext& ctx, const F& f) {
 }
 
 // ---- EXP / LOGISTIC / TANH ----
-// Compute-bound: an AVX2+FMA build of the same loops when the CPU has it.
+// Compute-bound: ew::RunUnary runs its AVX2+FMA build of the loop when the CPU has it.
 
-using FloatLoop = void (*)(const float* __restrict, float* __restrict, int64_t);
-
-void ExpLoop(const float* __restrict x, float* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = ew::ExpApprox(x[i]);
-}
-void LogisticLoop(const float* __restrict x, float* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = ew::LogisticApprox(x[i]);
-}
-void TanhLoop(const float* __restrict x, float* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = ew::TanhApprox(x[i]);
-}
-#if TFG_EW_HAVE_AVX2
-TFG_EW_AVX2_BEGIN
-void ExpLoopAvx2(const float* __restrict x, float* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = ew::ExpApprox(x[i]);
-}
-void LogisticLoopAvx2(const float* __restrict x, float* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = ew::LogisticApprox(x[i]);
-}
-void TanhLoopAvx2(const float* __restrict x, float* __restrict y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = ew::TanhApprox(x[i]);
-}
-TFG_EW_AVX2_END
-#else
-constexpr FloatLoop ExpLoopAvx2 = ExpLoop, LogisticLoopAvx2 = LogisticLoop, TanhLoopAvx2 = TanhLoop;
-#endif
-
-Status RunLoop(OpContext& ctx, FloatLoop base, FloatLoop avx2) {
-  const FloatLoop loop = ew::UseAvx2() ? avx2 : base;
-  const float* x = ctx.input(0).as<float>();
-  float* y = ctx.output(0).as<float>();
-  ParallelFor(
-      ctx.pool(), ctx.input(0).num_elements(), [=](int64_t b, int64_t e) { loop(x + b, y + b, e - b); },
-      ew::kCostlyChunk);
-  return OkStatus();
-}
-
-Status EvalExp(OpContext& ctx) { return RunLoop(ctx, ExpLoop, ExpLoopAvx2); }
+Status EvalExp(OpContext& ctx) { return Map(ctx, [](float v) { return ew::ExpApprox(v); }, ew::kCostlyChunk); }
 Status EvalExpRef(OpContext& ctx) { return MapRef(ctx, [](float v) { return std::exp(v); }); }
-Status EvalLogistic(OpContext& ctx) { return RunLoop(ctx, LogisticLoop, LogisticLoopAvx2); }
+Status EvalLogistic(OpContext& ctx) {
+  return Map(ctx, [](float v) { return ew::LogisticApprox(v); }, ew::kCostlyChunk);
+}
 Status EvalLogisticRef(OpContext& ctx) {
   return MapRef(ctx, [](float v) { return float(1.0 / (1.0 + std::exp(-double(v)))); });
 }
-Status EvalTanh(OpContext& ctx) { return RunLoop(ctx, TanhLoop, TanhLoopAvx2); }
+Status EvalTanh(OpContext& ctx) { return Map(ctx, [](float v) { return ew::TanhApprox(v); }, ew::kCostlyChunk); }
 Status EvalTanhRef(OpContext& ctx) { return MapRef(ctx, [](float v) { return std::tanh(v); }); }
 
 // ---- RELU family / HARD_SWISH ----

@@ -420,7 +420,18 @@ inline float Dot(const float* a, const float* b, int n) {
 struct PackedLstm {
   int G = 4;                  // gates present
   std::vector<float> x, h, proj;
+  std::vector<const void*> key;  // what was packed: sizes and weight pointers (re-prepare reuses it)
 };
+
+std::vector<const void*> PackKey(OpContext& ctx, const Geo& g) {
+  std::vector<const void*> k = {reinterpret_cast<const void*>(intptr_t(g.n_input)),
+                                reinterpret_cast<const void*>(intptr_t(g.n_cell)),
+                                reinterpret_cast<const void*>(intptr_t(g.n_output)),
+                                reinterpret_cast<const void*>(intptr_t(ctx.node().P<LstmParams>().diagonal))};
+  for (int i = kInToIn; i < ctx.num_inputs(); ++i)
+    if (i != kOutState && i != kCellState) k.push_back(ctx.has_input(i) ? ctx.input(i).data : nullptr);
+  return k;
+}
 
 void PackLstm(OpContext& ctx, const Geo& g, const Weights& w, bool diagonal, PackedLstm* pk) {
   const int nc = g.n_cell, ni = g.n_input, no = g.n_output, k0 = g.cifg ? 1 : 0;
@@ -468,12 +479,17 @@ size_t FastScratchBytes(const Geo& g) {
 
 Status PrepareFast(OpContext& ctx, const Geo& g) {
   ctx.RequestScratch(FastScratchBytes(g));
-  ctx.node().user_data.reset();
-  if (WeightsConstant(ctx)) {
-    auto pk = std::make_shared<PackedLstm>();
-    PackLstm(ctx, g, GetWeights(ctx, g), ctx.node().P<LstmParams>().diagonal, pk.get());
-    ctx.node().user_data = pk;
+  if (!WeightsConstant(ctx)) {
+    ctx.node().user_data.reset();
+    return OkStatus();
   }
+  std::vector<const void*> key = PackKey(ctx, g);
+  const PackedLstm* old = ctx.node().U<PackedLstm>();
+  if (old && old->key == key) return OkStatus();
+  auto pk = std::make_shared<PackedLstm>();
+  PackLstm(ctx, g, GetWeights(ctx, g), ctx.node().P<LstmParams>().diagonal, pk.get());
+  pk->key = std::move(key);
+  ctx.node().user_data = pk;
   return OkStatus();
 }
 
