@@ -225,3 +225,27 @@ def test_kernel_compile_failure_falls_back_to_cpu(x, monkeypatch, caplog):
     assert any("op code #18 cannot be handled" in r.getMessage() for r in caplog.records)
     _, want = run(chain_model(), x)
     assert rel_l2(got, want) <= 1e-5
+
+
+def test_sustained_speed_tunes_without_changing_results(x):
+    require_gpu()
+    _, want = run(chain_model(), x, [delegate(max_delegated_partitions=2)])
+    _, got = run(chain_model(), x, [delegate(max_delegated_partitions=2,
+                                             inference_preference=tflite_gpu.InferencePreference.SUSTAINED_SPEED)])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_op_profiling_times_gpu_kernels_on_the_device(x):
+    require_gpu()
+    it = tflite_gpu.Interpreter(model_content=chain_model(), experimental_delegates=[delegate(max_delegated_partitions=2)])
+    it.allocate_tensors()
+    it.set_tensor(0, x)
+    it.enable_profiling(True)
+    it.invoke()
+    prof = it.get_profile()
+    gpu = [p for p in prof if p["device"] == "GPU" and p["nodes"]]
+    cpu = [p for p in prof if p["device"] == "CPU"]
+    # ADD (node 0); TANH (node 4) is fused into MUL's kernel (node 3).
+    assert [(p["nodes"], p["name"]) for p in gpu] == [([0], "ADD"), ([3], "MUL+TANH")]
+    assert [p["name"] for p in cpu] == ["CAST", "CAST"]
+    assert all(p["us"] > 0 for p in gpu)

@@ -198,8 +198,33 @@ class Interpreter:
         self._core.set_profiling(bool(on))
 
     def get_profile(self) -> List[Dict[str, Any]]:
-        """Per-step timings of the last invoke (after enable_profiling): name, device, us, nodes."""
-        return self._core.profile(0)
+        """Per-step timings of the last invoke (after enable_profiling): name, device, us, nodes.
+
+        CPU nodes are timed with the host clock. A GPU partition is expanded into its kernels,
+        timed on the device with OpenCL profiling events (device "GPU", the node each kernel
+        came from), plus one entry for what the partition cost beyond its kernels (uploads,
+        downloads, launches: device "GPU", name "TfLiteGpuDelegateV2 (transfers/launch)")."""
+        steps = self._core.profile(0)
+        kernels = self._core.gpu_kernel_times() if any(s["device"] == "GPU" for s in steps) else []
+        if not kernels:
+            return steps
+        ops = {n["index"]: n["op_name"] for n in self._core.nodes(0)}
+        out: List[Dict[str, Any]] = []
+        for s in steps:
+            if s["device"] != "GPU":
+                out.append(s)
+                continue
+            mine = [k for k in kernels if k["node"] in s["nodes"] or k["node"] < 0]
+            dev = 0.0
+            for k in mine:
+                if k["node"] < 0:
+                    continue  # boundary conversions are part of the transfers entry
+                out.append({"step": s["step"], "name": k["name"] or ops.get(k["node"], "?"), "device": "GPU",
+                            "us": k["us"], "nodes": [k["node"]]})
+                dev += k["us"]
+            out.append({"step": s["step"], "name": "TfLiteGpuDelegateV2 (transfers/launch)", "device": "GPU",
+                        "us": max(0.0, s["us"] - dev), "nodes": []})
+        return out
 
     def arena_bytes(self) -> int:
         return self._core.arena_bytes(0)

@@ -10,6 +10,8 @@
 //    message and partitioning is redone, so a driver problem costs speed, not the model;
 //  * every refused node is logged as the seeds show:
 //      WARNING: op code #<builtin code> cannot be handled by this delegate. (<OP> v<n>, node <i>: <reason>)
+// Inference preference: SUSTAINED_SPEED spends init time tuning each kernel's work-group size
+// on the device; FAST_SINGLE_ANSWER (default) and BALANCED use the default sizes.
 // Precision: F32 unless precision loss is allowed (is_precision_loss_allowed, or a first
 // non-AUTO priority of MIN_LATENCY / MIN_MEMORY_USAGE); then F16 where the device has
 // cl_khr_fp16, else F32_F16. Both fp16 modes store tensors and weights in half and compute in
@@ -141,6 +143,7 @@ class GpuDelegate : public Delegate {
   }
   bool defer_outputs() const { return opts_.wait_type == TFLGpuDelegateWaitTypeDoNotWait; }
   bool profiling() const { return opts_.enable_profiling != 0; }
+  bool sustained_speed() const { return opts_.inference_preference == TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED; }
   std::string CheckNodePublic(Subgraph& sg, const Node& n) const { return CheckNode(sg, n); }
 
  private:
@@ -163,11 +166,13 @@ class GpuDelegate : public Delegate {
 Status GpuDelegate::InitLocked() {
   std::unique_ptr<cl::Context> ctx;
   if (opts_.cl_context) {
-    TFG_ASSIGN_OR_RETURN(ctx, cl::Context::FromRaw(opts_.cl_context, opts_.cl_queue, opts_.enable_profiling != 0));
+    TFG_ASSIGN_OR_RETURN(ctx, cl::Context::FromRaw(opts_.cl_context, opts_.cl_queue, /*profiling_if_created=*/true));
   } else {
     auto dev = cl::SelectDevice(device_spec_);
     if (!dev.ok()) return Unavailable("GPU delegate unavailable: " + dev.status().message());
-    auto c = cl::Context::Create(dev.value(), opts_.enable_profiling != 0);
+    // The queue is always profiling-capable: events are only requested when profiling, and
+    // op profiling (benchmark --enable_op_profiling) needs device timestamps.
+    auto c = cl::Context::Create(dev.value(), /*profiling=*/true);
     if (!c.ok()) return Unavailable("GPU delegate unavailable: could not create an OpenCL context on '" +
                                     dev.value().name + "': " + c.status().message());
     ctx = std::move(c.value());
@@ -302,6 +307,7 @@ Status GpuDelegateKernel::Build(Subgraph& sg, int* failed_node) {
   for (auto& b : model.outputs) outputs.push_back(b.cpu_tensor);
   auto rt = std::make_unique<PartitionRuntime>();
   TFG_RETURN_IF_ERROR(rt->Init(delegate_->context(), delegate_->cache(), std::move(model), failed_node));
+  if (delegate_->sustained_speed()) TFG_RETURN_IF_ERROR(rt->TuneWorkGroups(delegate_->caps().max_work_group_size));
   runtime_ = std::move(rt);
   built_shapes_ = InputShapes(sg);
   return OkStatus();

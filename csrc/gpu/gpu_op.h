@@ -112,6 +112,7 @@ class KernelBuilder {
   const std::string& defines() const { return defines_; }
   std::vector<std::vector<float>>& consts() { return consts_; }
   std::string post_ops;  // fused elementwise code applied by WRITE_ of the first output
+  std::vector<std::string> fused_ops;  // names of the ops linked into it (for profiles)
 
  private:
   std::string name_;

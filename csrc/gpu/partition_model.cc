@@ -138,6 +138,7 @@ bool Builder::FuseElementwise(const Node& n, const GpuOpSupport* g) {
     std::string prefix = "n" + std::to_string(n.index) + "_";
     if (!g->elementwise(*this, kb, "wr_", prefix, &code).ok()) return false;
     kb.post_ops += Join(code) + " ";
+    kb.fused_ops.push_back(n.op->name);
     int old_gpu = gpu_of_cpu_[t];
     GpuTensorRef o = output(0);
     for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kb.args()))
@@ -316,6 +317,8 @@ Status Builder::Assemble() {
     k.name = kb.name();
     k.node = kb_node_[i];
     k.op = sg_.nodes()[k.node].op->name;
+    for (const std::string& f : kb.fused_ops) k.label += "+" + f;
+    k.label = k.op + k.label;
     // Constants of this builder move into the model; renumber.
     size_t base = m_->consts.size();
     for (auto& c : kb.consts()) {

@@ -43,6 +43,7 @@ struct GpuKernelDesc {
   std::vector<GpuKernelArg> args;
   int node = -1;  // the node it came from (-1 for boundary conversions)
   std::string op;  // its op name ("" for boundary conversions)
+  std::string label;  // op name plus fused ops, e.g. "CONV_2D+ADD+RELU6" (profiles)
 };
 
 struct GpuPartitionModel {

@@ -179,10 +179,49 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
     for (size_t i = 0; i < evs.size(); ++i) {
       auto tm = evs[i].Times();
       double us = tm.ok() ? double(tm.value().DurationNs()) / 1000.0 : 0.0;
-      times_.push_back({model_.kernels[i].node, model_.kernels[i].name, us});
+      const GpuKernelDesc& k = model_.kernels[i];
+      times_.push_back({k.node, k.label.empty() ? k.name : k.label, us});
     }
   }
   return OkStatus();
+}
+
+Status PartitionRuntime::TuneWorkGroups(size_t max_wg) {
+  const cl::Context& c = *ctx_;
+  if (!c.profiling()) return OkStatus();
+  static const size_t kCand[][3] = {{8, 4, 1}, {16, 4, 1}, {32, 2, 1}, {32, 4, 1}, {8, 8, 1}, {16, 8, 1},
+                                    {16, 16, 1}, {64, 1, 1}, {128, 1, 1}, {4, 4, 4}, {8, 1, 8}, {1, 1, 64}, {4, 4, 1}};
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    GpuKernelDesc& k = model_.kernels[i];
+    std::vector<std::array<size_t, 3>> cands = {k.local};
+    for (auto& c3 : kCand) {
+      std::array<size_t, 3> l{c3[0], c3[1], c3[2]};
+      if (l[0] * l[1] * l[2] > max_wg) continue;
+      // Skip sizes that would more than double the launched grid in some dimension.
+      bool wasteful = false;
+      for (int d = 0; d < 3; ++d)
+        if (l[d] > 1 && l[d] > 2 * std::max<size_t>(1, k.global[d])) wasteful = true;
+      if (!wasteful) cands.push_back(l);
+    }
+    double best_us = 1e300;
+    std::array<size_t, 3> best = k.local;
+    for (auto& l : cands) {
+      std::vector<size_t> global(3), local(l.begin(), l.end());
+      for (int d = 0; d < 3; ++d) global[d] = (std::max<size_t>(1, k.global[d]) + l[d] - 1) / l[d] * l[d];
+      double t = 1e300;
+      bool ok = true;
+      for (int rep = 0; rep < 3 && ok; ++rep) {
+        cl::Event ev;
+        if (!kernels_[i].Launch(c, global, local, &ev).ok() || !ev.Wait().ok()) { ok = false; break; }
+        auto tm = ev.Times();
+        if (!tm.ok()) { ok = false; break; }
+        t = std::min(t, double(tm.value().DurationNs()) / 1000.0);
+      }
+      if (ok && t < best_us) { best_us = t; best = l; }
+    }
+    k.local = best;
+  }
+  return ctx_->Finish();
 }
 
 Status PartitionRuntime::Sync(cl::WaitMode wait) {

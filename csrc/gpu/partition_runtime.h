@@ -22,6 +22,10 @@ class PartitionRuntime {
   Status Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool profile);
   Status Sync(cl::WaitMode wait);
   Status CheckSentinels();  // debug mode: out-of-bounds writes past any buffer
+  // Work-group tuning (inference_preference SUSTAINED_SPEED): times each kernel with a few
+  // local sizes on the device (profiling events, best of 3) and keeps the fastest. Changes
+  // only launch sizes, never results (kernels bounds-check their ids).
+  Status TuneWorkGroups(size_t max_wg);
   bool pending() const { return pending_; }
   const GpuPartitionModel& model() const { return model_; }
   // Per kernel: (node, name, device microseconds) of the last profiled run.

@@ -125,10 +125,10 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   };
   choose_split();
   while (tiles() * KSPLIT < kTargetItems / 4 && (XT > 1 || ST > 1)) {
-    if (XT > 1)
-      XT = 1;
-    else
+    if (ST > 2 || (ST == 2 && XT == 1))
       ST = ST >= 4 ? 2 : 1;
+    else
+      XT = 1;
     choose_split();
   }
   if (gslices && (per_group / 4) % ST != 0) ST = 1;
