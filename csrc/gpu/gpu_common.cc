@@ -1,9 +1,25 @@
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 
 #include "gpu/gpu_op.h"
 #include "runtime/subgraph.h"
 
 namespace tflite_gpu::gpu {
+
+std::string FloatLiteral(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "as_float(0x%08xu)", u);
+  return buf;
+}
+
+size_t NextPow2(size_t v) {
+  size_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
 
 bool ToBHWC(const Dims& d, BHWC* out) {
   switch (d.size()) {

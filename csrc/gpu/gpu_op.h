@@ -41,6 +41,10 @@ struct BHWC {
   bool operator==(const BHWC& o) const { return b == o.b && h == o.h && w == o.w && c == o.c; }
   bool operator!=(const BHWC& o) const { return !(*this == o); }
 };
+// Codegen helpers shared by the op families.
+std::string FloatLiteral(float v);  // exact OpenCL literal, also for inf/NaN: as_float(0x...u)
+size_t NextPow2(size_t v);
+
 // Maps a tensor shape of rank <= 4 to BHWC; false for rank > 4.
 bool ToBHWC(const Dims& d, BHWC* out);
 // The BHWC axis (0=B,1=H,2=W,3=C) of axis `axis` of a tensor of rank `rank`, or -1.

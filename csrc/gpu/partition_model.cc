@@ -22,12 +22,6 @@ std::string Join(const std::string& code) {
   return out;
 }
 
-size_t NextPow2(size_t v) {
-  size_t p = 1;
-  while (p < v) p <<= 1;
-  return p;
-}
-
 class Builder : public GpuBuildContext {
  public:
   Builder(Subgraph& sg, Precision p, const GpuDeviceCaps& caps, GpuPartitionModel* m)

@@ -58,13 +58,7 @@ Status ComputeGeom(OpContext& ctx, ConvGeom* g) {
   TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, f, "filter"));
   TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, in, 4, "input"));
   TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, f, 4, "filter"));
-  if (p.padding != 0 && p.padding != 1) return ctx.Error("unknown padding " + std::to_string(p.padding));
-  if (p.stride_w <= 0 || p.stride_h <= 0)
-    return ctx.Error("strides must be positive, got stride_w=" + std::to_string(p.stride_w) +
-                     " stride_h=" + std::to_string(p.stride_h));
-  if (p.dil_w <= 0 || p.dil_h <= 0)
-    return ctx.Error("dilation factors must be positive, got dilation_w_factor=" + std::to_string(p.dil_w) +
-                     " dilation_h_factor=" + std::to_string(p.dil_h));
+  TFG_RETURN_IF_ERROR(conv::CheckWindow(ctx, p.padding, p.stride_w, p.stride_h, p.dil_w, p.dil_h));
   if (!conv::ActivationRange(p.act, &g->lo, &g->hi))
     return ctx.Error("unsupported fused activation " + std::to_string(p.act));
   g->batch = in.shape[0];

@@ -96,6 +96,18 @@ inline Status CheckRank(const OpContext& ctx, const Tensor& t, int rank, const c
   return OkStatus();
 }
 
+// Padding, strides and dilation of a windowed op (CONV_2D, DEPTHWISE_CONV_2D).
+inline Status CheckWindow(const OpContext& ctx, int padding, int stride_w, int stride_h, int dil_w, int dil_h) {
+  if (padding != 0 && padding != 1) return ctx.Error("unknown padding " + std::to_string(padding));
+  if (stride_w <= 0 || stride_h <= 0)
+    return ctx.Error("strides must be positive, got stride_w=" + std::to_string(stride_w) +
+                     " stride_h=" + std::to_string(stride_h));
+  if (dil_w <= 0 || dil_h <= 0)
+    return ctx.Error("dilation factors must be positive, got dilation_w_factor=" + std::to_string(dil_w) +
+                     " dilation_h_factor=" + std::to_string(dil_h));
+  return OkStatus();
+}
+
 // Product of dims as int64 (dims are validated non-negative by the interpreter).
 inline int64_t Prod(const Dims& d, size_t from = 0, size_t to = SIZE_MAX) {
   int64_t p = 1;

@@ -27,20 +27,9 @@ using gpu::KernelBuilder;
 
 std::string I(int64_t v) { return std::to_string(v); }
 
-// An exact OpenCL float literal (also for inf / NaN).
-std::string F(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, 4);
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "as_float(0x%08xu)", u);
-  return buf;
-}
+std::string F(float v) { return gpu::FloatLiteral(v); }
 
-size_t NextPow2(size_t v) {
-  size_t p = 1;
-  while (p < v) p <<= 1;
-  return p;
-}
+using gpu::NextPow2;
 
 // Largest power of two <= the device's work-group limit, capped at `cap`.
 size_t WorkGroupCap(const gpu::GpuDeviceCaps& caps, size_t cap) {

@@ -26,13 +26,7 @@ using gpu::KernelBuilder;
 
 std::string Str(int64_t v) { return std::to_string(v); }
 
-std::string FloatLit(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, 4);
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "as_float(0x%08xu)", u);
-  return buf;
-}
+std::string FloatLit(float v) { return gpu::FloatLiteral(v); }
 
 BHWC Shape(const Tensor& t) {
   BHWC s;
