@@ -98,7 +98,6 @@ struct OpImpl {
   PrepareFn prepare = nullptr;
   EvalFn eval = nullptr;
   EvalFn eval_ref = nullptr;
-  const void* unused_gpu_slot = nullptr;  // GPU support is attached via kGpu_NAME (see below)
   bool fold_constants = false;  // evaluate once at allocation when every input is constant
                                 // (DEQUANTIZE of fp16 weights, DENSIFY of sparse weights)
 };

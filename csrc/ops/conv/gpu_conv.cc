@@ -72,7 +72,8 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Work items (threads) the generators aim at: below, they trade per-item reuse (several outputs
 // per item) for parallelism, and split the source-slice loop of convolutions over a work group.
-static const int64_t kTargetItems = std::getenv("TFG_CONV_TARGET") ? std::atoll(std::getenv("TFG_CONV_TARGET")) : 65536;  // TUNING-TMP
+constexpr int64_t kTargetItems = 131072;
+static const int kMaxXT = std::getenv("TFG_XT") ? std::atoi(std::getenv("TFG_XT")) : 4;  // TUNING-TMP
 constexpr int kMaxSplit = 16;
 constexpr int kMinSplitWork = 8;  // source slices x taps per item when the loop is split
 constexpr int64_t kDwTargetItems = 16384;
@@ -110,13 +111,13 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   }
   const int SS = gslices ? fc / 4 : sS;  // source slices each item loops over
   const int taps = c.KH * c.KW;
-  // Output positions are flattened over H x W (P per batch); an item computes XT of them,
-  // p = tile + t * NT, and ST destination slices.
-  const int64_t P = int64_t(so.h) * so.w;
-  int XT = (c.transposed || c.remap || !c.allow_xt) ? 1 : int(std::min<int64_t>(2, P));
+  // Output positions are flattened over B x H x W (PB of them, P per batch); an item computes XT
+  // of them, p = tile + t * NT, and ST destination slices.
+  const int64_t P = int64_t(so.h) * so.w, PB = P * so.b;
+  int XT = (c.transposed || c.remap || !c.allow_xt) ? 1 : int(std::min<int64_t>(kMaxXT, PB));
   int KSPLIT = 1;
   const size_t max_wg = std::max<size_t>(1, std::min<size_t>(256, ctx.caps().max_work_group_size));
-  auto tiles = [&]() { return CeilDiv(P, XT) * CeilDiv(dS, ST) * so.b; };
+  auto tiles = [&]() { return CeilDiv(PB, XT) * CeilDiv(dS, ST); };
   auto choose_split = [&]() {
     KSPLIT = 1;
     while (KSPLIT * 2 <= kMaxSplit && size_t(KSPLIT * 2) <= max_wg && SS % (KSPLIT * 2) == 0 &&
@@ -125,14 +126,16 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   };
   choose_split();
   while (tiles() * KSPLIT < kTargetItems / 4 && (XT > 1 || ST > 1)) {
-    if (ST > 2 || (ST == 2 && XT == 1))
+    if (XT > 2)
+      XT = XT > 4 ? 4 : 2;
+    else if (ST > 2 || (ST == 2 && XT == 1))
       ST = ST >= 4 ? 2 : 1;
     else
       XT = 1;
     choose_split();
   }
   if (gslices && (per_group / 4) % ST != 0) ST = 1;
-  const int64_t NT = CeilDiv(P, XT);    // position tiles per batch
+  const int64_t NT = CeilDiv(PB, XT);   // position tiles
   const int G = int(CeilDiv(dS, ST));   // item groups of ST slices
   size_t LX = 1;
   while (LX < size_t(NT) && LX * 2 * KSPLIT <= max_wg && LX < 64) LX *= 2;
@@ -168,18 +171,17 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
     for (int oc = 0; oc < c.OC; ++oc) bias[oc] = c.bias[oc];
     kb.AddConstBuffer("bias", std::move(bias));
   }
-  const std::string sST = I(ST), sG = I(G), sK = I(KSPLIT), sNT = I(NT), sP = I(P);
+  const std::string sST = I(ST), sG = I(G), sK = I(KSPLIT), sNT = I(NT), sP = I(P), sPB = I(PB);
   std::string b;
   b += "const int tile = get_global_id(0), z = get_global_id(2);\n";
   if (KSPLIT > 1) {
     b += "const int lx = get_local_id(0), kp = get_local_id(1);\n";
-    b += "const bool live = tile < " + sNT + " && z < " + sG + " * dst_B;\n";
-    b += "const int zz = live ? z : 0;\n";
+    b += "const bool live = tile < " + sNT + " && z < " + sG + ";\n";
+    b += "const int g = live ? z : 0;\n";
   } else {
-    b += "if (tile >= " + sNT + " || z >= " + sG + " * dst_B) return;\n";
-    b += "const int zz = z;\n";
+    b += "if (tile >= " + sNT + " || z >= " + sG + ") return;\n";
+    b += "const int g = z;\n";
   }
-  b += "const int g = zz % " + sG + ", b = zz / " + sG + ";\n";
   for (int j = 0; j < ST; ++j)
     for (int t = 0; t < XT; ++t) b += "float4 a" + I(j) + "_" + I(t) + " = (float4)(0.0f);\n";
   b += "const int wg = g * " + I(per_g) + ";\n";
@@ -190,8 +192,12 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   // Positions (clamped: tail items compute a valid position and do not write it).
   for (int t = 0; t < XT; ++t) {
     std::string T = I(t);
-    b += "const int p" + T + " = min(tile + " + I(int64_t(t) * NT) + ", " + I(P - 1) + ");\n";
-    b += "const int y" + T + " = p" + T + " / dst_W, x" + T + " = p" + T + " % dst_W;\n";
+    b += "const int p" + T + " = min(tile + " + I(int64_t(t) * NT) + ", " + I(PB - 1) + ");\n";
+    if (so.b > 1)
+      b += "const int b" + T + " = p" + T + " / " + sP + ", q" + T + " = p" + T + " % " + sP + ";\n";
+    else
+      b += "const int b" + T + " = 0, q" + T + " = p" + T + ";\n";
+    b += "const int y" + T + " = q" + T + " / dst_W, x" + T + " = q" + T + " % dst_W;\n";
   }
   // The loop over source slices for one tap (a constant trip count; split: slices kp + i * KSPLIT,
   // KSPLIT divides SS): reads v<t>, then the FMAs.
@@ -220,12 +226,11 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
     // Same pixel in and out: the PHWC4 offset of (y, x) is y * W + x = p.
     b += "{\nconst int wk = wg;\n";
     std::vector<std::string> reads;
-    for (int t = 0; t < XT; ++t) reads.push_back("READ_src(b, 0, p" + I(t) + ", sb + s)");
+    for (int t = 0; t < XT; ++t) reads.push_back("READ_src(b" + I(t) + ", 0, q" + I(t) + ", sb + s)");
     b += inner(reads);
     b += "}\n";
   } else if (c.remap) {
-    b += "const int r_ = b * " + sP + " + p0;\n";
-    b += "const int rx = r_ % src_W, rt_ = r_ / src_W;\n";
+    b += "const int rx = p0 % src_W, rt_ = p0 / src_W;\n";
     b += "const int ry = rt_ % src_H, rb = rt_ / src_H;\n";
     b += "{\nconst int wk = wg;\n";
     b += inner({"READ_src(rb, ry, rx, sb + s)"});
@@ -246,7 +251,7 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
       std::string cond;
       if (need_y && XT > 1) cond = "iy" + T + " >= 0 && iy" + T + " < src_H";
       if (need_x) cond += std::string(cond.empty() ? "" : " && ") + ix + " >= 0 && " + ix + " < src_W";
-      std::string rd = "READ_src(b, iy" + T + ", " + ix + ", sb + s)";
+      std::string rd = "READ_src(b" + T + ", iy" + T + ", " + ix + ", sb + s)";
       if (!cond.empty()) {
         b += "const bool ok" + T + " = " + cond + ";\n";
         reads.push_back("ok" + T + " ? " + rd + " : (float4)(0.0f)");
@@ -268,17 +273,18 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
     b += "const int dx = tx - kx;\nif (dx < 0) break;\n";
     b += "const int ix = dx / " + I(c.SW) + ";\nif (ix >= src_W) continue;\n";
     b += "const int wk = wg + (ky * " + I(c.KW) + " + kx) * " + I(per_tap) + ";\n";
-    b += inner({"READ_src(b, iy, ix, sb + s)"});
+    b += inner({"READ_src(b0, iy, ix, sb + s)"});
     b += "}\n}\n";
   }
   // Epilogue: bias, activation, write.
   auto epilogue = [&](const std::string& acc, const std::string& j, const std::string& t) {
     std::string s = "{\nfloat4 r = " + acc + ";\n";
     s += "const int os = g * " + sST + " + " + j + ", op = tile + " + t + " * " + sNT + ";\n";
-    s += "if (os < dst_S && op < " + sP + ") {\n";
+    s += "if (os < dst_S && op < " + sPB + ") {\n";
     if (c.bias) s += "r += LOADW4_bias(os);\n";
     s += ActivationCode(c.act, "r");
-    s += "WRITE_dst(r, b, op / dst_W, op % dst_W, os);\n}\n}\n";
+    s += "const int ob = op / " + sP + ", oq = op % " + sP + ";\n";
+    s += "WRITE_dst(r, ob, oq / dst_W, oq % dst_W, os);\n}\n}\n";
     return s;
   };
   if (KSPLIT == 1) {
@@ -301,7 +307,7 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   }
   kb.body = b;
   kb.local = {LX, size_t(KSPLIT), 1};
-  kb.grid = {size_t(CeilDiv(NT, int64_t(LX)) * int64_t(LX)), size_t(KSPLIT), size_t(G) * so.b};
+  kb.grid = {size_t(CeilDiv(NT, int64_t(LX)) * int64_t(LX)), size_t(KSPLIT), size_t(G)};
   return OkStatus();
 }
 
@@ -441,20 +447,22 @@ Status BuildDepthwise(GpuBuildContext& ctx) {
     for (int oc = 0; oc < OC; ++oc) bias[oc] = bp[oc];
     kb.AddConstBuffer("bias", std::move(bias));
   }
-  // x positions per item: up to 4, fewer for wide filters or small grids.
-  int XT = std::min(so.w, KW * DW <= 7 ? 4 : (KW * DW <= 15 ? 2 : 1));
-  while (XT > 1 && CeilDiv(so.w, XT) * so.h * dS * so.b < kDwTargetItems) XT /= 2;
-  const int64_t max_x = CeilDiv(so.w, XT) * XT - 1;
-  const bool need_y = PT > 0 || int64_t(so.h - 1) * SH - PT + int64_t(KH - 1) * DH >= si.h;
-  const bool need_x = PL > 0 || max_x * SW - PL + int64_t(KW - 1) * DW >= si.w;
-  const std::string sXT = I(XT);
+  // Rows per item: YT vertically adjacent outputs share the input rows they read (and the
+  // weights); lanes of a warp take adjacent x, so reads stay coalesced. Several x per item
+  // (sharing columns) measured slower on an H200.
+  int YT = std::min(so.h, 4);
+  while (YT > 1 && int64_t(so.w) * CeilDiv(so.h, YT) * dS * so.b < kDwTargetItems) YT /= 2;
+  const int64_t max_y = CeilDiv(so.h, YT) * YT - 1;
+  const bool need_y = PT > 0 || max_y * SH - PT + int64_t(KH - 1) * DH >= si.h;
+  const bool need_x = PL > 0 || int64_t(so.w - 1) * SW - PL + int64_t(KW - 1) * DW >= si.w;
   std::string b;
-  b += "int gx = get_global_id(0), y = get_global_id(1), z = get_global_id(2);\n";
-  b += "if (gx * " + sXT + " >= dst_W || y >= dst_H || z >= dst_S * dst_B) return;\n";
-  b += "const int x0 = gx * " + sXT + ";\n";
+  b += "const int x = get_global_id(0), gy = get_global_id(1), z = get_global_id(2);\n";
+  b += "if (x >= dst_W || gy * " + I(YT) + " >= dst_H || z >= dst_S * dst_B) return;\n";
   b += "const int s = z % dst_S, b = z / dst_S;\n";
-  for (int t = 0; t < XT; ++t) b += "float4 a" + I(t) + " = (float4)(0.0f);\n";
-  b += "const int xb = x0 * " + I(SW) + " - " + I(PL) + ";\n";
+  b += "const int y0 = gy * " + I(YT) + ";\n";
+  for (int t = 0; t < YT; ++t) b += "float4 a" + I(t) + " = (float4)(0.0f);\n";
+  b += "const int xb = x * " + I(SW) + " - " + I(PL) + ", yb = y0 * " + I(SH) + " - " + I(PT) + ";\n";
+  b += "const int wi = s * " + I(KH * KW) + ";\n";
   if (mult != 1) {
     // Output lane l (channel 4s+l) reads input channel (4s+l)/mult. Input slice boundaries fall on
     // output channels 4k*mult, multiples of 4, so the 4 lanes read one input slice.
@@ -464,45 +472,50 @@ Status BuildDepthwise(GpuBuildContext& ctx) {
     for (int l = 0; l < 4; ++l)
       b += "const int li" + I(l) + " = min((4 * s + " + I(l) + ") / " + I(mult) + ", src_C - 1) - 4 * sa;\n";
   }
-  b += "for (int ky = 0; ky < " + I(KH) + "; ++ky) {\n";
-  b += "const int iy = y * " + I(SH) + " - " + I(PT) + " + ky * " + I(DH) + ";\n";
-  if (need_y) b += "if (iy < 0 || iy >= src_H) continue;\n";
-  b += "const int wi = (s * " + I(KH) + " + ky) * " + I(KW) + ";\n";
-  // Distinct column offsets t*SW + kx*DW, loaded once each.
-  std::vector<int> offs;
-  for (int t = 0; t < XT; ++t)
-    for (int kx = 0; kx < KW; ++kx) {
-      int off = t * SW + kx * DW;
-      if (std::find(offs.begin(), offs.end(), off) == offs.end()) offs.push_back(off);
-    }
-  auto col = [&](int off) { return "c" + I(off); };
-  for (int off : offs) {
-    std::string ix = "(xb + " + I(off) + ")";
-    std::string cond = need_x ? ix + " >= 0 && " + ix + " < src_W" : "";
-    if (mult == 1) {
-      std::string rd = "READ_src(b, iy, " + ix + ", s)";
-      b += "const float4 " + col(off) + " = " + (need_x ? cond + " ? " + rd + " : (float4)(0.0f)" : rd) + ";\n";
-    } else {
-      b += "float4 " + col(off) + " = (float4)(0.0f);\n";
-      b += (need_x ? "if (" + cond + ") " : std::string()) + "{\n";
-      b += "const float4 va = READ_src(b, iy, " + ix + ", sa);\n";
-      b += col(off) + " = (float4)(lane4_(va, li0), lane4_(va, li1), lane4_(va, li2), lane4_(va, li3));\n}\n";
-    }
-  }
   for (int kx = 0; kx < KW; ++kx) {
-    b += "{\nconst float4 wv = LOADW4_w(wi + " + I(kx) + ");\n";
-    for (int t = 0; t < XT; ++t) b += "a" + I(t) + " += " + col(t * SW + kx * DW) + " * wv;\n";
-    b += "}\n";
+    std::string ix = "(xb + " + I(kx * DW) + ")";
+    b += "const bool okx" + I(kx) + " = " + (need_x ? ix + " >= 0 && " + ix + " < src_W" : std::string("true")) + ";\n";
   }
-  b += "}\n";
-  for (int t = 0; t < XT; ++t) {
-    b += "if (x0 + " + I(t) + " < dst_W) {\nfloat4 r = a" + I(t) + ";\n";
+  // Distinct input rows t*SH + ky*DH: each is read once (KW columns) and feeds every (t, ky)
+  // that lands on it.
+  std::vector<int> rows;
+  for (int t = 0; t < YT; ++t)
+    for (int ky = 0; ky < KH; ++ky) {
+      int r = t * SH + ky * DH;
+      if (std::find(rows.begin(), rows.end(), r) == rows.end()) rows.push_back(r);
+    }
+  std::sort(rows.begin(), rows.end());
+  for (int r : rows) {
+    b += "{\nconst int iy = yb + " + I(r) + ";\n";
+    b += need_y ? "if (iy >= 0 && iy < src_H) {\n" : "{\n";
+    for (int kx = 0; kx < KW; ++kx) {
+      std::string ix = "xb + " + I(kx * DW), c = "c" + I(kx);
+      if (mult == 1) {
+        std::string rd = "READ_src(b, iy, " + ix + ", s)";
+        b += "const float4 " + c + " = " + (need_x ? "okx" + I(kx) + " ? " + rd + " : (float4)(0.0f)" : rd) + ";\n";
+      } else {
+        b += "float4 " + c + " = (float4)(0.0f);\n";
+        b += "if (okx" + I(kx) + ") {\n";
+        b += "const float4 va = READ_src(b, iy, " + ix + ", sa);\n";
+        b += c + " = (float4)(lane4_(va, li0), lane4_(va, li1), lane4_(va, li2), lane4_(va, li3));\n}\n";
+      }
+    }
+    for (int t = 0; t < YT; ++t)
+      for (int ky = 0; ky < KH; ++ky) {
+        if (t * SH + ky * DH != r) continue;
+        for (int kx = 0; kx < KW; ++kx)
+          b += "a" + I(t) + " += c" + I(kx) + " * LOADW4_w(wi + " + I(ky * KW + kx) + ");\n";
+      }
+    b += "}\n}\n";
+  }
+  for (int t = 0; t < YT; ++t) {
+    b += "if (y0 + " + I(t) + " < dst_H) {\nfloat4 r = a" + I(t) + ";\n";
     if (has_bias) b += "r += LOADW4_bias(s);\n";
     b += ActivationCode(o.act, "r");
-    b += "WRITE_dst(r, b, y, x0 + " + I(t) + ", s);\n}\n";
+    b += "WRITE_dst(r, b, y0 + " + I(t) + ", x, s);\n}\n";
   }
   kb.body = b;
-  kb.grid = {size_t(CeilDiv(so.w, XT)), size_t(so.h), size_t(dS) * so.b};
+  kb.grid = {size_t(so.w), size_t(CeilDiv(so.h, YT)), size_t(dS) * so.b};
   return OkStatus();
 }
 

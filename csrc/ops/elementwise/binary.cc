@@ -222,16 +222,16 @@ Status EvalPreluRef(OpContext& ctx) { return Run<float>(ctx, true, PreluOp()); }
 
 }  // namespace
 
-const OpImpl kOp_ADD = {ParseAct, PrepareArith<Op::kAdd>, EvalArith<Op::kAdd>, EvalArithRef<Op::kAdd>, nullptr, false};
-const OpImpl kOp_SUB = {ParseAct, PrepareArith<Op::kSub>, EvalArith<Op::kSub>, EvalArithRef<Op::kSub>, nullptr, false};
-const OpImpl kOp_MUL = {ParseAct, PrepareArith<Op::kMul>, EvalArith<Op::kMul>, EvalArithRef<Op::kMul>, nullptr, false};
-const OpImpl kOp_DIV = {ParseAct, PrepareArith<Op::kDiv>, EvalArith<Op::kDiv>, EvalArithRef<Op::kDiv>, nullptr, false};
-const OpImpl kOp_MAXIMUM = {nullptr, PreparePlain<Op::kMax>, EvalPlain<Op::kMax>, EvalPlainRef<Op::kMax>, nullptr, false};
-const OpImpl kOp_MINIMUM = {nullptr, PreparePlain<Op::kMin>, EvalPlain<Op::kMin>, EvalPlainRef<Op::kMin>, nullptr, false};
+const OpImpl kOp_ADD = {ParseAct, PrepareArith<Op::kAdd>, EvalArith<Op::kAdd>, EvalArithRef<Op::kAdd>, false};
+const OpImpl kOp_SUB = {ParseAct, PrepareArith<Op::kSub>, EvalArith<Op::kSub>, EvalArithRef<Op::kSub>, false};
+const OpImpl kOp_MUL = {ParseAct, PrepareArith<Op::kMul>, EvalArith<Op::kMul>, EvalArithRef<Op::kMul>, false};
+const OpImpl kOp_DIV = {ParseAct, PrepareArith<Op::kDiv>, EvalArith<Op::kDiv>, EvalArithRef<Op::kDiv>, false};
+const OpImpl kOp_MAXIMUM = {nullptr, PreparePlain<Op::kMax>, EvalPlain<Op::kMax>, EvalPlainRef<Op::kMax>, false};
+const OpImpl kOp_MINIMUM = {nullptr, PreparePlain<Op::kMin>, EvalPlain<Op::kMin>, EvalPlainRef<Op::kMin>, false};
 const OpImpl kOp_SQUARED_DIFFERENCE = {nullptr, PreparePlain<Op::kSqDiff>, EvalPlain<Op::kSqDiff>,
-                                       EvalPlainRef<Op::kSqDiff>, nullptr, false};
-const OpImpl kOp_LOGICAL_AND = {nullptr, PrepareAnd, EvalAnd, EvalAndRef, nullptr, false};
-const OpImpl kOp_PRELU = {nullptr, PreparePrelu, EvalPrelu, EvalPreluRef, nullptr, false};
+                                       EvalPlainRef<Op::kSqDiff>, false};
+const OpImpl kOp_LOGICAL_AND = {nullptr, PrepareAnd, EvalAnd, EvalAndRef, false};
+const OpImpl kOp_PRELU = {nullptr, PreparePrelu, EvalPrelu, EvalPreluRef, false};
 
 namespace ew {
 Activation FusedActivationOf(const Node& node) { return node.P<ActParams>().act; }

@@ -119,6 +119,6 @@ Status EvalCast(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_CAST = {nullptr, PrepareCast, EvalCast, nullptr, nullptr, false};
+const OpImpl kOp_CAST = {nullptr, PrepareCast, EvalCast, nullptr, false};
 
 }  // namespace tflite_gpu

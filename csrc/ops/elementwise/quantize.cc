@@ -549,6 +549,6 @@ Status EvalQuantizeRef(OpContext& ctx) { return EvalQuantizeImpl(ctx, true); }
 
 const OpImpl kOp_DEQUANTIZE = {nullptr, PrepareDequantize, EvalDequantize, EvalDequantizeRef, nullptr,
                                /*fold_constants=*/true};
-const OpImpl kOp_QUANTIZE = {nullptr, PrepareQuantize, EvalQuantize, EvalQuantizeRef, nullptr, false};
+const OpImpl kOp_QUANTIZE = {nullptr, PrepareQuantize, EvalQuantize, EvalQuantizeRef, false};
 
 }  // namespace tflite_gpu

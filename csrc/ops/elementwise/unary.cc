@@ -114,16 +114,16 @@ Status EvalRsqrtRef(OpContext& ctx) { return MapRef(ctx, [](float v) { return 1.
 
 }  // namespace
 
-const OpImpl kOp_EXP = {nullptr, PrepareUnaryFloat, EvalExp, EvalExpRef, nullptr, false};
-const OpImpl kOp_LOGISTIC = {nullptr, PrepareUnaryFloat, EvalLogistic, EvalLogisticRef, nullptr, false};
-const OpImpl kOp_TANH = {nullptr, PrepareUnaryFloat, EvalTanh, EvalTanhRef, nullptr, false};
-const OpImpl kOp_RELU = {nullptr, PrepareUnaryFloat, EvalRelu, nullptr, nullptr, false};
-const OpImpl kOp_RELU6 = {nullptr, PrepareUnaryFloat, EvalRelu6, nullptr, nullptr, false};
-const OpImpl kOp_RELU_N1_TO_1 = {nullptr, PrepareUnaryFloat, EvalReluN1To1, nullptr, nullptr, false};
-const OpImpl kOp_HARD_SWISH = {nullptr, PrepareUnaryFloat, EvalHardSwish, nullptr, nullptr, false};
-const OpImpl kOp_LEAKY_RELU = {ParseLeaky, PrepareUnaryFloat, EvalLeaky, nullptr, nullptr, false};
-const OpImpl kOp_SQRT = {nullptr, PrepareUnaryFloat, EvalSqrtT<false>, EvalSqrtRef, nullptr, false};
-const OpImpl kOp_RSQRT = {nullptr, PrepareUnaryFloat, EvalSqrtT<true>, EvalRsqrtRef, nullptr, false};
+const OpImpl kOp_EXP = {nullptr, PrepareUnaryFloat, EvalExp, EvalExpRef, false};
+const OpImpl kOp_LOGISTIC = {nullptr, PrepareUnaryFloat, EvalLogistic, EvalLogisticRef, false};
+const OpImpl kOp_TANH = {nullptr, PrepareUnaryFloat, EvalTanh, EvalTanhRef, false};
+const OpImpl kOp_RELU = {nullptr, PrepareUnaryFloat, EvalRelu, nullptr, false};
+const OpImpl kOp_RELU6 = {nullptr, PrepareUnaryFloat, EvalRelu6, nullptr, false};
+const OpImpl kOp_RELU_N1_TO_1 = {nullptr, PrepareUnaryFloat, EvalReluN1To1, nullptr, false};
+const OpImpl kOp_HARD_SWISH = {nullptr, PrepareUnaryFloat, EvalHardSwish, nullptr, false};
+const OpImpl kOp_LEAKY_RELU = {ParseLeaky, PrepareUnaryFloat, EvalLeaky, nullptr, false};
+const OpImpl kOp_SQRT = {nullptr, PrepareUnaryFloat, EvalSqrtT<false>, EvalSqrtRef, false};
+const OpImpl kOp_RSQRT = {nullptr, PrepareUnaryFloat, EvalSqrtT<true>, EvalRsqrtRef, false};
 
 namespace ew {
 float LeakyAlphaOf(const Node& node) { return node.P<LeakyParams>().alpha; }

@@ -709,7 +709,7 @@ Status EvalLstmRef(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_LSTM = {ParseLstm, PrepareLstm, EvalLstm, EvalLstmRef, nullptr, false};
-const OpImpl kOp_UNIDIRECTIONAL_SEQUENCE_LSTM = {ParseSequence, PrepareFull, EvalFull, EvalFullRef, nullptr, false};
+const OpImpl kOp_LSTM = {ParseLstm, PrepareLstm, EvalLstm, EvalLstmRef, false};
+const OpImpl kOp_UNIDIRECTIONAL_SEQUENCE_LSTM = {ParseSequence, PrepareFull, EvalFull, EvalFullRef, false};
 
 }  // namespace tflite_gpu

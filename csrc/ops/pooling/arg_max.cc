@@ -165,6 +165,6 @@ Status EvalArgMax(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_ARG_MAX = {ParseArgMax, PrepareArgMax, EvalArgMax<false>, EvalArgMax<true>, nullptr, false};
+const OpImpl kOp_ARG_MAX = {ParseArgMax, PrepareArgMax, EvalArgMax<false>, EvalArgMax<true>, false};
 
 }  // namespace tflite_gpu

@@ -163,8 +163,8 @@ Status EvalPool(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_AVERAGE_POOL_2D = {ParsePool, PreparePool, EvalPool<false>, EvalPoolRef<false>, nullptr, false};
-const OpImpl kOp_MAX_POOL_2D = {ParsePool, PreparePool, EvalPool<true>, EvalPoolRef<true>, nullptr, false};
+const OpImpl kOp_AVERAGE_POOL_2D = {ParsePool, PreparePool, EvalPool<false>, EvalPoolRef<false>, false};
+const OpImpl kOp_MAX_POOL_2D = {ParsePool, PreparePool, EvalPool<true>, EvalPoolRef<true>, false};
 
 void pooling::Pool2DParamsOf(const Node& n, int* padding, int* stride_h, int* stride_w, int* filter_h, int* filter_w, int* activation) { const PoolParams& p = n.P<PoolParams>(); *padding = p.padding; *stride_h = p.stride_h; *stride_w = p.stride_w; *filter_h = p.filter_h; *filter_w = p.filter_w; *activation = p.activation; }
 

@@ -258,7 +258,7 @@ Status EvalReduce(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_MEAN = {ParseReduce<true>, PrepareReduce, EvalReduce<false>, EvalReduce<true>, nullptr, false};
-const OpImpl kOp_SUM = {ParseReduce<false>, PrepareReduce, EvalReduce<false>, EvalReduce<true>, nullptr, false};
+const OpImpl kOp_MEAN = {ParseReduce<true>, PrepareReduce, EvalReduce<false>, EvalReduce<true>, false};
+const OpImpl kOp_SUM = {ParseReduce<false>, PrepareReduce, EvalReduce<false>, EvalReduce<true>, false};
 
 }  // namespace tflite_gpu

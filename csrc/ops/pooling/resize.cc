@@ -246,9 +246,8 @@ Status EvalNearest(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_RESIZE_BILINEAR = {ParseBilinear, PrepareResize, EvalBilinear, EvalBilinearRef, nullptr, false};
-const OpImpl kOp_RESIZE_NEAREST_NEIGHBOR = {ParseNearest, PrepareResize, EvalNearest<false>, EvalNearest<true>, nullptr,
-                                            false};
+const OpImpl kOp_RESIZE_BILINEAR = {ParseBilinear, PrepareResize, EvalBilinear, EvalBilinearRef, false};
+const OpImpl kOp_RESIZE_NEAREST_NEIGHBOR = {ParseNearest, PrepareResize, EvalNearest<false>, EvalNearest<true>, false};
 
 void pooling::ResizeParamsOf(const Node& n, bool* align_corners, bool* half_pixel_centers) { const ResizeParams& p = n.P<ResizeParams>(); *align_corners = p.align_corners; *half_pixel_centers = p.half_pixel_centers; }
 void pooling::ResizeBilinearSource(int v, int in, int out, bool ac, bool hp, int* lo, int* hi, float* frac) { float s; Interp(v, Scale(in, out, ac), hp, in, &s, lo, hi); *frac = s - float(*lo); }

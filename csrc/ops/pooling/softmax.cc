@@ -89,7 +89,7 @@ Status EvalSoftmax(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_SOFTMAX = {ParseSoftmax, PrepareSoftmax, EvalSoftmax, EvalSoftmaxRef, nullptr, false};
+const OpImpl kOp_SOFTMAX = {ParseSoftmax, PrepareSoftmax, EvalSoftmax, EvalSoftmaxRef, false};
 
 float pooling::SoftmaxBetaOf(const Node& n) { return n.P<SoftmaxParams>().beta; }
 

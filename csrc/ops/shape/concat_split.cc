@@ -469,10 +469,10 @@ Status UnpackEvalRef(OpContext& ctx) {
 }  // namespace
 
 // Like TFLite, a concatenation of constants is computed once at allocation.
-const OpImpl kOp_CONCATENATION = {ConcatParse, ConcatPrepare, ConcatEval, ConcatEvalRef, nullptr, true};
-const OpImpl kOp_SPLIT = {SplitParse, SplitPrepare, SplitEval, SplitEvalRef, nullptr, false};
-const OpImpl kOp_PACK = {PackParse, PackPrepare, PackEval, PackEvalRef, nullptr, false};
-const OpImpl kOp_UNPACK = {PackParse, UnpackPrepare, UnpackEval, UnpackEvalRef, nullptr, false};
+const OpImpl kOp_CONCATENATION = {ConcatParse, ConcatPrepare, ConcatEval, ConcatEvalRef, true};
+const OpImpl kOp_SPLIT = {SplitParse, SplitPrepare, SplitEval, SplitEvalRef, false};
+const OpImpl kOp_PACK = {PackParse, PackPrepare, PackEval, PackEvalRef, false};
+const OpImpl kOp_UNPACK = {PackParse, UnpackPrepare, UnpackEval, UnpackEvalRef, false};
 
 int shape_ops::ConcatAxisOf(const Node& node) { return node.P<ConcatParams>().axis; }
 int shape_ops::PackAxisOf(const Node& node) { return node.P<PackParams>().axis; }

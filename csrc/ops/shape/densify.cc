@@ -170,6 +170,6 @@ Status DensifyEval(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_DENSIFY = {nullptr, DensifyPrepare, DensifyEval, nullptr, nullptr, true};
+const OpImpl kOp_DENSIFY = {nullptr, DensifyPrepare, DensifyEval, nullptr, true};
 
 }  // namespace tflite_gpu

@@ -327,8 +327,8 @@ Status TransposeEvalRef(OpContext& ctx) {
 }  // namespace
 
 // Like TFLite, a gather from constants is computed once at allocation.
-const OpImpl kOp_GATHER = {GatherParse, GatherPrepare, GatherEval, GatherEvalRef, nullptr, true};
-const OpImpl kOp_TRANSPOSE = {nullptr, TransposePrepare, TransposeEval, TransposeEvalRef, nullptr, false};
+const OpImpl kOp_GATHER = {GatherParse, GatherPrepare, GatherEval, GatherEvalRef, true};
+const OpImpl kOp_TRANSPOSE = {nullptr, TransposePrepare, TransposeEval, TransposeEvalRef, false};
 
 void shape_ops::GatherParamsOf(const Node& node, int* axis, int* batch_dims) { *axis = node.P<GatherParams>().axis; *batch_dims = node.P<GatherParams>().batch_dims; }
 }  // namespace tflite_gpu

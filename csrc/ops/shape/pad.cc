@@ -357,9 +357,9 @@ Status MirrorPadEvalRef(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_PAD = {nullptr, PadPrepare, PadEval, PadEvalRef, nullptr, false};
-const OpImpl kOp_PADV2 = {nullptr, PadPrepare, PadEval, PadEvalRef, nullptr, false};
-const OpImpl kOp_MIRROR_PAD = {MirrorPadParse, MirrorPadPrepare, MirrorPadEval, MirrorPadEvalRef, nullptr, false};
+const OpImpl kOp_PAD = {nullptr, PadPrepare, PadEval, PadEvalRef, false};
+const OpImpl kOp_PADV2 = {nullptr, PadPrepare, PadEval, PadEvalRef, false};
+const OpImpl kOp_MIRROR_PAD = {MirrorPadParse, MirrorPadPrepare, MirrorPadEval, MirrorPadEvalRef, false};
 
 int shape_ops::MirrorPadModeOf(const Node& node) { return node.P<MirrorPadParams>().mode; }
 }  // namespace tflite_gpu

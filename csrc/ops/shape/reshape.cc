@@ -268,9 +268,9 @@ Status SpaceToDepthEvalRef(OpContext& ctx) {
 }  // namespace
 
 // Like TFLite, a reshape of a constant is computed once at allocation.
-const OpImpl kOp_RESHAPE = {ReshapeParse, ReshapePrepare, ReshapeEval, nullptr, nullptr, true};
-const OpImpl kOp_SHAPE = {ShapeParse, ShapePrepare, ShapeEval, nullptr, nullptr, false};
-const OpImpl kOp_DEPTH_TO_SPACE = {BlockParse, DepthToSpacePrepare, DepthToSpaceEval, DepthToSpaceEvalRef, nullptr, false};
-const OpImpl kOp_SPACE_TO_DEPTH = {BlockParse, SpaceToDepthPrepare, SpaceToDepthEval, SpaceToDepthEvalRef, nullptr, false};
+const OpImpl kOp_RESHAPE = {ReshapeParse, ReshapePrepare, ReshapeEval, nullptr, true};
+const OpImpl kOp_SHAPE = {ShapeParse, ShapePrepare, ShapeEval, nullptr, false};
+const OpImpl kOp_DEPTH_TO_SPACE = {BlockParse, DepthToSpacePrepare, DepthToSpaceEval, DepthToSpaceEvalRef, false};
+const OpImpl kOp_SPACE_TO_DEPTH = {BlockParse, SpaceToDepthPrepare, SpaceToDepthEval, SpaceToDepthEvalRef, false};
 
 }  // namespace tflite_gpu

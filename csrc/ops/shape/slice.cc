@@ -408,8 +408,8 @@ Status SliceEvalRef(OpContext& ctx) {
 }  // namespace
 
 // Like TFLite, a strided slice of constants is computed once at allocation.
-const OpImpl kOp_STRIDED_SLICE = {StridedSliceParse, StridedSlicePrepare, StridedSliceEval, StridedSliceEvalRef, nullptr, true};
-const OpImpl kOp_SLICE = {nullptr, SlicePrepare, SliceEval, SliceEvalRef, nullptr, false};
+const OpImpl kOp_STRIDED_SLICE = {StridedSliceParse, StridedSlicePrepare, StridedSliceEval, StridedSliceEvalRef, true};
+const OpImpl kOp_SLICE = {nullptr, SlicePrepare, SliceEval, SliceEvalRef, false};
 
 Status shape_ops::StridedSliceDimsOf(OpContext& ctx, std::vector<int64_t>* dims) { std::vector<SliceDim> d; Dims os; TFG_RETURN_IF_ERROR(StridedSliceResolve(ctx, &d, &os)); dims->clear(); for (const SliceDim& s : d) dims->insert(dims->end(), {s.size, s.start, s.stride, s.count, int64_t(s.shrink)}); return OkStatus(); }
 }  // namespace tflite_gpu
