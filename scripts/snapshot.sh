@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=${1:?destination folder}
-./scripts/dev_build.sh >/dev/null
+if ! out=$(./scripts/dev_build.sh 2>&1); then echo "$out" | grep -E 'error|FAILED' >&2; echo 'snapshot: build failed' >&2; exit 1; fi
 exec 9>/tmp/tflite_gpu_dev_build.lock
 flock 9
 rm -rf "$dest/tflite_gpu"

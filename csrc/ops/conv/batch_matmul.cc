@@ -190,7 +190,7 @@ Status EvalRef(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_BATCH_MATMUL = {Parse, Prepare, Eval, EvalRef, /*gpu*/ nullptr, /*fold_constants*/ false};
+const OpImpl kOp_BATCH_MATMUL = {Parse, Prepare, Eval, EvalRef, /*fold_constants*/ false};
 
 conv::GpuConvOptions conv::BatchMatMulOptionsOf(const Node& n) { const BmmParams& p = n.P<BmmParams>(); conv::GpuConvOptions o; o.adj_x = p.adj_x; o.adj_y = p.adj_y; return o; }
 

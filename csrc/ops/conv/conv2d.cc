@@ -220,7 +220,7 @@ Status EvalRef(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_CONV_2D = {Parse, Prepare, Eval, EvalRef, /*gpu*/ nullptr, /*fold_constants*/ false};
+const OpImpl kOp_CONV_2D = {Parse, Prepare, Eval, EvalRef, /*fold_constants*/ false};
 
 conv::GpuConvOptions conv::Conv2DOptionsOf(const Node& n) { const ConvParams& p = n.P<ConvParams>(); conv::GpuConvOptions o; o.padding = p.padding; o.stride_w = p.stride_w; o.stride_h = p.stride_h; o.dil_w = p.dil_w; o.dil_h = p.dil_h; o.act = p.act; return o; }
 

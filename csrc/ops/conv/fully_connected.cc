@@ -134,7 +134,7 @@ Status EvalRef(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_FULLY_CONNECTED = {Parse, Prepare, Eval, EvalRef, /*gpu*/ nullptr, /*fold_constants*/ false};
+const OpImpl kOp_FULLY_CONNECTED = {Parse, Prepare, Eval, EvalRef, /*fold_constants*/ false};
 
 conv::GpuConvOptions conv::FullyConnectedOptionsOf(const Node& n) { const FcParams& p = n.P<FcParams>(); conv::GpuConvOptions o; o.act = p.act; o.weights_format = p.weights_format; o.keep_num_dims = p.keep_num_dims; return o; }
 

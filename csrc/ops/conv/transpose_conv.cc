@@ -370,9 +370,9 @@ Status EvalRefCustom(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_TRANSPOSE_CONV = {ParseBuiltin, PrepareBuiltin, EvalBuiltin, EvalRefBuiltin, /*gpu*/ nullptr,
+const OpImpl kOp_TRANSPOSE_CONV = {ParseBuiltin, PrepareBuiltin, EvalBuiltin, EvalRefBuiltin,
                                    /*fold_constants*/ false};
-const OpImpl kOp_Convolution2DTransposeBias = {ParseCustom, PrepareCustom, EvalCustom, EvalRefCustom, /*gpu*/ nullptr,
+const OpImpl kOp_Convolution2DTransposeBias = {ParseCustom, PrepareCustom, EvalCustom, EvalRefCustom,
                                                /*fold_constants*/ false};
 
 conv::GpuConvOptions conv::TransposeConvOptionsOf(const Node& n) { const TcParams& p = n.P<TcParams>(); conv::GpuConvOptions o; o.padding = p.padding; o.stride_w = p.stride_w; o.stride_h = p.stride_h; o.act = p.act; o.custom_ok = p.custom_ok; return o; }

@@ -547,7 +547,7 @@ Status EvalQuantizeRef(OpContext& ctx) { return EvalQuantizeImpl(ctx, true); }
 
 }  // namespace
 
-const OpImpl kOp_DEQUANTIZE = {nullptr, PrepareDequantize, EvalDequantize, EvalDequantizeRef, nullptr,
+const OpImpl kOp_DEQUANTIZE = {nullptr, PrepareDequantize, EvalDequantize, EvalDequantizeRef,
                                /*fold_constants=*/true};
 const OpImpl kOp_QUANTIZE = {nullptr, PrepareQuantize, EvalQuantize, EvalQuantizeRef, false};
 
