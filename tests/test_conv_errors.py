@@ -309,7 +309,9 @@ def test_simd_paths_match_reference_kernels(isa):
     """)
     env = dict(os.environ, TFLITE_GPU_CPU_ISA=isa)
     tests_dir = os.path.dirname(os.path.abspath(__file__))
-    r = subprocess.run([sys.executable, "-c", code, tests_dir], env=env, capture_output=True, text=True, timeout=600)
+    # cwd: not the repository root, whose tflite_gpu/ source folder would shadow the installed package.
+    r = subprocess.run([sys.executable, "-c", code, tests_dir], env=env, capture_output=True, text=True, timeout=600,
+                       cwd=tests_dir)
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
 
 

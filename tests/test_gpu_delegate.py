@@ -183,7 +183,8 @@ def test_no_opencl_gives_clear_error_and_cpu_still_works(tmp_path):
     )
     env = dict(os.environ, TFLITE_GPU_OPENCL_LIBRARY=str(tmp_path / "no_such_libOpenCL.so"),
                TFLITE_GPU_SITE_PACKAGES=str(tmp_path), TFLITE_GPU_OPENCL_VENDORS="", OCL_ICD_VENDORS=str(tmp_path))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                       cwd=str(tmp_path))  # not the repo root: its tflite_gpu/ would shadow the installed one
     assert r.returncode == 0, r.stderr
     assert "DELEGATE_CREATED" not in r.stdout, r.stdout
     assert "ERR" in r.stdout and "OpenCL" in r.stdout, r.stdout
