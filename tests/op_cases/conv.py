@@ -131,7 +131,7 @@ CONV_CASES = [
     _conv("big_k", [1, 56, 56, 64], 64, k=(1, 1), act="RELU6"),
     _conv("7x7_s2_same", [1, 23, 19, 5], 8, k=(7, 7), stride=(2, 2)),
     _conv("dilation4_small_input", [1, 5, 5, 3], 3, dil=(4, 4), version=2),
-    _conv("grouped_dilated", [1, 10, 10, 6], 9, groups=3, dil=(2, 2), version=6, gpu=False),
+    _conv("grouped_dilated", [1, 10, 10, 6], 9, groups=3, dil=(2, 2), version=6),
     _conv("row_tail_37", [2, 3, 37, 16], 20, act="RELU"),
     _conv("2x2_s3_valid", [1, 10, 11, 4], 5, k=(2, 2), stride=(3, 3), padding="VALID"),
     _conv("width1", [1, 9, 1, 4], 3),
