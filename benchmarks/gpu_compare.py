@@ -32,9 +32,11 @@ def timeit(fn, runs, warmup=5):
     return statistics.median(ts) * 1e3, min(ts) * 1e3
 
 
-def run_tflite_gpu(model, batch, fp16, runs, wait="PASSIVE"):
+def run_tflite_gpu(model, batch, fp16, runs, wait="PASSIVE", sustained=False):
+    pref = tflite_gpu.InferencePreference.SUSTAINED_SPEED if sustained else \
+        tflite_gpu.InferencePreference.FAST_SINGLE_ANSWER
     d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(
-        is_precision_loss_allowed=fp16, wait_type=tflite_gpu.WaitType[wait]))
+        is_precision_loss_allowed=fp16, wait_type=tflite_gpu.WaitType[wait], inference_preference=pref))
     it = tflite_gpu.Interpreter(model_content=model)
     t0 = time.perf_counter()
     it.modify_graph_with_delegate(d)
@@ -45,7 +47,8 @@ def run_tflite_gpu(model, batch, fp16, runs, wait="PASSIVE"):
     it.set_tensor(inp["index"], x)
     med, best = timeit(it.invoke, runs)
     # Enqueue overhead: device time of all kernels (OpenCL profiling events) vs wall time.
-    dp = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=fp16, enable_profiling=True))
+    dp = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=fp16, enable_profiling=True,
+                                                               inference_preference=pref))
     itp = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dp])
     itp.allocate_tensors()
     itp.set_tensor(inp["index"], x)
@@ -143,6 +146,8 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--no-litert", action="store_true")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--sustained", action="store_true",
+                    help="also run with inference_preference=SUSTAINED_SPEED (work-group tuning at init)")
     a = ap.parse_args(argv)
     rows = []
     for name in a.models.split(","):
@@ -153,13 +158,17 @@ def main(argv=None):
             for prec in a.precisions.split(","):
                 fp16 = prec == "fp16"
                 ours = run_tflite_gpu(model, batch, fp16, a.runs)
+                tuned = run_tflite_gpu(model, batch, fp16, a.runs, sustained=True) if a.sustained else None
                 te, tg = run_torch(name, batch, fp16, a.runs)
-                row = dict(model=f"mobilenet_{name}", batch=batch, precision=prec, tflite_gpu=ours,
+                row = dict(model=f"mobilenet_{name}", batch=batch, precision=prec, tflite_gpu=ours, tflite_gpu_tuned=tuned,
                            litert_cpu=lit if not fp16 else None, torch_eager=te, torch_cudagraph=tg)
                 rows.append(row)
                 line = (f"mobilenet_{name} b{batch} {prec}: tflite_gpu {ours['median_ms']:.3f} ms "
                         f"(min {ours['min_ms']:.3f}, kernels {ours['device_kernel_ms']:.3f} ms device time in "
                         f"{ours['kernels']} kernels, delegated {ours['delegated']}, {ours['device']}, {ours['precision']})")
+                if tuned:
+                    line += (f" | tuned (SUSTAINED_SPEED) {tuned['median_ms']:.3f} ms, kernels "
+                             f"{tuned['device_kernel_ms']:.3f} ms, init {tuned['init_ms']:.0f} ms vs {ours['init_ms']:.0f} ms")
                 for k, v in (("litert_cpu", lit if not fp16 else None), ("torch_eager", te), ("torch_cudagraph", tg)):
                     if v is None:
                         continue
