@@ -349,7 +349,10 @@ Status Builder::Assemble() {
   }
   for (auto& k : m_->kernels) {
     bool unset = k.local[0] == 0 || k.local[1] == 0 || k.local[2] == 0;
-    if (unset || k.name == "to_phwc4" || k.name == "from_phwc4") k.local = DefaultLocalSize(k.global, caps_.max_work_group_size);
+    if (unset || k.name == "to_phwc4" || k.name == "from_phwc4") {
+      k.local = DefaultLocalSize(k.global, caps_.max_work_group_size);
+      k.tunable = true;
+    }
   }
   return OkStatus();
 }

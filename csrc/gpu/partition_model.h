@@ -40,6 +40,7 @@ struct GpuKernelDesc {
   std::string name;
   std::string source;
   std::array<size_t, 3> global{1, 1, 1}, local{1, 1, 1};
+  bool tunable = false;  // the framework chose `local` (the kernel does not depend on it)
   std::vector<GpuKernelArg> args;
   int node = -1;  // the node it came from (-1 for boundary conversions)
   std::string op;  // its op name ("" for boundary conversions)

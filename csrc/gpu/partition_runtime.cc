@@ -186,13 +186,17 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
   return OkStatus();
 }
 
-Status PartitionRuntime::TuneWorkGroups(size_t max_wg) {
+Status PartitionRuntime::TuneWorkGroups(size_t device_max_wg) {
   const cl::Context& c = *ctx_;
   if (!c.profiling()) return OkStatus();
   static const size_t kCand[][3] = {{8, 4, 1}, {16, 4, 1}, {32, 2, 1}, {32, 4, 1}, {8, 8, 1}, {16, 8, 1},
                                     {16, 16, 1}, {64, 1, 1}, {128, 1, 1}, {4, 4, 4}, {8, 1, 8}, {1, 1, 64}, {4, 4, 1}};
   for (size_t i = 0; i < kernels_.size(); ++i) {
     GpuKernelDesc& k = model_.kernels[i];
+    if (!k.tunable) continue;  // its generator fixed the work group (local-memory reductions)
+    size_t max_wg = device_max_wg;
+    auto kmax = kernels_[i].MaxWorkGroupSize(c);
+    if (kmax.ok()) max_wg = std::min(max_wg, kmax.value());
     std::vector<std::array<size_t, 3>> cands = {k.local};
     for (auto& c3 : kCand) {
       std::array<size_t, 3> l{c3[0], c3[1], c3[2]};

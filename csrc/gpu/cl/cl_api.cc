@@ -336,7 +336,11 @@ std::vector<std::string> OpenClLoader::EffectiveIcdFiles() const {
 }
 
 void OpenClLoader::FindVendors() {
-  std::vector<std::string> names = SplitColon(GetEnv("TFLITE_GPU_OPENCL_VENDORS"));
+  // TFLITE_GPU_OPENCL_VENDORS: extra vendor libraries (colon-separated), or "none" to turn off
+  // the search for unregistered vendor drivers entirely.
+  std::string vendors_env = GetEnv("TFLITE_GPU_OPENCL_VENDORS");
+  if (vendors_env == "none") return;
+  std::vector<std::string> names = SplitColon(vendors_env);
   for (const char* d : {"libnvidia-opencl.so.1", "libamdocl64.so", "libigdrcl.so"}) names.push_back(d);
   std::vector<std::string> icd_lines;
   for (const std::string& f : EffectiveIcdFiles())
