@@ -181,7 +181,7 @@ def test_no_opencl_gives_clear_error_and_cpu_still_works(tmp_path):
         "it = tflite_gpu.Interpreter(model_content=b.build()); it.allocate_tensors()\n"
         "it.set_tensor(x, np.array([-1, 2, -3, 4], np.float32)); it.invoke(); print('CPU', it.get_tensor(y).tolist())\n"
     )
-    env = dict(os.environ, TFLITE_GPU_OPENCL_LIBRARY=str(tmp_path / "no_such_libOpenCL.so"),
+    env = dict(os.environ, TFLITE_GPU_OPENCL_LIBRARY="none",
                TFLITE_GPU_SITE_PACKAGES=str(tmp_path), TFLITE_GPU_OPENCL_VENDORS="none", OCL_ICD_VENDORS=str(tmp_path))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
                        cwd=str(tmp_path))  # not the repo root: its tflite_gpu/ would shadow the installed one
