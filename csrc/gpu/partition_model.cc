@@ -177,7 +177,7 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
   std::vector<std::unique_ptr<KernelBuilder>> pre;
   for (int t : inputs) {
     GpuTensorRef g = TensorFor(t);
-    m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * 4);
+    m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * DTypeSize(sg_.tensor(t).type));
     m_->inputs.push_back({t, g.id, int(m_->staging_bytes.size()) - 1});
   }
 
@@ -232,7 +232,7 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
   for (int t : in_partition_outputs_) {
     auto it = gpu_of_cpu_.find(t);
     if (it == gpu_of_cpu_.end()) return Internal("partition output tensor " + std::to_string(t) + " has no GPU kernel");
-    m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * 4);
+    m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * DTypeSize(sg_.tensor(t).type));
     m_->outputs.push_back({t, it->second, int(m_->staging_bytes.size()) - 1});
   }
   TFG_RETURN_IF_ERROR(Assemble());
@@ -290,7 +290,12 @@ Status Builder::Assemble() {
     const BHWC& s = m_->tensors[b.gpu_tensor].shape;
     GpuKernelDesc k;
     k.name = "to_phwc4";
-    k.source = hdr + "__kernel void main_function(__global const float* src, __global STORAGE* dst) {\n"
+    // Host tensors are FLOAT32, or BOOL (bytes 0/1, held as float 0/1 on the device).
+    const bool is_bool = sg_.tensor(b.cpu_tensor).type == DType::kBool;
+    const std::string rd = is_bool ? "(float)(src[base + L] != 0)" : "src[base + L]";
+    auto lane = [&](int l) { std::string r = rd; r.replace(r.find('L'), 1, std::to_string(l)); return r; };
+    k.source = hdr + "__kernel void main_function(__global const " + (is_bool ? "uchar" : "float") +
+               "* src, __global STORAGE* dst) {\n"
                "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
                "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
                ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
@@ -298,8 +303,8 @@ Status Builder::Assemble() {
                "int s = bs % S, b = bs / S;\n"
                "int base = ((b * H + y) * W + x) * C + s * 4;\n"
                "float4 v = (float4)(0.0f);\n"
-               "if (s * 4 + 0 < C) v.x = src[base + 0];\n if (s * 4 + 1 < C) v.y = src[base + 1];\n"
-               "if (s * 4 + 2 < C) v.z = src[base + 2];\n if (s * 4 + 3 < C) v.w = src[base + 3];\n"
+               "if (s * 4 + 0 < C) v.x = " + lane(0) + ";\n if (s * 4 + 1 < C) v.y = " + lane(1) + ";\n"
+               "if (s * 4 + 2 < C) v.z = " + lane(2) + ";\n if (s * 4 + 3 < C) v.w = " + lane(3) + ";\n"
                "STORE4(dst, ((b * S + s) * H + y) * W + x, v);\n}\n";
     k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
     k.args = {{GpuKernelArg::kStaging, b.staging}, {GpuKernelArg::kTensor, b.gpu_tensor}};
@@ -333,7 +338,11 @@ Status Builder::Assemble() {
     const BHWC& s = m_->tensors[b.gpu_tensor].shape;
     GpuKernelDesc k;
     k.name = "from_phwc4";
-    k.source = hdr + "__kernel void main_function(__global const STORAGE* src, __global float* dst) {\n"
+    const bool is_bool = sg_.tensor(b.cpu_tensor).type == DType::kBool;
+    const std::string cv = is_bool ? "(uchar)(V != 0.0f)" : "V";
+    auto put = [&](const char* v) { std::string r = cv; r.replace(r.find('V'), 1, v); return r; };
+    k.source = hdr + "__kernel void main_function(__global const STORAGE* src, __global " +
+               (is_bool ? "uchar" : "float") + "* dst) {\n"
                "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
                "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
                ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
@@ -341,8 +350,8 @@ Status Builder::Assemble() {
                "int s = bs % S, b = bs / S;\n"
                "float4 v = LOAD4(src, ((b * S + s) * H + y) * W + x);\n"
                "int base = ((b * H + y) * W + x) * C + s * 4;\n"
-               "if (s * 4 + 0 < C) dst[base + 0] = v.x;\n if (s * 4 + 1 < C) dst[base + 1] = v.y;\n"
-               "if (s * 4 + 2 < C) dst[base + 2] = v.z;\n if (s * 4 + 3 < C) dst[base + 3] = v.w;\n}\n";
+               "if (s * 4 + 0 < C) dst[base + 0] = " + put("v.x") + ";\n if (s * 4 + 1 < C) dst[base + 1] = " + put("v.y") + ";\n"
+               "if (s * 4 + 2 < C) dst[base + 2] = " + put("v.z") + ";\n if (s * 4 + 3 < C) dst[base + 3] = " + put("v.w") + ";\n}\n";
     k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
     k.args = {{GpuKernelArg::kTensor, b.gpu_tensor}, {GpuKernelArg::kStaging, b.staging}};
     m_->kernels.push_back(std::move(k));

@@ -59,7 +59,9 @@ def binary_case(op, name, s1, s2, dt=F32, act=None, version=1, const2=False, lo=
             if gen:
                 return list(gen(rng))
             return [_gen(dt, s1, rng, lo, hi), _gen(dt, s2, rng, lo, hi, nonzero2)]
-    return OpCase(op, name, model, inputs, gpu=(np.dtype(dt) == F32), **kw)
+    # float32 ops run on the GPU; so does LOGICAL_AND, whose bool tensors cross partition
+    # boundaries as bytes (0/1).
+    return OpCase(op, name, model, inputs, gpu=(np.dtype(dt) == F32 or op == "LOGICAL_AND"), **kw)
 
 
 def unary_case(op, name, shape, lo=-4.0, hi=4.0, options=None, version=1, special=None, **kw):

@@ -109,8 +109,17 @@ Status CheckPrelu(const GpuCheckContext& c) {
   return OkStatus();
 }
 
+// BOOL tensors live on the device as float 0/1 (converted at partition boundaries); only
+// LOGICAL_AND takes them, so a bool tensor never reaches an op that expects real values.
 Status CheckLogicalAnd(const GpuCheckContext& c) {
-  return Unimplemented("bool tensors stay on the CPU");
+  if (c.num_inputs() != 2) return Unimplemented("expects 2 inputs");
+  for (int i = 0; i < 2; ++i) {
+    if (c.input(i).type != DType::kBool) return Unimplemented("LOGICAL_AND on the GPU takes BOOL inputs");
+    TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.input(i), "input"));
+    if (c.input(i).is_const) return Unimplemented("constant BOOL operands stay on the CPU");
+  }
+  if (c.output(0).type != DType::kBool) return Unimplemented("LOGICAL_AND output must be BOOL");
+  return c.Rank4OrLess(c.output(0), "output");
 }
 
 }  // namespace
