@@ -250,3 +250,45 @@ def test_op_profiling_times_gpu_kernels_on_the_device(x):
     assert [(p["nodes"], p["name"]) for p in gpu] == [([0], "ADD"), ([3], "MUL+TANH")]
     assert [p["name"] for p in cpu] == ["CAST", "CAST"]
     assert all(p["us"] > 0 for p in gpu)
+
+
+def quant_model(in_dtype=np.int8):
+    """int8 (or fp16) input -> DEQUANTIZE -> ADD -> RELU -> QUANTIZE -> int8 output."""
+    b = ModelBuilder()
+    q_in = dict(scale=[0.05], zero_point=[3]) if in_dtype != np.float16 else None
+    x = b.add_input([1, 4, 5, 6], dtype=in_dtype, quant=q_in)
+    f = b.add_tensor([1, 4, 5, 6])
+    c = b.add_const(np.linspace(-2, 2, 6).astype(np.float32))
+    g = b.add_tensor([1, 4, 5, 6])
+    h = b.add_tensor([1, 4, 5, 6])
+    y = b.add_tensor([1, 4, 5, 6], dtype=np.int8, quant=dict(scale=[0.04], zero_point=[-5]))
+    b.add_op("DEQUANTIZE", [x], [f], version=2 if in_dtype != np.float16 else 3)
+    b.add_op("ADD", [f, c], [g], options=NONE)
+    b.add_op("RELU", [g], [h])
+    b.add_op("QUANTIZE", [h], [y])
+    b.mark_output(y)
+    return b.build()
+
+
+@pytest.mark.parametrize("in_dtype", [np.int8, np.uint8, np.float16])
+def test_enable_quant_takes_quantized_boundaries(in_dtype):
+    require_gpu()
+    rng = np.random.default_rng(3)
+    if in_dtype == np.float16:
+        xq = rng.standard_normal((1, 4, 5, 6)).astype(np.float16)
+    else:
+        info = np.iinfo(in_dtype)
+        xq = rng.integers(info.min, info.max + 1, size=(1, 4, 5, 6)).astype(in_dtype)
+    m = quant_model(in_dtype)
+    _, want = run(m, xq)
+    it, got = run(m, xq, [delegate(experimental_flags=tflite_gpu.ExperimentalFlags.ENABLE_QUANT)])
+    rep = it.delegation_report()
+    assert rep["delegated_nodes"] == rep["total_nodes"] == 4, rep
+    assert got.dtype == np.int8
+    # 120 elements: all in TFLite's vectorised QUANTIZE body, whose rounding the GPU reproduces.
+    np.testing.assert_array_equal(got, want)
+    it2, got2 = run(m, xq, [delegate(enable_quantization=False)])
+    rep2 = it2.delegation_report()
+    refused = {u[1]: u[3] for u in rep2["unsupported"]}
+    assert set(refused) == {"DEQUANTIZE", "QUANTIZE"} and all("ENABLE_QUANT" in r for r in refused.values())
+    np.testing.assert_array_equal(got2, want)

@@ -186,6 +186,7 @@ Status GpuDelegate::InitLocked() {
     cache_dir = cl::ProgramCache::DefaultCacheDir();
   cache_.reset(new cl::ProgramCache(ctx_.get(), cache_dir));
   caps_.fp16 = d.fp16;
+  caps_.enable_quant = (opts_.experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT) != 0;
   caps_.max_work_group_size = d.max_work_group_size;
   caps_.is_gpu = d.type == cl::DeviceType::kGpu;
   caps_.vendor = d.vendor;

@@ -53,6 +53,7 @@ int AxisToBHWC(int axis, int rank);
 enum class Precision { kF32, kF32F16, kF16 };  // F32_F16: fp16 storage, fp32 arithmetic
 
 struct GpuDeviceCaps {
+  bool enable_quant = true;  // delegate setting the checks need: ENABLE_QUANT / enable_quantization
   bool fp16 = false;
   size_t max_work_group_size = 256;
   bool is_gpu = true;

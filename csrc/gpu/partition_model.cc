@@ -22,6 +22,39 @@ std::string Join(const std::string& code) {
   return out;
 }
 
+// How a host tensor type crosses a partition boundary (staging buffer <-> float on the device).
+struct BoundaryType {
+  std::string cl_type;
+  DType type;
+  std::string Read(const std::string& i) const {
+    switch (type) {
+      case DType::kBool: return "(float)(src[" + i + "] != 0)";
+      case DType::kFloat16: return "vload_half(" + i + ", src)";
+      case DType::kFloat32: return "src[" + i + "]";
+      default: return "(float)(src[" + i + "])";
+    }
+  }
+  std::string Write(const std::string& i, const std::string& v) const {
+    switch (type) {
+      case DType::kBool: return "dst[" + i + "] = (uchar)(" + v + " != 0.0f)";
+      case DType::kFloat16: return "vstore_half(" + v + ", " + i + ", dst)";
+      case DType::kFloat32: return "dst[" + i + "] = " + v;
+      default: return "dst[" + i + "] = convert_" + cl_type + "_sat_rte(" + v + ")";
+    }
+  }
+};
+
+BoundaryType BoundaryTypeOf(DType t) {
+  switch (t) {
+    case DType::kBool: return {"uchar", t};
+    case DType::kInt8: return {"char", t};
+    case DType::kUInt8: return {"uchar", t};
+    case DType::kInt16: return {"short", t};
+    case DType::kFloat16: return {"half", t};
+    default: return {"float", DType::kFloat32};
+  }
+}
+
 class Builder : public GpuBuildContext {
  public:
   Builder(Subgraph& sg, Precision p, const GpuDeviceCaps& caps, GpuPartitionModel* m)
@@ -290,12 +323,11 @@ Status Builder::Assemble() {
     const BHWC& s = m_->tensors[b.gpu_tensor].shape;
     GpuKernelDesc k;
     k.name = "to_phwc4";
-    // Host tensors are FLOAT32, or BOOL (bytes 0/1, held as float 0/1 on the device).
-    const bool is_bool = sg_.tensor(b.cpu_tensor).type == DType::kBool;
-    const std::string rd = is_bool ? "(float)(src[base + L] != 0)" : "src[base + L]";
-    auto lane = [&](int l) { std::string r = rd; r.replace(r.find('L'), 1, std::to_string(l)); return r; };
-    k.source = hdr + "__kernel void main_function(__global const " + (is_bool ? "uchar" : "float") +
-               "* src, __global STORAGE* dst) {\n"
+    // Host tensors are FLOAT32, or (for BOOL, quantized and FLOAT16 boundaries) values the device
+    // holds as float: bools as 0/1, integers exactly, halves widened.
+    const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor).type);
+    auto lane = [&](int l) { return bt.Read("base + " + std::to_string(l)); };
+    k.source = hdr + "__kernel void main_function(__global const " + bt.cl_type + "* src, __global STORAGE* dst) {\n"
                "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
                "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
                ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
@@ -338,11 +370,8 @@ Status Builder::Assemble() {
     const BHWC& s = m_->tensors[b.gpu_tensor].shape;
     GpuKernelDesc k;
     k.name = "from_phwc4";
-    const bool is_bool = sg_.tensor(b.cpu_tensor).type == DType::kBool;
-    const std::string cv = is_bool ? "(uchar)(V != 0.0f)" : "V";
-    auto put = [&](const char* v) { std::string r = cv; r.replace(r.find('V'), 1, v); return r; };
-    k.source = hdr + "__kernel void main_function(__global const STORAGE* src, __global " +
-               (is_bool ? "uchar" : "float") + "* dst) {\n"
+    const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor).type);
+    k.source = hdr + "__kernel void main_function(__global const STORAGE* src, __global " + bt.cl_type + "* dst) {\n"
                "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
                "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
                ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
@@ -350,8 +379,8 @@ Status Builder::Assemble() {
                "int s = bs % S, b = bs / S;\n"
                "float4 v = LOAD4(src, ((b * S + s) * H + y) * W + x);\n"
                "int base = ((b * H + y) * W + x) * C + s * 4;\n"
-               "if (s * 4 + 0 < C) dst[base + 0] = " + put("v.x") + ";\n if (s * 4 + 1 < C) dst[base + 1] = " + put("v.y") + ";\n"
-               "if (s * 4 + 2 < C) dst[base + 2] = " + put("v.z") + ";\n if (s * 4 + 3 < C) dst[base + 3] = " + put("v.w") + ";\n}\n";
+               "if (s * 4 + 0 < C) " + bt.Write("base + 0", "v.x") + ";\n if (s * 4 + 1 < C) " + bt.Write("base + 1", "v.y") + ";\n"
+               "if (s * 4 + 2 < C) " + bt.Write("base + 2", "v.z") + ";\n if (s * 4 + 3 < C) " + bt.Write("base + 3", "v.w") + ";\n}\n";
     k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
     k.args = {{GpuKernelArg::kTensor, b.gpu_tensor}, {GpuKernelArg::kStaging, b.staging}};
     m_->kernels.push_back(std::move(k));
