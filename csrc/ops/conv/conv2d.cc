@@ -79,17 +79,9 @@ Status ComputeGeom(OpContext& ctx, ConvGeom* g) {
   if (g->out_c % g->groups != 0)
     return ctx.Error("output channels (" + std::to_string(g->out_c) + ") must be divisible by the number of groups (" +
                      std::to_string(g->groups) + ")");
-  if (ctx.has_input(2)) {
-    const Tensor& b = ctx.input(2);
-    TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, b, "bias"));
-    if (b.num_elements() != g->out_c)
-      return ctx.Error("bias has " + std::to_string(b.num_elements()) + " elements, expected " + std::to_string(g->out_c));
-  }
-  Padding pad = p.padding == 0 ? Padding::kSame : Padding::kValid;
-  g->out_h = ConvOutputSize(pad, g->in_h, g->k_h, p.stride_h, p.dil_h);
-  g->out_w = ConvOutputSize(pad, g->in_w, g->k_w, p.stride_w, p.dil_w);
-  g->pad_t = ConvPadBefore(pad, g->in_h, g->k_h, p.stride_h, p.dil_h, g->out_h);
-  g->pad_l = ConvPadBefore(pad, g->in_w, g->k_w, p.stride_w, p.dil_w, g->out_w);
+  TFG_RETURN_IF_ERROR(conv::CheckBias(ctx, g->out_c));
+  conv::WindowOutput(p.padding, g->in_h, g->in_w, g->k_h, g->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w,
+                     &g->out_h, &g->out_w, &g->pad_t, &g->pad_l);
   TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
   return ctx.SetOutputShape(0, {g->batch, g->out_h, g->out_w, g->out_c});
 }

@@ -96,6 +96,26 @@ inline Status CheckRank(const OpContext& ctx, const Tensor& t, int rank, const c
   return OkStatus();
 }
 
+// Optional bias (input 2) of a conv-like op: FLOAT32 with one value per output channel.
+inline Status CheckBias(OpContext& ctx, int64_t out_c) {
+  if (!ctx.has_input(2)) return OkStatus();
+  const Tensor& b = ctx.input(2);
+  TFG_RETURN_IF_ERROR(CheckFloat(ctx, b, "bias"));
+  if (b.num_elements() != out_c)
+    return ctx.Error("bias has " + std::to_string(b.num_elements()) + " elements, expected " + std::to_string(out_c));
+  return OkStatus();
+}
+
+// Output size and leading padding of a windowed op, TFLite's rules.
+inline void WindowOutput(int padding, int in_h, int in_w, int k_h, int k_w, int stride_h, int stride_w, int dil_h,
+                         int dil_w, int* out_h, int* out_w, int* pad_t, int* pad_l) {
+  Padding pad = padding == 0 ? Padding::kSame : Padding::kValid;
+  *out_h = ConvOutputSize(pad, in_h, k_h, stride_h, dil_h);
+  *out_w = ConvOutputSize(pad, in_w, k_w, stride_w, dil_w);
+  *pad_t = ConvPadBefore(pad, in_h, k_h, stride_h, dil_h, *out_h);
+  *pad_l = ConvPadBefore(pad, in_w, k_w, stride_w, dil_w, *out_w);
+}
+
 // Padding, strides and dilation of a windowed op (CONV_2D, DEPTHWISE_CONV_2D).
 inline Status CheckWindow(const OpContext& ctx, int padding, int stride_w, int stride_h, int dil_w, int dil_h) {
   if (padding != 0 && padding != 1) return ctx.Error("unknown padding " + std::to_string(padding));

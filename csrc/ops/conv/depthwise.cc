@@ -124,17 +124,9 @@ Status Prepare(OpContext& ctx) {
     return ctx.Error("filter channels (" + std::to_string(s->out_c) + ") must be a multiple of the input channels (" +
                      std::to_string(s->in_c) + ")");
   s->mult = s->out_c / s->in_c;
-  if (ctx.has_input(2)) {
-    const Tensor& b = ctx.input(2);
-    TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, b, "bias"));
-    if (b.num_elements() != s->out_c)
-      return ctx.Error("bias has " + std::to_string(b.num_elements()) + " elements, expected " + std::to_string(s->out_c));
-  }
-  Padding pad = p.padding == 0 ? Padding::kSame : Padding::kValid;
-  s->out_h = ConvOutputSize(pad, s->in_h, s->k_h, p.stride_h, p.dil_h);
-  s->out_w = ConvOutputSize(pad, s->in_w, s->k_w, p.stride_w, p.dil_w);
-  s->pad_t = ConvPadBefore(pad, s->in_h, s->k_h, p.stride_h, p.dil_h, s->out_h);
-  s->pad_l = ConvPadBefore(pad, s->in_w, s->k_w, p.stride_w, p.dil_w, s->out_w);
+  TFG_RETURN_IF_ERROR(conv::CheckBias(ctx, s->out_c));
+  conv::WindowOutput(p.padding, s->in_h, s->in_w, s->k_h, s->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w,
+                     &s->out_h, &s->out_w, &s->pad_t, &s->pad_l);
   TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
 }
