@@ -137,7 +137,21 @@ Status PartitionRuntime::Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache
     }
     kernels_.push_back(std::move(kk));
   }
+  ComputeLaunchSizes();
   return OkStatus();
+}
+
+void PartitionRuntime::ComputeLaunchSizes() {
+  launch_global_.assign(model_.kernels.size(), std::vector<size_t>(3));
+  launch_local_.assign(model_.kernels.size(), std::vector<size_t>(3));
+  for (size_t i = 0; i < model_.kernels.size(); ++i) {
+    const GpuKernelDesc& k = model_.kernels[i];
+    for (int d = 0; d < 3; ++d) {
+      size_t l = std::max<size_t>(1, k.local[d]);
+      launch_local_[i][d] = l;
+      launch_global_[i][d] = (std::max<size_t>(1, k.global[d]) + l - 1) / l * l;
+    }
+  }
 }
 
 Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool profile) {
@@ -149,15 +163,8 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
     TFG_RETURN_IF_ERROR(staging_[b.staging].Write(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false));
   }
   std::vector<cl::Event> evs(profile ? kernels_.size() : 0);
-  for (size_t i = 0; i < kernels_.size(); ++i) {
-    const GpuKernelDesc& k = model_.kernels[i];
-    std::vector<size_t> global(3), local(3);
-    for (int d = 0; d < 3; ++d) {
-      local[d] = std::max<size_t>(1, k.local[d]);
-      global[d] = (std::max<size_t>(1, k.global[d]) + local[d] - 1) / local[d] * local[d];
-    }
-    TFG_RETURN_IF_ERROR(kernels_[i].Launch(c, global, local, profile ? &evs[i] : nullptr));
-  }
+  for (size_t i = 0; i < kernels_.size(); ++i)
+    TFG_RETURN_IF_ERROR(kernels_[i].Launch(c, launch_global_[i], launch_local_[i], profile ? &evs[i] : nullptr));
   out_events_.clear();
   out_events_.resize(model_.outputs.size());
   for (size_t i = 0; i < model_.outputs.size(); ++i) {
@@ -225,6 +232,7 @@ Status PartitionRuntime::TuneWorkGroups(size_t device_max_wg) {
     }
     k.local = best;
   }
+  ComputeLaunchSizes();
   return ctx_->Finish();
 }
 

@@ -38,6 +38,10 @@ class PartitionRuntime {
   std::vector<cl::Buffer> slots_, consts_, staging_;
   std::vector<std::shared_ptr<const cl::Program>> programs_;
   std::vector<cl::Kernel> kernels_;
+  // Launch sizes per kernel (global rounded up to the work group), computed once: invoke does
+  // no allocation per kernel.
+  std::vector<std::vector<size_t>> launch_global_, launch_local_;
+  void ComputeLaunchSizes();
   std::vector<cl::Event> out_events_;
   std::vector<KernelTime> times_;
   bool pending_ = false;
