@@ -33,8 +33,8 @@ def _sample(cases, per_op, keep=lambda c: False):
     return out
 
 
-F32_CASES = _sample(CASES, 16)
-FP16_CASES = _sample(CASES, 4, keep=lambda c: c.gpu_tol is not None)
+F32_CASES = _sample(CASES, 10)
+FP16_CASES = _sample(CASES, 3, keep=lambda c: c.gpu_tol is not None)
 PARAMS = [pytest.param(c, "F32", id=f"F32-{c.id}") for c in F32_CASES] + \
          [pytest.param(c, "F32_F16", id=f"F32_F16-{c.id}") for c in FP16_CASES]
 
