@@ -83,6 +83,6 @@ def test_gpu_op_matches_reference(case, precision):
     tol = 1e-5 if precision == "F32" else (case.gpu_tol or 5e-3)
     if precision != "F32":
         # fp16 storage saturates: magnitudes above 65504 are stored as inf of the same sign.
-        want = [np.where(np.abs(w) > 65504, np.sign(w) * np.inf, w).astype(w.dtype)
+        want = [np.where(np.abs(w) > 65504, np.copysign(np.inf, w), w).astype(w.dtype)
                 if np.issubdtype(w.dtype, np.floating) else w for w in want]
     assert_close(got, want, tol, f"{case.id} [GPU {precision}]")
