@@ -13,9 +13,7 @@
 namespace tflite_gpu {
 namespace {
 
-struct ConvParams {
-  int padding = 0, stride_w = 0, stride_h = 0, act = 0, dil_w = 1, dil_h = 1;
-};
+using ConvParams = conv::WindowParams;
 
 struct ConvGeom {
   int batch, in_h, in_w, in_c;
@@ -39,12 +37,7 @@ struct ConvState {
 Status Parse(const OptionsView& raw, Node& node) {
   OptionsView o = conv::Opts(raw, conv::kConv2DOptions);
   auto p = std::make_shared<ConvParams>();
-  p->padding = o.Get<int8_t>(0, 0);
-  p->stride_w = o.Get<int32_t>(1, 0);
-  p->stride_h = o.Get<int32_t>(2, 0);
-  p->act = o.Get<int8_t>(3, 0);
-  p->dil_w = o.Get<int32_t>(4, 1);
-  p->dil_h = o.Get<int32_t>(5, 1);
+  conv::ReadWindow(o, /*act_field=*/3, /*dil_w_field=*/4, p.get());
   node.params = p;
   return OkStatus();
 }
@@ -214,6 +207,6 @@ Status EvalRef(OpContext& ctx) {
 
 const OpImpl kOp_CONV_2D = {Parse, Prepare, Eval, EvalRef, /*fold_constants*/ false};
 
-conv::GpuConvOptions conv::Conv2DOptionsOf(const Node& n) { const ConvParams& p = n.P<ConvParams>(); conv::GpuConvOptions o; o.padding = p.padding; o.stride_w = p.stride_w; o.stride_h = p.stride_h; o.dil_w = p.dil_w; o.dil_h = p.dil_h; o.act = p.act; return o; }
+conv::GpuConvOptions conv::Conv2DOptionsOf(const Node& n) { return conv::GpuOptionsOf(n.P<ConvParams>()); }
 
 }  // namespace tflite_gpu

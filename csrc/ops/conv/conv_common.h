@@ -204,6 +204,30 @@ struct GpuConvOptions {
   bool adj_x = false, adj_y = false;  // BATCH_MATMUL
   bool custom_ok = true;       // Convolution2DTransposeBias: custom options well formed
 };
+// Window options shared by CONV_2D and DEPTHWISE_CONV_2D. Both options tables hold padding (0),
+// stride_w (1), stride_h (2); the activation and the two dilation fields sit at op-specific ids.
+struct WindowParams {
+  int padding = 0, stride_w = 0, stride_h = 0, act = 0, dil_w = 1, dil_h = 1;
+};
+inline void ReadWindow(const OptionsView& o, int act_field, int dil_w_field, WindowParams* p) {
+  p->padding = o.Get<int8_t>(0, 0);
+  p->stride_w = o.Get<int32_t>(1, 0);
+  p->stride_h = o.Get<int32_t>(2, 0);
+  p->act = o.Get<int8_t>(act_field, 0);
+  p->dil_w = o.Get<int32_t>(dil_w_field, 1);
+  p->dil_h = o.Get<int32_t>(dil_w_field + 1, 1);
+}
+inline GpuConvOptions GpuOptionsOf(const WindowParams& p) {
+  GpuConvOptions o;
+  o.padding = p.padding;
+  o.stride_w = p.stride_w;
+  o.stride_h = p.stride_h;
+  o.dil_w = p.dil_w;
+  o.dil_h = p.dil_h;
+  o.act = p.act;
+  return o;
+}
+
 GpuConvOptions Conv2DOptionsOf(const Node& n);
 GpuConvOptions DepthwiseOptionsOf(const Node& n);
 GpuConvOptions FullyConnectedOptionsOf(const Node& n);

@@ -74,8 +74,8 @@ DwRowsFn ActiveDwRows() {
   }
 }
 
-struct DwParams {
-  int padding = 0, stride_w = 0, stride_h = 0, depth_multiplier = 0, act = 0, dil_w = 1, dil_h = 1;
+struct DwParams : conv::WindowParams {
+  int depth_multiplier = 0;
 };
 
 struct DwState {
@@ -86,13 +86,8 @@ struct DwState {
 Status Parse(const OptionsView& raw, Node& node) {
   OptionsView o = conv::Opts(raw, conv::kDepthwiseConv2DOptions);
   auto p = std::make_shared<DwParams>();
-  p->padding = o.Get<int8_t>(0, 0);
-  p->stride_w = o.Get<int32_t>(1, 0);
-  p->stride_h = o.Get<int32_t>(2, 0);
+  conv::ReadWindow(o, /*act_field=*/4, /*dil_w_field=*/5, p.get());
   p->depth_multiplier = o.Get<int32_t>(3, 0);
-  p->act = o.Get<int8_t>(4, 0);
-  p->dil_w = o.Get<int32_t>(5, 1);
-  p->dil_h = o.Get<int32_t>(6, 1);
   node.params = p;
   return OkStatus();
 }
@@ -240,6 +235,6 @@ Status EvalRef(OpContext& ctx) {
 
 const OpImpl kOp_DEPTHWISE_CONV_2D = {Parse, Prepare, Eval, EvalRef, /*fold_constants*/ false};
 
-conv::GpuConvOptions conv::DepthwiseOptionsOf(const Node& n) { const DwParams& p = n.P<DwParams>(); conv::GpuConvOptions o; o.padding = p.padding; o.stride_w = p.stride_w; o.stride_h = p.stride_h; o.dil_w = p.dil_w; o.dil_h = p.dil_h; o.act = p.act; return o; }
+conv::GpuConvOptions conv::DepthwiseOptionsOf(const Node& n) { return conv::GpuOptionsOf(n.P<DwParams>()); }
 
 }  // namespace tflite_gpu
