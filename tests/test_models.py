@@ -147,8 +147,10 @@ def test_gpu_delegate_matches_litert(name):
         assert e <= tol, f"{name} [GPU F32]: rel-L2 {e:.3g} > {tol:.3g} (litert spread {spread:.3g})"
 
 
-@pytest.mark.parametrize("name", ["mobilenet_v1", "encoder_decoder"])
+@pytest.mark.parametrize("name", ["mobilenet_v1", "mobilenet_v2", "encoder_decoder"])
 def test_gpu_delegate_fp16_close(name):
+    """fp16 storage through whole nets: measured 4e-4 (encoder-decoder) to 1.1e-3 (MobileNet v1) on
+    PoCL; bound 5e-3, the per-op fp16 bound."""
     require_gpu()
     model = GPU_MODELS[name]()
     feeds = inputs_for(model, seed=6)
@@ -156,7 +158,7 @@ def test_gpu_delegate_fp16_close(name):
     got = run_seq(lambda: tflite_gpu.Interpreter(model_content=model, experimental_delegates=[delegate("F32_F16")]),
                   feeds)
     for a, b in zip(got[0], ref[0]):
-        assert rel_l2(a, b) <= 2e-2, rel_l2(a, b)
+        assert rel_l2(a, b) <= 5e-3, rel_l2(a, b)
 
 
 def test_partitioned_model_gives_same_results_and_report(caplog):
