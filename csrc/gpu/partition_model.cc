@@ -146,16 +146,12 @@ bool Builder::FuseElementwise(const Node& n, const GpuOpSupport* g) {
       if (j == ci || n.inputs[j] < 0) continue;
       int u = n.inputs[j];
       if (u == t) { ok = false; break; }  // x op x: not a chain
-      auto pu = producer_kb_.find(u);
-      bool produced_here = false;
+      // The other operand must be ready when the producer kernel runs.
       for (size_t k = 0; k < kbs_.size(); ++k)
         for (auto& a : kbs_[k]->args())
-          if (a.kind == KernelBuilder::Arg::kOut && a.tensor >= 0 && m_->tensors[a.tensor].cpu_tensor == u) {
-            produced_here = true;
-            if (int(k) >= kbi) ok = false;
-          }
-      (void)pu;
-      (void)produced_here;
+          if (a.kind == KernelBuilder::Arg::kOut && a.tensor >= 0 && m_->tensors[a.tensor].cpu_tensor == u &&
+              int(k) >= kbi)
+            ok = false;
     }
     if (!ok) continue;
     KernelBuilder& kb = *kbs_[kbi];
@@ -386,8 +382,7 @@ Status Builder::Assemble() {
     m_->kernels.push_back(std::move(k));
   }
   for (auto& k : m_->kernels) {
-    bool unset = k.local[0] == 0 || k.local[1] == 0 || k.local[2] == 0;
-    if (unset || k.name == "to_phwc4" || k.name == "from_phwc4") {
+    if (k.local[0] == 0 || k.local[1] == 0 || k.local[2] == 0) {
       k.local = DefaultLocalSize(k.global, caps_.max_work_group_size);
       k.tunable = true;
     }

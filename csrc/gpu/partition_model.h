@@ -39,7 +39,8 @@ struct GpuKernelArg {
 struct GpuKernelDesc {
   std::string name;
   std::string source;
-  std::array<size_t, 3> global{1, 1, 1}, local{1, 1, 1};
+  std::array<size_t, 3> global{1, 1, 1};
+  std::array<size_t, 3> local{0, 0, 0};  // 0: the framework picks it (and may tune it)
   bool tunable = false;  // the framework chose `local` (the kernel does not depend on it)
   std::vector<GpuKernelArg> args;
   int node = -1;  // the node it came from (-1 for boundary conversions)
