@@ -20,6 +20,12 @@ void RegisterOps(py::module_& m) {
       d["has_cpu_kernel"] = op.impl->eval != nullptr;
       d["has_reference_kernel"] = op.impl->eval_ref != nullptr || op.impl->eval != nullptr;
       d["has_gpu_kernel"] = op.gpu != nullptr;
+      py::list q;  // the quantized-kernel column
+      if (op.quant & QI8) q.append("int8");
+      if (op.quant & QU8) q.append("uint8");
+      if (op.quant & QI16) q.append("int16x8");
+      if (op.quant & QHYB) q.append("hybrid");
+      d["quantized_kernels"] = q;
       out.append(d);
     }
     return out;

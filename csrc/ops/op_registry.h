@@ -102,6 +102,9 @@ struct OpImpl {
                                 // (DEQUANTIZE of fp16 weights, DENSIFY of sparse weights)
 };
 
+// The quantized-kernel column of op_list.inc.
+enum QuantKind : uint32_t { QNONE = 0, QI8 = 1, QU8 = 2, QI16 = 4, QHYB = 8 };
+
 struct OpInfo {
   const char* name;
   int builtin_code;        // 32 (CUSTOM) for custom ops
@@ -110,6 +113,7 @@ struct OpInfo {
   const char* family;
   const OpImpl* impl;
   const GpuOpSupport* gpu;  // nullptr: no GPU kernel (the node stays on the CPU)
+  uint32_t quant;           // QuantKind flags: which quantized kernels the op has
 };
 
 // Every op of op_list.inc, in table order.
@@ -121,10 +125,10 @@ std::string BuiltinName(int code);
 
 // kOp_NAME: the CPU side (csrc/ops/<family>/*.cc). kGpu_NAME: the GPU side, defined by the
 // family's gpu_*.cc when the op has a GPU kernel (weak: absent means CPU only).
-#define TFG_BUILTIN(NAME, CODE, MAXV, FAMILY) \
+#define TFG_BUILTIN(NAME, CODE, MAXV, FAMILY, QUANT) \
   extern const OpImpl kOp_##NAME;             \
   extern const GpuOpSupport kGpu_##NAME __attribute__((weak));
-#define TFG_CUSTOM(NAME, CUSTOM, MAXV, FAMILY) \
+#define TFG_CUSTOM(NAME, CUSTOM, MAXV, FAMILY, QUANT) \
   extern const OpImpl kOp_##NAME;              \
   extern const GpuOpSupport kGpu_##NAME __attribute__((weak));
 #include "ops/op_list.inc"

@@ -7,8 +7,8 @@ namespace tflite_gpu {
 
 const std::vector<OpInfo>& AllOps() {
   static const std::vector<OpInfo> kOps = {
-#define TFG_BUILTIN(NAME, CODE, MAXV, FAMILY) {#NAME, CODE, nullptr, MAXV, #FAMILY, &kOp_##NAME, &kGpu_##NAME},
-#define TFG_CUSTOM(NAME, CUSTOM, MAXV, FAMILY) {#NAME, 32, CUSTOM, MAXV, #FAMILY, &kOp_##NAME, &kGpu_##NAME},
+#define TFG_BUILTIN(NAME, CODE, MAXV, FAMILY, QUANT) {#NAME, CODE, nullptr, MAXV, #FAMILY, &kOp_##NAME, &kGpu_##NAME, QUANT},
+#define TFG_CUSTOM(NAME, CUSTOM, MAXV, FAMILY, QUANT) {#NAME, 32, CUSTOM, MAXV, #FAMILY, &kOp_##NAME, &kGpu_##NAME, QUANT},
 #include "ops/op_list.inc"
 #undef TFG_BUILTIN
 #undef TFG_CUSTOM
