@@ -839,3 +839,87 @@ def test_basic_lstm_matches_numpy():
     new_h = sig(o) * np.tanh(new_c)
     np.testing.assert_allclose(state, new_c, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(act, new_h, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# Multi-subgraph models (control flow), checked by LiteRT against numpy
+# ---------------------------------------------------------------------------
+
+def _while_double_until(limit):
+    """x -> while (sum(x) < limit) x = x * 2, counting iterations."""
+    mb = ModelBuilder()
+    cond = mb.add_subgraph("cond")
+    body = mb.add_subgraph("body")
+    # cond: (i, x) -> sum(x) < limit
+    ci = cond.add_input([], np.int32, name="i")
+    cx = cond.add_input([3], name="x")
+    ax = cond.add_const(np.array([0], np.int32), name="axis")
+    s = cond.add_tensor([], name="s")
+    cond.add_op("SUM", [cx, ax], [s], options=dict(keep_dims=False))
+    lim = cond.add_const(np.array(limit, F32), name="limit")
+    c = cond.add_tensor([], np.bool_, name="c")
+    cond.add_op("LESS", [s, lim], [c])
+    cond.mark_output(c)
+    del ci
+    # body: (i, x) -> (i + 1, x * 2)
+    bi = body.add_input([], np.int32, name="i")
+    bx = body.add_input([3], name="x")
+    one = body.add_const(np.array(1, np.int32), name="one")
+    two = body.add_const(np.array(2, F32), name="two")
+    bi2 = body.add_tensor([], np.int32, name="i2")
+    bx2 = body.add_tensor([3], name="x2")
+    body.add_op("ADD", [bi, one], [bi2])
+    body.add_op("MUL", [bx, two], [bx2])
+    body.mark_output(bi2)
+    body.mark_output(bx2)
+    # main
+    i0 = mb.add_const(np.array(0, np.int32), name="i0")
+    x = mb.add_input([3], name="x")
+    io = mb.add_tensor([], np.int32, name="iters")
+    xo = mb.add_tensor([3], name="y")
+    mb.add_op("WHILE", [i0, x], [io, xo],
+              options=dict(cond_subgraph_index=cond.index,
+                           body_subgraph_index=body.index))
+    mb.mark_output(io)
+    mb.mark_output(xo)
+    return mb
+
+
+def test_multi_subgraph_while_runs_in_litert():
+    mb = _while_double_until(100.0)
+    assert mb.num_subgraphs == 3
+    x = np.array([1.0, 2.0, 0.5], F32)
+    iters, y = run(mb.build(), x, delegates=False)
+    # numpy oracle
+    ref, n = x.copy(), 0
+    while ref.sum() < 100.0:
+        ref, n = ref * 2, n + 1
+    assert int(iters) == n == 5
+    np.testing.assert_array_equal(y, ref)
+
+
+def test_multi_subgraph_if_and_shared_buffers():
+    mb = ModelBuilder()
+    then_sg = mb.add_subgraph("then")
+    else_sg = mb.add_subgraph("else")
+    for sg, op in ((then_sg, "ADD"), (else_sg, "SUB")):
+        a = sg.add_input([2], name="a")
+        k = sg.add_const(np.array([10.0, 20.0], F32), name="k")
+        o = sg.add_tensor([2], name="o")
+        sg.add_op(op, [a, k], [o])
+        sg.mark_output(o)
+    p = mb.add_input([], np.bool_, name="p")
+    a = mb.add_input([2], name="a")
+    o = mb.add_tensor([2], name="o")
+    mb.add_op("IF", [p, a], [o],
+              options=dict(then_subgraph_index=then_sg.index,
+                           else_subgraph_index=else_sg.index))
+    mb.mark_output(o)
+    model = mb.build()
+    # ADD/SUB opcodes of the subgraphs are entries in one shared table.
+    assert len(mb._opcodes) == 3
+    av = np.array([1.0, 2.0], F32)
+    (yt,) = run(model, np.array(True), av, delegates=False)
+    (ye,) = run(model, np.array(False), av, delegates=False)
+    np.testing.assert_array_equal(yt, av + [10.0, 20.0])
+    np.testing.assert_array_equal(ye, av - [10.0, 20.0])

@@ -48,6 +48,12 @@ Quick reference
   ``OPTIONS_TABLES``.
 * ``add_signature(key, inputs: {name: tensor}, outputs: {name: tensor},
   subgraph_index=0)``
+* ``add_subgraph(name=None) -> SubgraphBuilder``: appends a subgraph (for
+  WHILE/IF/CALL_ONCE bodies, or more signatures); it has the same
+  ``add_tensor``/``add_input``/``add_const``/``mark_input``/``mark_output``/
+  ``add_op`` methods and ``.index``.  Buffers and operator codes are shared
+  by all subgraphs; ``ModelBuilder``'s own tensor/op methods write to the
+  primary subgraph ``subgraph(0)``.  ``num_subgraphs`` counts them.
 * ``add_metadata(name, data: bytes)``
 * ``build(large_buffers=False) -> bytes`` -- with ``large_buffers=True``
   constant data is appended after the flatbuffer and referenced through
@@ -81,6 +87,7 @@ import numpy as np
 
 __all__ = [
     "ModelBuilder",
+    "SubgraphBuilder",
     "single_op_model",
     "BUILTIN_CODES",
     "BUILTIN_NAMES",
@@ -627,21 +634,23 @@ class _Op:
                  "custom_options", "intermediates")
 
 
-class ModelBuilder:
-    """Accumulates one subgraph (plus buffers, signatures, metadata)."""
+class SubgraphBuilder:
+    """One subgraph of a model: its tensors, inputs, outputs and ops.
 
-    def __init__(self, description="tflite_gpu test model"):
-        self.description = description
+    Buffers, operator codes, signatures and metadata belong to the owning
+    ``ModelBuilder`` and are shared by all its subgraphs.  Get one with
+    ``ModelBuilder.add_subgraph()`` (``ModelBuilder.subgraph(0)`` is the
+    primary subgraph that ``ModelBuilder``'s own methods write to).
+    """
+
+    def __init__(self, model, index, name):
+        self._model = model
+        self.index = index
+        self.name = name
         self._tensors = []
         self._inputs = []
         self._outputs = []
         self._ops = []
-        self._opcodes = []          # (builtin_code, custom_code, version)
-        self._opcode_index = {}
-        self._buffers = [None]      # buffer 0: empty sentinel
-        self._metadata = []         # (name, buffer index)
-        self._signatures = []
-        self.subgraph_name = "main"
 
     # -- tensors ---------------------------------------------------------
     def add_tensor(self, shape, dtype=np.float32, name=None, data=None,
@@ -662,8 +671,8 @@ class ModelBuilder:
                 if np_t is not None and arr.dtype != np_t:
                     arr = arr.astype(np_t)
                 raw = np.ascontiguousarray(arr).tobytes()
-            t.buffer = len(self._buffers)
-            self._buffers.append(raw)
+            t.buffer = len(self._model._buffers)
+            self._model._buffers.append(raw)
         t.quant = quant
         t.shape_signature = (None if shape_signature is None
                              else [int(d) for d in shape_signature])
@@ -703,6 +712,102 @@ class ModelBuilder:
         return list(self._tensors[index].shape)
 
     # -- ops -------------------------------------------------------------
+    def add_op(self, op, inputs, outputs, options=None, version=1,
+               custom_options: bytes = None, intermediates=None) -> int:
+        o = self._model._make_op(op, inputs, outputs, options, version,
+                                 custom_options, intermediates)
+        self._ops.append(o)
+        return len(self._ops) - 1
+
+
+class ModelBuilder:
+    """Accumulates a model: subgraphs (the primary one is written through
+    this object's own methods), buffers, signatures, metadata.
+
+    Multi-subgraph models (control flow: WHILE, IF, CALL_ONCE)::
+
+        mb = ModelBuilder()
+        body = mb.add_subgraph("body")      # SubgraphBuilder, index 1
+        x = body.add_input([1]); ...; body.add_op("ADD", ...)
+        mb.add_op("WHILE", [...], [...],
+                  options=dict(cond_subgraph_index=cond.index,
+                               body_subgraph_index=body.index))
+    """
+
+    def __init__(self, description="tflite_gpu test model"):
+        self.description = description
+        self._opcodes = []          # (builtin_code, custom_code, version)
+        self._opcode_index = {}
+        self._buffers = [None]      # buffer 0: empty sentinel
+        self._metadata = []         # (name, buffer index)
+        self._signatures = []
+        self._subgraphs = [SubgraphBuilder(self, 0, "main")]
+
+    # -- subgraphs -------------------------------------------------------
+    def add_subgraph(self, name=None) -> SubgraphBuilder:
+        """Appends a subgraph (index = number of subgraphs so far)."""
+        idx = len(self._subgraphs)
+        sg = SubgraphBuilder(self, idx, name if name is not None
+                             else f"subgraph{idx}")
+        self._subgraphs.append(sg)
+        return sg
+
+    def subgraph(self, index) -> SubgraphBuilder:
+        return self._subgraphs[index]
+
+    @property
+    def num_subgraphs(self):
+        return len(self._subgraphs)
+
+    # The primary subgraph's state, as before multi-subgraph support.
+    @property
+    def subgraph_name(self):
+        return self._subgraphs[0].name
+
+    @subgraph_name.setter
+    def subgraph_name(self, v):
+        self._subgraphs[0].name = v
+
+    @property
+    def _tensors(self):
+        return self._subgraphs[0]._tensors
+
+    @property
+    def _inputs(self):
+        return self._subgraphs[0]._inputs
+
+    @property
+    def _outputs(self):
+        return self._subgraphs[0]._outputs
+
+    @property
+    def _ops(self):
+        return self._subgraphs[0]._ops
+
+    # -- tensors (primary subgraph) ----------------------------------------
+    def add_tensor(self, *a, **kw) -> int:
+        return self._subgraphs[0].add_tensor(*a, **kw)
+
+    def add_input(self, *a, **kw) -> int:
+        return self._subgraphs[0].add_input(*a, **kw)
+
+    def add_const(self, *a, **kw) -> int:
+        return self._subgraphs[0].add_const(*a, **kw)
+
+    def mark_output(self, tensor_index):
+        self._subgraphs[0].mark_output(tensor_index)
+
+    def mark_input(self, tensor_index):
+        self._subgraphs[0].mark_input(tensor_index)
+
+    @property
+    def num_tensors(self):
+        return self._subgraphs[0].num_tensors
+
+    def tensor_shape(self, index):
+        return self._subgraphs[0].tensor_shape(index)
+
+    # -- ops -------------------------------------------------------------
     def _get_opcode(self, code, custom, version):
         key = (code, custom, int(version))
         if key not in self._opcode_index:
@@ -712,6 +817,12 @@ class ModelBuilder:
 
     def add_op(self, op, inputs, outputs, options=None, version=1,
                custom_options: bytes = None, intermediates=None) -> int:
+        return self._subgraphs[0].add_op(op, inputs, outputs, options,
+                                         version, custom_options,
+                                         intermediates)
+
+    def _make_op(self, op, inputs, outputs, options, version, custom_options,
+                 intermediates):
         code, custom, name = _op_code(op)
         o = _Op()
         o.opcode_index = self._get_opcode(code, custom, version)
@@ -743,8 +854,7 @@ class ModelBuilder:
                 o.options = (table, dict(values or {}))
         o.custom_options = (None if custom_options is None
                             else bytes(custom_options))
-        self._ops.append(o)
-        return len(self._ops) - 1
+        return o
 
     # -- signatures / metadata ------------------------------------------
     def add_signature(self, key, inputs, outputs, subgraph_index=0):
@@ -909,7 +1019,8 @@ class ModelBuilder:
     def _serialize(self, large_buffers, buffer_locations):
         total = sum(len(d) for d in self._buffers[1:] if d)
         b = flatbuffers.Builder(1024 + (0 if large_buffers else total)
-                                + 256 * (len(self._tensors) + len(self._ops)))
+                                + 256 * sum(len(sg._tensors) + len(sg._ops)
+                                            for sg in self._subgraphs))
         # Buffers first (largest payloads).
         buf_offs = []
         for i, data in enumerate(self._buffers):
@@ -920,21 +1031,24 @@ class ModelBuilder:
                 buf_offs.append(self._build_buffer(b, data))
         buffers_vec = _vec_offsets(b, buf_offs)
 
-        tensors_vec = _vec_offsets(b, [self._build_tensor(b, t)
-                                       for t in self._tensors])
-        ops_vec = _vec_offsets(b, [self._build_operator(b, o)
-                                   for o in self._ops])
-        inputs_vec = _vec_numpy(b, self._inputs, np.int32)
-        outputs_vec = _vec_numpy(b, self._outputs, np.int32)
-        sg_name = b.CreateString(self.subgraph_name)
-        b.StartObject(5)
-        b.PrependUOffsetTRelativeSlot(_SUBGRAPH["tensors"], tensors_vec, 0)
-        b.PrependUOffsetTRelativeSlot(_SUBGRAPH["inputs"], inputs_vec, 0)
-        b.PrependUOffsetTRelativeSlot(_SUBGRAPH["outputs"], outputs_vec, 0)
-        b.PrependUOffsetTRelativeSlot(_SUBGRAPH["operators"], ops_vec, 0)
-        b.PrependUOffsetTRelativeSlot(_SUBGRAPH["name"], sg_name, 0)
-        subgraph = b.EndObject()
-        subgraphs_vec = _vec_offsets(b, [subgraph])
+        sg_offs = []
+        for sg in self._subgraphs:
+            tensors_vec = _vec_offsets(b, [self._build_tensor(b, t)
+                                           for t in sg._tensors])
+            ops_vec = _vec_offsets(b, [self._build_operator(b, o)
+                                       for o in sg._ops])
+            inputs_vec = _vec_numpy(b, sg._inputs, np.int32)
+            outputs_vec = _vec_numpy(b, sg._outputs, np.int32)
+            sg_name = b.CreateString(sg.name)
+            b.StartObject(5)
+            b.PrependUOffsetTRelativeSlot(_SUBGRAPH["tensors"], tensors_vec, 0)
+            b.PrependUOffsetTRelativeSlot(_SUBGRAPH["inputs"], inputs_vec, 0)
+            b.PrependUOffsetTRelativeSlot(_SUBGRAPH["outputs"], outputs_vec,
+                                          0)
+            b.PrependUOffsetTRelativeSlot(_SUBGRAPH["operators"], ops_vec, 0)
+            b.PrependUOffsetTRelativeSlot(_SUBGRAPH["name"], sg_name, 0)
+            sg_offs.append(b.EndObject())
+        subgraphs_vec = _vec_offsets(b, sg_offs)
 
         opcodes_vec = _vec_offsets(b, [self._build_opcode(b, k)
                                        for k in self._opcodes])
