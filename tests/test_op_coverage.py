@@ -1,0 +1,205 @@
+"""The "missing ops" test: our op table against the builtin ops that LiteRT's BUILTIN resolver
+registers (tests/data/litert_builtin_ops.txt, written by scripts/litert_builtin_ops.py from the
+installed ai-edge-litert, STABLEHLO_* left out; TF Flex ops are custom ops and never listed).
+
+For every LiteRT builtin op our table must have a row with the same builtin code and a max version
+at least LiteRT's highest, unless the op is in PENDING below. PENDING may only shrink: the test
+fails when an op in it is now fully in the table, so whoever adds an op removes its line.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tflite_gpu
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIST = os.path.join(HERE, "data", "litert_builtin_ops.txt")
+
+# Ops (name: LiteRT's highest version) our table lacks or supports only up to a lower version.
+# ==> OP HELPERS: when you add an op (or raise its max version to LiteRT's), REMOVE ITS LINE HERE
+# ==> in the same commit; test_pending_list_only_shrinks fails until you do.
+PENDING = {
+    "ADD": 6,
+    "CONCATENATION": 7,
+    "DEQUANTIZE": 9,
+    "EMBEDDING_LOOKUP": 5,
+    "FLOOR": 1,
+    "FULLY_CONNECTED": 14,
+    "HASHTABLE_LOOKUP": 1,
+    "L2_NORMALIZATION": 2,
+    "L2_POOL_2D": 1,
+    "LOCAL_RESPONSE_NORMALIZATION": 1,
+    "LSH_PROJECTION": 1,
+    "MUL": 8,
+    "RNN": 3,
+    "SOFTMAX": 4,
+    "SVDF": 4,
+    "SKIP_GRAM": 1,
+    "EMBEDDING_LOOKUP_SPARSE": 1,
+    "PAD": 6,
+    "UNIDIRECTIONAL_SEQUENCE_RNN": 3,
+    "GATHER": 8,
+    "BATCH_TO_SPACE_ND": 4,
+    "SPACE_TO_BATCH_ND": 4,
+    "TRANSPOSE": 9,
+    "SQUEEZE": 2,
+    "BIDIRECTIONAL_SEQUENCE_RNN": 3,
+    "TOPK_V2": 3,
+    "SPLIT": 5,
+    "LOG_SOFTMAX": 2,
+    "BIDIRECTIONAL_SEQUENCE_LSTM": 3,
+    "CAST": 9,
+    "LESS": 3,
+    "NEG": 1,
+    "PADV2": 6,
+    "GREATER": 2,
+    "GREATER_EQUAL": 3,
+    "LESS_EQUAL": 2,
+    "SELECT": 4,
+    "SLICE": 8,
+    "SIN": 2,
+    "SPARSE_TO_DENSE": 3,
+    "TILE": 3,
+    "EXPAND_DIMS": 1,
+    "EQUAL": 5,
+    "NOT_EQUAL": 4,
+    "LOG": 2,
+    "SQRT": 2,
+    "POW": 1,
+    "ARG_MIN": 3,
+    "FAKE_QUANT": 2,
+    "REDUCE_PROD": 2,
+    "REDUCE_MAX": 3,
+    "PACK": 5,
+    "LOGICAL_OR": 1,
+    "ONE_HOT": 1,
+    "LOGICAL_NOT": 1,
+    "UNPACK": 6,
+    "REDUCE_MIN": 3,
+    "FLOOR_DIV": 3,
+    "REDUCE_ANY": 1,
+    "SQUARE": 1,
+    "ZEROS_LIKE": 1,
+    "FILL": 5,
+    "FLOOR_MOD": 2,
+    "RANGE": 2,
+    "ABS": 5,
+    "SPLIT_V": 3,
+    "UNIQUE": 1,
+    "CEIL": 1,
+    "REVERSE_V2": 4,
+    "ADD_N": 1,
+    "GATHER_ND": 6,
+    "COS": 2,
+    "WHERE": 2,
+    "RANK": 1,
+    "ELU": 1,
+    "REVERSE_SEQUENCE": 1,
+    "MATRIX_DIAG": 1,
+    "QUANTIZE": 6,
+    "MATRIX_SET_DIAG": 1,
+    "ROUND": 1,
+    "IF": 1,
+    "WHILE": 1,
+    "NON_MAX_SUPPRESSION_V4": 1,
+    "NON_MAX_SUPPRESSION_V5": 1,
+    "SCATTER_ND": 1,
+    "SELECT_V2": 2,
+    "SEGMENT_SUM": 1,
+    "CUMSUM": 1,
+    "CALL_ONCE": 1,
+    "BROADCAST_TO": 4,
+    "RFFT2D": 1,
+    "CONV_3D": 1,
+    "IMAG": 1,
+    "REAL": 1,
+    "COMPLEX_ABS": 1,
+    "HASHTABLE": 1,
+    "HASHTABLE_FIND": 1,
+    "HASHTABLE_IMPORT": 1,
+    "HASHTABLE_SIZE": 1,
+    "REDUCE_ALL": 1,
+    "CONV_3D_TRANSPOSE": 1,
+    "VAR_HANDLE": 1,
+    "READ_VARIABLE": 1,
+    "ASSIGN_VARIABLE": 1,
+    "BROADCAST_ARGS": 1,
+    "RANDOM_STANDARD_NORMAL": 1,
+    "BUCKETIZE": 1,
+    "RANDOM_UNIFORM": 1,
+    "MULTINOMIAL": 1,
+    "GELU": 3,
+    "DYNAMIC_UPDATE_SLICE": 6,
+    "RELU_0_TO_1": 1,
+    "UNSORTED_SEGMENT_PROD": 1,
+    "UNSORTED_SEGMENT_MAX": 1,
+    "UNSORTED_SEGMENT_SUM": 1,
+    "ATAN2": 1,
+    "UNSORTED_SEGMENT_MIN": 1,
+    "SIGN": 2,
+    "BITCAST": 1,
+    "BITWISE_XOR": 1,
+    "RIGHT_SHIFT": 1,
+    "DILATE": 1,
+    "REDUCE_WINDOW": 1,
+}
+
+
+def _litert_ops():
+    ops = {}
+    with open(LIST) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            code, name, versions = line.split()
+            ops[name] = (int(code), [int(v) for v in versions.split(",")])
+    return ops
+
+
+def _our_builtins():
+    return {o["name"]: o for o in tflite_gpu.supported_ops() if o["custom_code"] is None}
+
+
+def _lacking():
+    ours = _our_builtins()
+    out = {}
+    for name, (code, versions) in _litert_ops().items():
+        have = ours[name]["max_version"] if name in ours else 0
+        if have < max(versions):
+            out[name] = (max(versions), have)
+    return out
+
+
+def test_checked_in_list_matches_installed_litert():
+    pytest.importorskip("ai_edge_litert")
+    r = subprocess.run([sys.executable, os.path.join(HERE, "..", "scripts", "litert_builtin_ops.py"), "--check"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_missing_ops_are_pending():
+    lacking = _lacking()
+    print(f"\nLiteRT builtin ops: {len(_litert_ops())}; fully in our table: "
+          f"{len(_litert_ops()) - len(lacking)}; lacking: {len(lacking)}")
+    for name, (want, have) in sorted(lacking.items(), key=lambda kv: _litert_ops()[kv[0]][0]):
+        print(f"  {name}: LiteRT up to v{want}, ours " + (f"up to v{have}" if have else "missing"))
+    unexpected = {n: v for n, v in lacking.items() if n not in PENDING or PENDING[n] != v[0]}
+    assert not unexpected, f"ops LiteRT registers that the table lacks and PENDING does not list: {unexpected}"
+
+
+def test_pending_list_only_shrinks():
+    lacking = _lacking()
+    done = sorted(n for n in PENDING if n not in lacking)
+    assert not done, f"now in the op table: remove {done} from PENDING in tests/test_op_coverage.py"
+
+
+def test_table_rows_agree_with_litert():
+    litert = _litert_ops()
+    for name, o in _our_builtins().items():
+        assert name in litert, f"{name} is not a builtin op of LiteRT's resolver"
+        code, versions = litert[name]
+        assert o["builtin_code"] == code, f"{name}: builtin code {o['builtin_code']}, LiteRT's is {code}"
+        assert o["max_version"] <= max(versions), \
+            f"{name}: table claims version {o['max_version']}, LiteRT registers up to {max(versions)}"
