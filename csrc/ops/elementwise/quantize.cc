@@ -19,9 +19,16 @@
 //     For INT8/UINT8 -> INT8/UINT8 TFLite's vector body (the first floor(n / 16) * 16 elements)
 //     rounds both steps half up (vqrdmulh + vrshl); reproduced likewise.
 #include "ops/elementwise/ew_common.h"
+#include "ops/quant_common.h"
 
 namespace tflite_gpu {
 namespace {
+
+using quant::MultiplyByQuantizedMultiplier;
+using quant::QuantizeMultiplier;
+using quant::TypeRange;
+// TFLite's NEON MultiplyByQuantizedMultiplier4Rows (vqrdmulh + vrshl) is quant's HalfUp variant.
+using quant::MultiplyByQuantizedMultiplierHalfUp;
 
 // Per-tensor or per-channel affine parameters of one tensor laid out as [outer, channels, inner].
 struct Affine {
@@ -208,54 +215,6 @@ Status EvalDequantizeRef(OpContext& ctx) {
 
 // ================================ QUANTIZE ================================
 
-// TFLite's QuantizeMultiplier: real = q * 2^shift with q a Q31 fixed-point value in [0.5, 1).
-void QuantizeMultiplier(double m, int32_t* qm, int* shift) {
-  if (m == 0.0) {
-    *qm = 0;
-    *shift = 0;
-    return;
-  }
-  int s = 0;
-  const double q = std::frexp(m, &s);
-  int64_t qf = int64_t(std::round(q * double(1LL << 31)));
-  if (qf == (1LL << 31)) {
-    qf /= 2;
-    ++s;
-  }
-  if (s < -31) {
-    s = 0;
-    qf = 0;
-  }
-  if (s > 30) {
-    s = 30;
-    qf = (1LL << 31) - 1;
-  }
-  *qm = int32_t(qf);
-  *shift = s;
-}
-
-inline int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
-  const bool overflow = a == b && a == std::numeric_limits<int32_t>::min();
-  const int64_t ab = int64_t(a) * int64_t(b);
-  const int32_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
-  const int32_t r = int32_t((ab + nudge) / (1LL << 31));
-  return overflow ? std::numeric_limits<int32_t>::max() : r;
-}
-
-inline int32_t RoundingDivideByPOT(int32_t x, int e) {
-  const int32_t mask = int32_t((int64_t(1) << e) - 1);
-  const int32_t remainder = x & mask;
-  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-  return (x >> e) + (remainder > threshold ? 1 : 0);
-}
-
-inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t qm, int shift) {
-  const int left = shift > 0 ? shift : 0;
-  const int right = shift > 0 ? 0 : -shift;
-  const int32_t xs = int32_t(uint32_t(x) << left);  // wraps like TFLite's x * (1 << left)
-  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(xs, qm), right);
-}
-
 // int32(v) as x86 converts out-of-range values and NaN: INT32_MIN. `away` selects round half away
 // from zero (std::round), otherwise round half to even (cvtps2dq). Exact for every float.
 inline int32_t RoundToInt32(float v, bool away) {
@@ -309,18 +268,6 @@ inline int32_t QuantizeAwayF(float v, const FloatQuant& q) {
   return in_range ? int32_t(f) : q.oor;
 }
 
-// TFLite's NEON MultiplyByQuantizedMultiplier4Rows: vqrdmulh (round half up) then vrshl (round
-// half up).
-inline int32_t MultiplyByQuantizedMultiplierNeon(int32_t x, int32_t qm, int shift) {
-  const int left = shift > 0 ? shift : 0;
-  const int right = shift > 0 ? 0 : -shift;
-  const int32_t xs = int32_t(uint32_t(x) << left);
-  const bool overflow = xs == qm && xs == std::numeric_limits<int32_t>::min();
-  int64_t h = overflow ? int64_t(std::numeric_limits<int32_t>::max()) : ((int64_t(xs) * qm + (int64_t(1) << 30)) >> 31);
-  if (right > 0) h = (h + (int64_t(1) << (right - 1))) >> right;
-  return int32_t(h);
-}
-
 enum class QMode { kFromFloat, kRequant };
 
 struct QuantData {
@@ -344,15 +291,6 @@ bool QuantOutputAllowed(DType in, DType out) {
     case DType::kInt16: return out == DType::kInt8 || out == DType::kInt16 || out == DType::kInt32;
     case DType::kInt32: return out == DType::kInt8 || out == DType::kInt16;
     default: return false;
-  }
-}
-
-void TypeRange(DType t, int32_t* lo, int32_t* hi) {
-  switch (t) {
-    case DType::kInt8: *lo = -128; *hi = 127; return;
-    case DType::kUInt8: *lo = 0; *hi = 255; return;
-    case DType::kInt16: *lo = -32768; *hi = 32767; return;
-    default: *lo = std::numeric_limits<int32_t>::min(); *hi = std::numeric_limits<int32_t>::max(); return;
   }
 }
 
@@ -452,7 +390,7 @@ void Requant(ThreadPool* pool, int64_t n, const QuantData& d, const TI* in, TO* 
     for (int v = 0; v < 256; ++v) {
       const TI in_v = TI(v);  // every bit pattern of TI
       const int32_t x = int32_t(uint32_t(int32_t(in_v)) - uint32_t(in_zp));
-      lut[0][uint8_t(in_v)] = TO(AddZeroPointAndClamp(MultiplyByQuantizedMultiplierNeon(x, qm, shift), out_zp, qmin, qmax));
+      lut[0][uint8_t(in_v)] = TO(AddZeroPointAndClamp(MultiplyByQuantizedMultiplierHalfUp(x, qm, shift), out_zp, qmin, qmax));
       lut[1][uint8_t(in_v)] = TO(AddZeroPointAndClamp(MultiplyByQuantizedMultiplier(x, qm, shift), out_zp, qmin, qmax));
     }
     ParallelFor(
@@ -471,7 +409,7 @@ void Requant(ThreadPool* pool, int64_t n, const QuantData& d, const TI* in, TO* 
         const int64_t m = std::min(e, std::max(b, body));
         for (int64_t i = b; i < m; ++i) {
           const int32_t x = int32_t(uint32_t(int32_t(in[i])) - uint32_t(in_zp));
-          out[i] = TO(AddZeroPointAndClamp(MultiplyByQuantizedMultiplierNeon(x, qm, shift), out_zp, qmin, qmax));
+          out[i] = TO(AddZeroPointAndClamp(MultiplyByQuantizedMultiplierHalfUp(x, qm, shift), out_zp, qmin, qmax));
         }
         for (int64_t i = m; i < e; ++i) {
           const int32_t x = int32_t(uint32_t(int32_t(in[i])) - uint32_t(in_zp));

@@ -1,0 +1,285 @@
+// THE home of quantization arithmetic (every quantized kernel includes this; add here rather than
+// writing a second copy).
+//
+// TFLite computes `real = int32_acc * real_multiplier` with a fixed-point multiplier
+// (QuantizeMultiplier: real_multiplier = qm * 2^(shift - 31), qm in [2^30, 2^31)) and rounds in one of
+// several ways depending on which kernel runs. The variants here, by name:
+//
+//   MultiplyByQuantizedMultiplier            gemmlowp "double rounding", TFLite's default build
+//       (TFLITE_SINGLE_ROUNDING undefined): x << left_shift, SaturatingRoundingDoublingHighMul
+//       (round half up, i.e. toward +inf, saturating only INT32_MIN * INT32_MIN), then
+//       RoundingDivideByPOT (round half away from zero). Used by TFLite's reference kernels and by
+//       the scalar output stages of its optimized kernels (e.g. depthwise int8, elementwise).
+//   MultiplyByQuantizedMultiplierHalfUp      the NEON form (vqrdmulh + vrshl): both steps round half
+//       up. TFLite's NEON bodies run on x86 through NEON_2_SSE (e.g. QUANTIZE's requantization).
+//   MultiplyByQuantizedMultiplierSingleRounding  ruy's multiplier (and TFLITE_SINGLE_ROUNDING):
+//       (x * qm + 2^(30 - shift)) >> (31 - shift) in int64, one rounding, half up. The optimized
+//       GEMM path (cpu_backend_gemm -> ruy) of CONV_2D / FULLY_CONNECTED / BATCH_MATMUL uses it.
+//   MultiplyByQuantizedMultiplier64          the int64-accumulator overload (16x8 kernels with int64
+//       bias): the multiplier reduced to 16 bits, (x * ((qm + 2^15) >> 16) + 2^(14 - shift)) >>
+//       (15 - shift), truncated to int32 as TFLite's implicit conversion does.
+//
+// Plus the shared helpers: the integer range of a type, saturating casts, TFLite's quantized
+// activation range, and reading / validating a tensor's quantization parameters (per-tensor or
+// per-channel) with errors that name the tensor.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ops/op_registry.h"
+
+namespace tflite_gpu {
+namespace quant {
+
+// ---------------------------------------------------------------- multipliers
+
+// TFLite's QuantizeMultiplier: m = qm * 2^(shift - 31), qm a Q31 value in [2^30, 2^31) (0 for m == 0).
+// Like TFLite, a multiplier below 2^-32 becomes 0. TFLite's default build does not clamp shift > 30
+// (only its single-rounding build does); we clamp it always, since a left shift of 31 or more is
+// undefined in every variant below. Such multipliers (>= 2^30) do not occur in a sane model.
+inline void QuantizeMultiplier(double m, int32_t* qm, int* shift) {
+  if (m == 0.0 || !std::isfinite(m)) {
+    *qm = 0;
+    *shift = 0;
+    return;
+  }
+  int s = 0;
+  const double q = std::frexp(m, &s);
+  int64_t qf = int64_t(std::round(q * double(1LL << 31)));
+  if (qf == (1LL << 31)) {
+    qf /= 2;
+    ++s;
+  }
+  if (s < -31) {
+    s = 0;
+    qf = 0;
+  }
+  if (s > 30) {
+    s = 30;
+    qf = (1LL << 31) - 1;
+  }
+  *qm = int32_t(qf);
+  *shift = s;
+}
+
+// gemmlowp's SaturatingRoundingDoublingHighMul: round(a * b / 2^31), ties toward +inf.
+inline int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
+  const bool overflow = a == b && a == std::numeric_limits<int32_t>::min();
+  const int64_t ab = int64_t(a) * int64_t(b);
+  const int32_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+  const int32_t r = int32_t((ab + nudge) / (1LL << 31));
+  return overflow ? std::numeric_limits<int32_t>::max() : r;
+}
+
+// gemmlowp's RoundingDivideByPOT: round(x / 2^e), ties away from zero. 0 <= e <= 31.
+inline int32_t RoundingDivideByPOT(int32_t x, int e) {
+  const int32_t mask = int32_t((int64_t(1) << e) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> e) + (remainder > threshold ? 1 : 0);
+}
+
+// Double rounding (TFLite default build, reference kernels).
+inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t qm, int shift) {
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  const int32_t xs = int32_t(uint32_t(x) << left);  // wraps like TFLite's x * (1 << left)
+  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(xs, qm), right);
+}
+
+// NEON form (vqrdmulh then vrshl): both roundings half up.
+inline int32_t MultiplyByQuantizedMultiplierHalfUp(int32_t x, int32_t qm, int shift) {
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  const int32_t xs = int32_t(uint32_t(x) << left);
+  const bool overflow = xs == qm && xs == std::numeric_limits<int32_t>::min();
+  int64_t h = overflow ? int64_t(std::numeric_limits<int32_t>::max()) : ((int64_t(xs) * qm + (int64_t(1) << 30)) >> 31);
+  if (right > 0) h = (h + (int64_t(1) << (right - 1))) >> right;
+  return int32_t(h);
+}
+
+// Single rounding (ruy, TFLITE_SINGLE_ROUNDING): (x * qm + 2^(30 - shift)) >> (31 - shift), half up.
+// The result is truncated to int32 (a multiplier > 1 can overflow it; ruy's kernels wrap too).
+inline int32_t MultiplyByQuantizedMultiplierSingleRounding(int32_t x, int32_t qm, int shift) {
+  const int total = 31 - shift;  // shift <= 30 (QuantizeMultiplier) => total >= 1
+  const int64_t r = (int64_t(x) * int64_t(qm) + (int64_t(1) << (total - 1))) >> total;
+  return int32_t(uint32_t(uint64_t(r)));
+}
+
+// int64 accumulator (TFLite default build): 16-bit reduced multiplier, one rounding.
+inline int32_t MultiplyByQuantizedMultiplier64(int64_t x, int32_t qm, int shift) {
+  const int32_t reduced = qm < 0x7FFF0000 ? ((qm + (1 << 15)) >> 16) : 0x7FFF;
+  const int total = 15 - shift;
+  if (total <= 0) return int32_t(uint32_t(uint64_t(x) * uint64_t(int64_t(reduced)) << -total));
+  // x is within +-2^47 for any real model; wrap (not UB) otherwise.
+  const uint64_t prod = uint64_t(x) * uint64_t(int64_t(reduced)) + (uint64_t(1) << (total - 1));
+  return int32_t(uint32_t(uint64_t(int64_t(prod) >> total)));
+}
+
+// ---------------------------------------------------------------- integer types
+
+inline bool IsQuantizedIntType(DType t) {
+  return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16;
+}
+
+// [lo, hi] of an integer type (int32 for anything else).
+inline void TypeRange(DType t, int32_t* lo, int32_t* hi) {
+  switch (t) {
+    case DType::kInt8: *lo = -128; *hi = 127; return;
+    case DType::kUInt8: *lo = 0; *hi = 255; return;
+    case DType::kInt16: *lo = -32768; *hi = 32767; return;
+    default: *lo = std::numeric_limits<int32_t>::min(); *hi = std::numeric_limits<int32_t>::max(); return;
+  }
+}
+inline void TypeRange64(DType t, int64_t* lo, int64_t* hi) {
+  if (t == DType::kInt64) {
+    *lo = std::numeric_limits<int64_t>::min();
+    *hi = std::numeric_limits<int64_t>::max();
+    return;
+  }
+  int32_t l, h;
+  TypeRange(t, &l, &h);
+  *lo = l;
+  *hi = h;
+}
+
+template <typename T>
+inline T SaturateCast(int32_t v) {
+  const int32_t lo = int32_t(std::numeric_limits<T>::min()), hi = int32_t(std::numeric_limits<T>::max());
+  return T(v < lo ? lo : (v > hi ? hi : v));
+}
+template <>
+inline int32_t SaturateCast<int32_t>(int32_t v) { return v; }
+
+inline int32_t Clamp32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+// float -> int32 as TFLite's static_cast<int32_t>(std::round(f)) behaves on x86: half away from zero,
+// out-of-range values and NaN give INT32_MIN (cvttss2si).
+inline int32_t RoundAwayToInt32(float v) {
+  const float r = std::round(v);
+  return (r >= -2147483648.0f && r < 2147483648.0f) ? int32_t(r) : std::numeric_limits<int32_t>::min();
+}
+
+// TFLite's CalculateActivationRangeQuantized for an output of `type` with (scale, zero_point):
+// NONE -> the type range; RELU, RELU6, RELU_N1_TO_1 -> the quantized bounds intersected with it.
+// TANH and SIGN_BIT are refused (TFLite: "Unsupported fused activation function").
+inline Status QuantizedActivationRange(const OpContext& ctx, int act, DType type, float scale, int32_t zero_point,
+                                       int32_t* act_min, int32_t* act_max) {
+  int32_t qmin, qmax;
+  TypeRange(type, &qmin, &qmax);
+  auto q = [&](float f) {
+    const int64_t v = int64_t(zero_point) + RoundAwayToInt32(f / scale);
+    return int32_t(uint32_t(uint64_t(v)));  // int32 add, wrapping as TFLite's
+  };
+  switch (act) {
+    case 0: *act_min = qmin; *act_max = qmax; return OkStatus();
+    case 1: *act_min = std::max(qmin, q(0.f)); *act_max = qmax; return OkStatus();
+    case 2: *act_min = std::max(qmin, q(-1.f)); *act_max = std::min(qmax, q(1.f)); return OkStatus();
+    case 3: *act_min = std::max(qmin, q(0.f)); *act_max = std::min(qmax, q(6.f)); return OkStatus();
+    default:
+      return ctx.Error("fused activation " + std::to_string(act) +
+                       " is not supported by the quantized kernel (only NONE, RELU, RELU6, RELU_N1_TO_1)");
+  }
+}
+
+// ---------------------------------------------------------------- parameters of a tensor
+
+// Quantization parameters of one tensor, read and validated: one (scale, zero point) per channel
+// along `axis` (a single entry when per-tensor).
+struct TensorQuant {
+  std::vector<float> scale;
+  std::vector<int32_t> zero_point;
+  int axis = -1;  // quantized dimension when per-channel, -1 when per-tensor
+  bool per_channel() const { return axis >= 0; }
+  size_t channels() const { return scale.size(); }
+  float Scale(size_t c = 0) const { return scale[per_channel() ? c : 0]; }
+  int32_t ZeroPoint(size_t c = 0) const { return zero_point[per_channel() ? c : 0]; }
+};
+
+// What a kernel accepts for one tensor.
+struct QuantRule {
+  bool required = true;        // the tensor must carry quantization parameters
+  bool allow_per_channel = false;
+  int channel_axis = -1;       // when per-channel is allowed: the axis it must be on (-1: any)
+  bool zero_point_zero = false;  // symmetric (int16 activations, int8 weights of 16x8, ...)
+  bool check_scale = true;     // scale finite and > 0
+};
+
+inline std::string TensorLabel(const char* what, const Tensor& t) {
+  return std::string(what) + (t.name.empty() ? std::string() : " '" + t.name + "'");
+}
+
+// Reads and validates `t`'s quantization: scales finite and > 0; zero points inside the type's range
+// (int32 range for INT32/INT64 tensors such as biases); as many zero points as scales; per-channel
+// vectors only where allowed, on an axis inside the shape (and the expected one), with as many
+// entries as that dimension has. Errors are ValueErrors naming the op and the tensor.
+inline Status ReadQuant(const OpContext& ctx, const Tensor& t, const char* what, const QuantRule& rule,
+                        TensorQuant* out) {
+  const std::string label = TensorLabel(what, t);
+  const QuantParams& q = t.quant;
+  const size_t ns = q.scale.size();
+  out->scale.clear();
+  out->zero_point.clear();
+  out->axis = -1;
+  if (ns == 0) {
+    if (rule.required)
+      return ctx.Error(label + " (" + DTypeName(t.type) + ") has no quantization parameters");
+    out->scale.push_back(0.f);
+    out->zero_point.push_back(0);
+    return OkStatus();
+  }
+  if (!q.zero_point.empty() && q.zero_point.size() != ns)
+    return ctx.Error(label + " has " + std::to_string(ns) + " scales but " + std::to_string(q.zero_point.size()) +
+                     " zero points");
+  int64_t lo, hi;
+  TypeRange64(t.type, &lo, &hi);
+  if (t.type == DType::kInt64) {
+    lo = std::numeric_limits<int32_t>::min();
+    hi = std::numeric_limits<int32_t>::max();
+  }
+  for (size_t i = 0; i < ns; ++i) {
+    const float s = q.scale[i];
+    if (rule.check_scale && !(std::isfinite(s) && s > 0.f))
+      return ctx.Error(label + " has scale " + std::to_string(s) + (ns > 1 ? " (channel " + std::to_string(i) + ")" : "") +
+                       "; a scale must be finite and > 0");
+    const int64_t z = q.zero_point.empty() ? 0 : q.zero_point[i];
+    if (z < lo || z > hi)
+      return ctx.Error(label + " has zero point " + std::to_string(z) + ", outside the " + DTypeName(t.type) +
+                       " range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    if (rule.zero_point_zero && z != 0)
+      return ctx.Error(label + " (" + DTypeName(t.type) + ") must be symmetric (zero point 0), got zero point " +
+                       std::to_string(z));
+    out->scale.push_back(s);
+    out->zero_point.push_back(int32_t(z));
+  }
+  if (ns > 1) {
+    if (!rule.allow_per_channel)
+      return ctx.Error(label + " has per-channel quantization (" + std::to_string(ns) +
+                       " scales); only per-tensor quantization is supported here");
+    const int rank = int(t.shape.size());
+    const int qd = q.quantized_dimension;
+    if (qd < 0 || qd >= rank)
+      return ctx.Error(label + " has quantized_dimension " + std::to_string(qd) + ", outside its shape " +
+                       DimsToString(t.shape));
+    if (rule.channel_axis >= 0 && qd != rule.channel_axis)
+      return ctx.Error(label + " is quantized per channel along dimension " + std::to_string(qd) + "; expected dimension " +
+                       std::to_string(rule.channel_axis));
+    if (int64_t(t.shape[qd]) != int64_t(ns))
+      return ctx.Error(label + " has " + std::to_string(ns) + " per-channel scales but dimension " + std::to_string(qd) +
+                       " has size " + std::to_string(t.shape[qd]));
+    out->axis = qd;
+  }
+  return OkStatus();
+}
+
+// Validation only (the same rules).
+inline Status ValidateQuant(const OpContext& ctx, const Tensor& t, const char* what, const QuantRule& rule) {
+  TensorQuant tmp;
+  return ReadQuant(ctx, t, what, rule, &tmp);
+}
+
+}  // namespace quant
+}  // namespace tflite_gpu
