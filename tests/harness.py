@@ -28,6 +28,9 @@ class OpCase:
     gpu_tol: Optional[float] = None  # F32_F16 bound if not the default
     gpu_fp16: bool = True         # False: the values do not fit fp16 storage (say why in note)
     note: str = ""
+    quant: Optional[str] = None   # the quantized kernel this case covers, named as the op table's
+                                  # quantized-kernel column ('int8', 'uint8', 'int16x8', 'hybrid');
+                                  # tflite_gpu.testing.quant.quant_kind(dtype) maps a type to it
 
     @property
     def id(self) -> str:

@@ -7,6 +7,7 @@ import numpy as np
 
 from harness import OpCase
 from tflite_gpu.testing.builder import ModelBuilder, single_op_model
+from tflite_gpu.testing.quant import quant_kind
 
 F32 = np.float32
 ACTS = ["NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT"]
@@ -379,7 +380,8 @@ def q_case(op, name, in_dt, out_dt, shape, qin=None, qout=None, gen=None, const=
             return [rng.uniform(-100, 100, shape).astype(np.float16)]
         info = np.iinfo(in_dt)
         return [rng.integers(info.min, int(info.max) + 1, shape, dtype=np.int64).astype(in_dt)]
-    return OpCase(op, name, model, inputs, tol=tol, gpu=False)
+    kind = quant_kind(in_dt) or quant_kind(out_dt)
+    return OpCase(op, name, model, inputs, tol=tol, gpu=False, quant=kind)
 
 
 def pt(scale, zp):

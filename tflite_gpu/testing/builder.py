@@ -71,7 +71,8 @@ Module-level helpers:
 * ``single_op_model(op, input_specs, output_specs, options=None, version=1,
   consts=None, custom_options=None) -> bytes``: one-op model.
   ``input_specs``/``output_specs`` are lists of ``(shape, dtype)`` tuples (or
-  just shapes, meaning float32) -- these become graph inputs / outputs.
+  just shapes, meaning float32, or ``(shape, dtype, quant)``) -- these become
+  graph inputs / outputs (see ``tflite_gpu.testing.quant`` for quantized ones).
   ``consts`` is an optional list of ndarrays appended (as constant tensors)
   to the op inputs after the graph inputs; a ``None`` entry appends ``-1``
   (an omitted optional input).  Use ``ModelBuilder`` directly for anything
@@ -1113,10 +1114,22 @@ class ModelBuilder:
 # ---------------------------------------------------------------------------
 
 def _spec(spec):
+    """``shape`` | ``(shape, dtype)`` | ``(shape, dtype, quant)`` -> (shape, dtype, quant)."""
+    if isinstance(spec, tuple) and len(spec) == 3 and not isinstance(
+            spec[1], (int, np.integer)):
+        return list(spec[0]), spec[1], spec[2]
     if isinstance(spec, tuple) and len(spec) == 2 and not isinstance(
             spec[1], (int, np.integer)):
-        return list(spec[0]), spec[1]
-    return list(spec), np.float32
+        return list(spec[0]), spec[1], None
+    return list(spec), np.float32, None
+
+
+def _const(c):
+    """``ndarray`` | ``(ndarray, quant)`` -> (ndarray, quant)."""
+    if isinstance(c, tuple) and len(c) == 2 and (c[1] is None
+                                                 or isinstance(c[1], dict)):
+        return c[0], c[1]
+    return c, None
 
 
 def single_op_model(op, input_specs, output_specs, options=None, version=1,
@@ -1124,21 +1137,28 @@ def single_op_model(op, input_specs, output_specs, options=None, version=1,
     """Builds a model made of a single op.
 
     ``input_specs`` / ``output_specs``: lists of ``(shape, dtype)`` (or bare
-    shapes for float32); they become the graph's inputs ``in0..`` and
-    outputs ``out0..``.  ``consts``: ndarrays appended to the op's inputs as
-    constant tensors (``None`` entries append ``-1``).
+    shapes for float32, or ``(shape, dtype, quant)`` with ``quant`` a dict as
+    ``add_tensor`` takes: ``dict(scale=[..], zero_point=[..],
+    quantized_dimension=0)``); they become the graph's inputs ``in0..`` and
+    outputs ``out0..``.  ``consts``: ndarrays (or ``(ndarray, quant)``)
+    appended to the op's inputs as constant tensors (``None`` entries append
+    ``-1``).
     """
     mb = ModelBuilder()
     ins = []
     for i, s in enumerate(input_specs):
-        shape, dt = _spec(s)
-        ins.append(mb.add_input(shape, dt, name=f"in{i}"))
+        shape, dt, q = _spec(s)
+        ins.append(mb.add_input(shape, dt, name=f"in{i}", quant=q))
     for j, c in enumerate(consts or []):
-        ins.append(-1 if c is None else mb.add_const(c, name=f"const{j}"))
+        if c is None:
+            ins.append(-1)
+            continue
+        arr, q = _const(c)
+        ins.append(mb.add_const(arr, name=f"const{j}", quant=q))
     outs = []
     for i, s in enumerate(output_specs):
-        shape, dt = _spec(s)
-        t = mb.add_tensor(shape, dt, name=f"out{i}")
+        shape, dt, q = _spec(s)
+        t = mb.add_tensor(shape, dt, name=f"out{i}", quant=q)
         mb.mark_output(t)
         outs.append(t)
     mb.add_op(op, ins, outs, options=options, version=version,
