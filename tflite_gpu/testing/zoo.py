@@ -25,7 +25,12 @@ sane range).  All models run under ai-edge-litert.
   prev_activation, weights, biases, prev_state), 4 outputs
   (activation, state, concat_temp, activation_temp); the first two are the
   graph outputs.
-* ``ZOO``: name -> zero-argument callable returning bytes.
+* ``builder_of(fn, *args, **kw)``: the ModelBuilder a zoo function filled in;
+  ``quantized(fn, mode, *args, **kw)``: its post-training quantized variant
+  (modes 'int8', 'uint8io', 'dynamic', 'int16x8'; see
+  :mod:`tflite_gpu.testing.quantize`).
+* ``ZOO``: name -> zero-argument callable returning bytes; includes
+  ``mobilenet_v{1,2}_{int8,uint8io,dynamic,int16x8}``.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import numpy as np
 from .builder import ModelBuilder
 
 __all__ = ["mobilenet_v1", "mobilenet_v2", "encoder_decoder", "lstm_model",
-           "basic_lstm_model", "ZOO"]
+           "basic_lstm_model", "ZOO", "builder_of", "quantized"]
 
 
 def _same_out(size, stride):
@@ -171,7 +176,33 @@ class _Net:
         for o in outputs.values():
             self.mb.mark_output(o)
         self.mb.add_signature("serving_default", inputs, outputs)
+        if _CAPTURE:
+            _CAPTURE[-1].append(self.mb)
         return self.mb.build(large_buffers=large_buffers)
+
+
+_CAPTURE = []  # builder_of: stack of lists receiving the ModelBuilder of each finished model
+
+
+def builder_of(fn, *args, **kwargs):
+    """The filled-in ModelBuilder of the zoo model `fn(*args, **kwargs)` (what the quantizer in
+    tflite_gpu.testing.quantize rewrites)."""
+    _CAPTURE.append([])
+    try:
+        fn(*args, **kwargs)
+        got = _CAPTURE[-1]
+    finally:
+        _CAPTURE.pop()
+    if len(got) != 1:
+        raise ValueError(f"{getattr(fn, '__name__', fn)} did not build exactly one zoo model")
+    return got[0]
+
+
+def quantized(fn, mode, *args, **kwargs):
+    """Post-training quantized variant of a zoo model: mode 'int8' (float I/O), 'uint8io',
+    'dynamic' or 'int16x8' (see tflite_gpu.testing.quantize)."""
+    from .quantize import quantize_model
+    return quantize_model(builder_of(fn, *args, **kwargs), mode)
 
 
 def mobilenet_v1(input_size=224, alpha=1.0, num_classes=1001, seed=0,
@@ -344,6 +375,12 @@ ZOO = {
     "lstm": lambda: lstm_model(),
     "basic_lstm": lambda: basic_lstm_model(),
 }
+# Post-training quantized MobileNets (tflite_gpu.testing.quantize): full-integer int8 with float
+# I/O, int8 with uint8 I/O, dynamic-range (int8 weights, float activations) and int16x8.
+for _net in ("mobilenet_v1", "mobilenet_v2"):
+    for _mode, _suffix in (("int8", "int8"), ("uint8io", "uint8io"), ("dynamic", "dynamic"),
+                           ("int16x8", "int16x8")):
+        ZOO[f"{_net}_{_suffix}"] = (lambda n=_net, m=_mode: quantized(globals()[n], m))
 
 
 # ---------------------------------------------------------------------------
