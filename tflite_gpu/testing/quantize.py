@@ -37,6 +37,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import quant as Q
 from .builder import BUILTIN_NAMES, ModelBuilder
 
 __all__ = ["MODES", "calibrate", "quantize_model", "activation_params"]
@@ -124,42 +125,20 @@ def calibrate(model: bytes, num_samples: int = 4, seed: int = 1234,
 
 
 def activation_params(lo: float, hi: float, dtype: str) -> Tuple[float, int]:
-    """(scale, zero_point) of a per-tensor activation over [lo, hi] (widened to hold 0)."""
-    lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
-    if dtype == "int16":
-        m = max(-lo, hi)
-        return (m / 32767.0 if m > 0 else 1.0 / 32767.0), 0
-    if hi - lo <= 0:
-        hi = lo + 1e-3
-    scale = (hi - lo) / 255.0
-    zp = int(np.clip(np.round(-128.0 - lo / scale), -128, 127))
-    return scale, zp
-
-
-def _quantize_array(x: np.ndarray, scale, zp, dtype, axis=None) -> np.ndarray:
-    info = np.iinfo(dtype)
-    x = np.asarray(x, np.float64)
-    if axis is not None:
-        shape = [1] * x.ndim
-        shape[axis] = -1
-        scale = np.asarray(scale, np.float64).reshape(shape)
-        zp = np.asarray(zp, np.float64).reshape(shape)
-    q = np.round(x / scale) + zp
-    return np.clip(q, info.min, info.max).astype(dtype)
+    """(scale, zero_point) of a per-tensor activation over [lo, hi] (widened to hold 0):
+    asymmetric for int8, symmetric for int16 (quant.params_from_range)."""
+    qp = Q.params_from_range(lo, hi, np.int16 if dtype == "int16" else np.int8)
+    return float(qp.scale), int(qp.zero_point)
 
 
 def _symmetric_weights(w: np.ndarray, axis: Optional[int]):
     """int8 symmetric weights in [-127, 127]: (q, scales) per channel of `axis` or per tensor."""
-    w = np.asarray(w, np.float64)
     if axis is None:
-        m = np.abs(w).max()
-        scales = np.array([m / 127.0 if m > 0 else 1.0])
-        return _quantize_array(w, scales[0], 0, np.int8), scales
-    red = tuple(i for i in range(w.ndim) if i != axis)
-    m = np.abs(w).max(axis=red)
-    scales = np.where(m > 0, m / 127.0, 1.0)
-    q = _quantize_array(w, scales, np.zeros_like(scales), np.int8, axis=axis)
-    return np.clip(q, -127, 127).astype(np.int8), scales
+        qp = Q.symmetric_params(float(np.abs(w).max()), np.int8)
+        q = np.maximum(Q.quantize(w, qp, np.int8), -127).astype(np.int8)
+        return q, qp.scales().astype(np.float64)
+    q, qp = Q.quantize_per_channel_symmetric(w, axis=axis)
+    return q, qp.scales().astype(np.float64)
 
 
 class _Quantizer:
@@ -225,7 +204,7 @@ class _Quantizer:
             return self.copy_tensor(t)
         w = _const_array(self.src, t)
         s, z = activation_params(float(w.min()), float(w.max()), self.act)
-        return self.out.add_tensor(tt.shape, self.act_np, name=tt.name, data=_quantize_array(w, s, z, self.act_np),
+        return self.out.add_tensor(tt.shape, self.act_np, name=tt.name, data=Q.quantize(w, Q.QParams(s, z), self.act_np),
                                    quant=dict(scale=[s], zero_point=[z]))
 
     def weights(self, op_name, op, in_scale):
@@ -242,7 +221,7 @@ class _Quantizer:
             else:
                 bs = in_scale * (ws if len(ws) == b.shape[-1] else np.full(b.shape[-1], ws[0]))
                 bdt = np.int64 if self.act == "int16" else np.int32
-                bq = _quantize_array(b, bs, np.zeros_like(bs), bdt, axis=0)
+                bq = Q.quantize(b, Q.QParams(bs.tolist(), [0] * len(bs), 0), bdt)
                 new_b = self.out.add_tensor(b.shape, bdt, name=self.name(op.inputs[bi]), data=bq,
                                             quant=dict(scale=bs.tolist(), zero_point=[0] * len(bs)))
         return wi, new_w, bi, new_b
