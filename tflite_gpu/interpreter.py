@@ -124,7 +124,12 @@ class Interpreter:
         return self._core.get_tensor(subgraph_index, self._check_index(tensor_index))
 
     def tensor(self, tensor_index: int):
-        """Returns a callable that gives a numpy view of the tensor's current buffer (like tf.lite)."""
+        """Returns a callable that gives a numpy view of the tensor's current buffer (like tf.lite).
+
+        LiteRT's rule holds: while any array obtained from the callable (or a slice of it) is
+        alive, invoke(), allocate_tensors(), resize_tensor_input() and delegation raise
+        RuntimeError ("There is at least 1 reference to internal data ..."), so a view can never
+        outlive or alias a moved buffer. Hold the callable, not the array."""
         idx = self._check_index(tensor_index)
         return lambda: self._core.tensor_view(0, idx)
 

@@ -46,6 +46,20 @@ inline py::dtype NumpyDType(DType t) {
   }
 }
 
+// LiteRT's words for a call refused while a numpy view of the arena is alive.
+inline constexpr const char* kViewsAliveMessage =
+    "There is at least 1 reference to internal data in the interpreter in the form of a numpy array or slice. "
+    "Be sure to only hold the function returned from tensor() if you are using raw data access.";
+
+// Thread safety. Every call on one interpreter takes mu_, so calls from several threads serialise.
+// Lock order: a thread never WAITS for mu_ while it holds the GIL (Lock() releases the GIL before
+// blocking); holding mu_ and then taking the GIL back is fine, since whoever holds the GIL never
+// waits for mu_. Long work (allocate, invoke, delegation) runs with the GIL released.
+//
+// View safety (LiteRT's rule). tensor_view() hands out numpy arrays aliasing the arena. Each one
+// holds a ViewAnchor (its numpy base) that counts live views; a call that can move or free the
+// arena, or rewrite it (allocate, resize, invoke, delegation), is refused with RuntimeError while
+// the count is non-zero. The count changes only with the GIL held.
 class PyInterpreter {
  public:
   PyInterpreter(std::unique_ptr<FlatBufferModel> model, int num_threads, bool reference) : model_(std::move(model)) {
@@ -68,8 +82,22 @@ class PyInterpreter {
     return s.tensor(index);
   }
 
+  std::unique_lock<std::mutex> Lock() {
+    std::unique_lock<std::mutex> l(mu_, std::try_to_lock);
+    if (!l.owns_lock()) {
+      py::gil_scoped_release r;
+      l.lock();
+    }
+    return l;
+  }
+  void CheckNoViews() const {
+    if (live_views_ > 0) throw std::runtime_error(kViewsAliveMessage);
+  }
+  int live_views() const { return live_views_; }
+
   void Allocate(int sgi) {
-    std::lock_guard<std::mutex> l(mu_);
+    auto l = Lock();
+    CheckNoViews();
     Status st;
     {
       py::gil_scoped_release r;
@@ -78,7 +106,8 @@ class PyInterpreter {
     ThrowStatus(st);
   }
   void Invoke(int sgi) {
-    std::lock_guard<std::mutex> l(mu_);
+    auto l = Lock();
+    CheckNoViews();
     Subgraph& s = sg(sgi);
     if (!s.allocated())
       throw std::runtime_error("invoke() called before allocate_tensors(): call allocate_tensors() first "
@@ -92,6 +121,7 @@ class PyInterpreter {
   }
 
   py::dict TensorInfo(int sgi, int index) {
+    auto l = Lock();
     Tensor& t = tensor(sgi, index);
     py::dict d;
     d["name"] = t.name;
@@ -136,7 +166,7 @@ class PyInterpreter {
   }
 
   py::array GetTensor(int sgi, int index) {
-    std::lock_guard<std::mutex> l(mu_);
+    auto l = Lock();
     Tensor& t = tensor(sgi, index);
     CheckReadable(t, index);
     if (t.data_is_stale && sgi == 0) ThrowStatus(interp_->EnsureTensorDataIsReadable(index));
@@ -147,16 +177,28 @@ class PyInterpreter {
   }
 
   py::array TensorView(py::object self, int sgi, int index) {
+    auto l = Lock();
     Tensor& t = tensor(sgi, index);
     CheckReadable(t, index);
     std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
-    py::array arr(NumpyDType(t.type), shape, {}, t.data, self);
+    py::dtype dt = NumpyDType(t.type);
+    // The anchor keeps the interpreter alive and counts this view until numpy drops its base.
+    struct ViewAnchor { PyInterpreter* interp; PyObject* owner; };
+    auto* anchor = new ViewAnchor{this, self.inc_ref().ptr()};
+    ++live_views_;
+    py::capsule base(anchor, [](void* p) {
+      auto* a = static_cast<ViewAnchor*>(p);
+      --a->interp->live_views_;
+      Py_DECREF(a->owner);
+      delete a;
+    });
+    py::array arr(dt, shape, {}, t.data, base);
     if (t.is_const) py::detail::array_proxy(arr.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
     return arr;
   }
 
   void SetTensor(int sgi, int index, py::array value) {
-    std::lock_guard<std::mutex> l(mu_);
+    auto l = Lock();
     Tensor& t = tensor(sgi, index);
     py::dtype want = NumpyDType(t.type);
     if (!value.dtype().is(want) && !value.dtype().equal(want))
@@ -181,12 +223,14 @@ class PyInterpreter {
   }
 
   void Resize(int sgi, int index, std::vector<int32_t> dims, bool strict) {
-    std::lock_guard<std::mutex> l(mu_);
+    auto l = Lock();
+    CheckNoViews();
     tensor(sgi, index);
     ThrowStatus(sg(sgi).ResizeInputTensor(index, dims, strict));
   }
 
   py::list Nodes(int sgi) {
+    auto l = Lock();
     py::list out;
     for (const Node& n : sg(sgi).nodes()) {
       py::dict d;
@@ -203,6 +247,7 @@ class PyInterpreter {
   }
 
   py::list Signatures() {
+    auto l = Lock();
     py::list out;
     for (const std::string& k : interp_->signature_keys()) {
       py::dict d;
@@ -220,6 +265,7 @@ class PyInterpreter {
   }
 
   py::list Profile(int sgi) {
+    auto l = Lock();
     py::list out;
     for (auto& e : sg(sgi).last_profile) {
       py::dict d;
@@ -234,13 +280,14 @@ class PyInterpreter {
   }
 
   Interpreter& interp() { return *interp_; }
-  std::mutex& mu() { return mu_; }
+  std::mutex& mu() { return mu_; }  // take it through Lock(), never directly with the GIL held
   std::vector<py::object> delegates;  // kept alive while the interpreter uses them
 
  private:
   std::unique_ptr<FlatBufferModel> model_;
   std::unique_ptr<Interpreter> interp_;
   std::mutex mu_;
+  int live_views_ = 0;  // numpy views of this interpreter's tensors alive now (GIL-protected)
 };
 
 

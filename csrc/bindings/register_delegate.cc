@@ -151,7 +151,8 @@ void RegisterDelegate(py::module_& m) {
   ic.def("modify_graph_with_delegate", [](PyInterpreter& self, py::object pyd) {
     PyGpuDelegate& d = pyd.cast<PyGpuDelegate&>();
     d.CheckOpen();
-    std::lock_guard<std::mutex> l(self.mu());
+    auto l = self.Lock();
+    self.CheckNoViews();
     Status st;
     {
       py::gil_scoped_release r;
@@ -165,6 +166,7 @@ void RegisterDelegate(py::module_& m) {
     self.delegates.push_back(pyd);
   });
   ic.def("gpu_kernel_times", [](PyInterpreter& self) {
+    auto l = self.Lock();
     py::list out;
     for (auto& k : self.interp().primary_subgraph().delegate_kernels())
       for (auto& t : k->DeviceTimes()) {
@@ -177,15 +179,17 @@ void RegisterDelegate(py::module_& m) {
     return out;
   });
   ic.def("delegate_info", [](PyInterpreter& self) {
+    auto l = self.Lock();
     py::list out;
     for (auto& o : self.delegates) out.append(InfoDict(GetGpuDelegateInfo(o.cast<PyGpuDelegate&>().delegate.get())));
     return out;
   });
   ic.def("set_allow_buffer_handle_output", [](PyInterpreter& self, bool v) {
+    auto l = self.Lock();
     ThrowStatus(self.interp().SetAllowBufferHandleOutput(v));
   });
   ic.def("ensure_tensor_data_is_readable", [](PyInterpreter& self, int i) {
-    std::lock_guard<std::mutex> l(self.mu());
+    auto l = self.Lock();
     Status st;
     {
       py::gil_scoped_release r;

@@ -1,0 +1,32 @@
+"""Runs a misuse scenario in a child Python process, so that a hang (deadlock) or a crash
+(SIGSEGV, abort, sanitizer report) is a test failure with the child's output, not a frozen or
+aborted test run. The child gets this directory on sys.path (harness, builder helpers)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_child(code: str, timeout: float = 120.0, env=None):
+    """Runs `code` in a fresh interpreter; returns its stdout. Fails on a hang, a signal or rc != 0."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = HERE + os.pathsep + e.get("PYTHONPATH", "")
+    e.setdefault("PYTHONFAULTHANDLER", "1")
+    if env:
+        e.update(env)
+    try:
+        p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                           timeout=timeout, env=e)
+    except subprocess.TimeoutExpired as ex:
+        out = (ex.stdout or b"").decode() if isinstance(ex.stdout, bytes) else (ex.stdout or "")
+        err = (ex.stderr or b"").decode() if isinstance(ex.stderr, bytes) else (ex.stderr or "")
+        raise AssertionError(f"child hung (no exit within {timeout:.0f} s: a deadlock?)\n--- stdout\n{out[-4000:]}"
+                             f"\n--- stderr\n{err[-4000:]}") from None
+    if p.returncode != 0:
+        how = f"killed by signal {-p.returncode}" if p.returncode < 0 else f"exit code {p.returncode}"
+        raise AssertionError(f"child failed ({how})\n--- stdout\n{p.stdout[-4000:]}\n--- stderr\n{p.stderr[-6000:]}")
+    if "ERROR: AddressSanitizer" in p.stderr or "runtime error:" in p.stderr:
+        raise AssertionError(f"sanitizer report in the child\n{p.stderr[-6000:]}")
+    return p.stdout
