@@ -107,20 +107,6 @@ PENDING = {
     ("RESIZE_NEAREST_NEIGHBOR", I8), ("RESIZE_NEAREST_NEIGHBOR", U8),
     ("RESIZE_NEAREST_NEIGHBOR", I16),
     ("ARG_MAX", I8), ("ARG_MAX", U8),
-    ("CONCATENATION", I8), ("CONCATENATION", U8), ("CONCATENATION", I16),
-    ("PAD", I8), ("PAD", U8), ("PAD", I16),
-    ("PADV2", I8), ("PADV2", U8), ("PADV2", I16),
-    ("MIRROR_PAD", I8), ("MIRROR_PAD", U8), ("MIRROR_PAD", I16),
-    ("RESHAPE", I8), ("RESHAPE", U8), ("RESHAPE", I16),
-    ("STRIDED_SLICE", I8), ("STRIDED_SLICE", U8), ("STRIDED_SLICE", I16),
-    ("SLICE", I8), ("SLICE", U8), ("SLICE", I16),
-    ("TRANSPOSE", I8), ("TRANSPOSE", U8), ("TRANSPOSE", I16),
-    ("GATHER", I8), ("GATHER", U8), ("GATHER", I16),
-    ("SPLIT", I8), ("SPLIT", U8), ("SPLIT", I16),
-    ("PACK", I8), ("PACK", U8), ("PACK", I16),
-    ("UNPACK", I8), ("UNPACK", U8), ("UNPACK", I16),
-    ("SPACE_TO_DEPTH", I8), ("SPACE_TO_DEPTH", U8),
-    ("DEPTH_TO_SPACE", I8), ("DEPTH_TO_SPACE", U8),
 }
 
 TABLE = {op["name"]: set(op["quantized_kernels"]) for op in tflite_gpu.supported_ops()}

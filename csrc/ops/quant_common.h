@@ -281,5 +281,28 @@ inline Status ValidateQuant(const OpContext& ctx, const Tensor& t, const char* w
   return ReadQuant(ctx, t, what, rule, &tmp);
 }
 
+
+// Validates the parameters of every INT8 / UINT8 / INT16 input and output of the node that carries
+// quantization parameters (per-tensor or per-channel), by ReadQuant's rules. For ops that move
+// quantized data without arithmetic (reshape, slice, pad, ...): a file with a zero, negative, NaN or
+// infinite scale or an out-of-range zero point is refused at allocate, naming the tensor.
+inline Status ValidateNodeQuant(OpContext& ctx) {
+  QuantRule rule;
+  rule.required = false;
+  rule.allow_per_channel = true;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    const Tensor& t = ctx.input(i);
+    if (IsQuantizedIntType(t.type) && !t.quant.scale.empty())
+      TFG_RETURN_IF_ERROR(ValidateQuant(ctx, t, ("input " + std::to_string(i)).c_str(), rule));
+  }
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    const Tensor& t = ctx.output(i);
+    if (IsQuantizedIntType(t.type) && !t.quant.scale.empty())
+      TFG_RETURN_IF_ERROR(ValidateQuant(ctx, t, ("output " + std::to_string(i)).c_str(), rule));
+  }
+  return OkStatus();
+}
+
 }  // namespace quant
 }  // namespace tflite_gpu

@@ -726,3 +726,58 @@ add("GATHER", "gpu_vec4", [In([3, 5, 8]), np.array([4, 0, 2, 2], np.int32)], [([
 add("GATHER", "gpu_channels", [In([2, 3, 7]), np.array([6, 1], np.int32)], [([2, 3, 2], F32)], dict(axis=2))
 add("PACK", "gpu_4d_out", [In([2, 3, 5]) for _ in range(3)], [([2, 3, 3, 5], F32)], dict(values_count=3, axis=2))
 add("UNPACK", "gpu_4d_in", [In([2, 3, 4, 5])], [([2, 3, 5], F32)] * 4, dict(num=4, axis=2))
+
+# ================================================================ quantized tensors (issue 7)
+# Data movement on int8 / uint8 / int16 tensors carrying quantization parameters, against LiteRT's
+# builtin kernels; each case names the quantized kernel it covers (OpCase.quant). Zero points at
+# the type's edges; int16 symmetric (TFLite's 16x8 activations).
+from tflite_gpu.testing.quant import quant_kind  # noqa: E402
+
+_QT = [(I8, dict(scale=[0.05], zero_point=[-128])), (I8, dict(scale=[0.2], zero_point=[7])),
+       (U8, dict(scale=[0.1], zero_point=[255])), (U8, dict(scale=[0.03], zero_point=[128])),
+       (I16, dict(scale=[0.001], zero_point=[0]))]
+
+
+def qadd(op, name, ins, outs, options=None, version=1, **kw):
+    dt = next(x.dt for x in ins if isinstance(x, In) and x.quant is not None)
+    add(op, f"q_{name}", ins, outs, options, version, quant=quant_kind(dt), gpu=False, **kw)
+
+
+for i, (dt, q) in enumerate(_QT):
+    t, v = f"{tname(dt)}_{i}", 2 if dt != I16 else 3
+    qadd("RESHAPE", t, [In([2, 3, 4], dt, quant=q), np.array([4, 6], np.int32)], [([4, 6], dt, q)])
+    qadd("TRANSPOSE", t, [In([2, 3, 4, 5], dt, quant=q), np.array([0, 3, 1, 2], np.int32)], [([2, 5, 3, 4], dt, q)],
+         version=v)
+    qadd("SLICE", t, [In([3, 4, 5], dt, quant=q), np.array([1, 0, 2], np.int32), np.array([2, -1, 2], np.int32)],
+         [([2, 4, 2], dt, q)], version=v)
+    ins = [In([2, 8, 8, 3], dt, quant=q)] + [np.array(a, np.int32) for a in ([0, 1, 2, 0], [2, 7, 6, 3], [1, 2, 1, 1])]
+    qadd("STRIDED_SLICE", t, ins, [([2, 3, 4, 3], dt, q)], dict(begin_mask=0, end_mask=0), version=v)
+    qadd("GATHER", t, [In([5, 3, 4], dt, quant=q), np.array([4, 0, 2, 2], np.int32)], [([4, 3, 4], dt, q)],
+         dict(axis=0), version=v)
+    qadd("SPLIT", t, [np.array([3], np.int32), In([1, 3, 3, 6], dt, quant=q)], [([1, 3, 3, 2], dt, q)] * 3,
+         dict(num_splits=3), version=v)
+    qadd("PACK", t, [In([2, 3], dt, quant=q), In([2, 3], dt, quant=q)], [([2, 2, 3], dt, q)],
+         dict(values_count=2, axis=1), version=v)
+    qadd("UNPACK", t, [In([2, 3, 2], dt, quant=q)], [([2, 2], dt, q)] * 3, dict(num=3, axis=1), version=v)
+    qadd("CONCATENATION", t, [In([1, 4, 4, 3], dt, quant=q), In([1, 4, 4, 5], dt, quant=q)],
+         [([1, 4, 4, 8], dt, q)], dict(axis=3), version=v)
+    qadd("PAD", t, [In([1, 3, 3, 2], dt, quant=q), np.array(_pads4, np.int32)],
+         [(padded([1, 3, 3, 2], _pads4), dt, q)], version=v)
+    qadd("PADV2", t, [In([1, 3, 3, 2], dt, quant=q), np.array(_pads4, np.int32), (np.array([5], dt), q)],
+         [(padded([1, 3, 3, 2], _pads4), dt, q)], version=v)
+    for mode in ("REFLECT", "SYMMETRIC"):
+        qadd("MIRROR_PAD", f"{t}_{mode.lower()}", [In([2, 3, 4], dt, quant=q),
+                                                  np.array([[1, 1], [2, 1], [1, 2]], np.int32)],
+             [([4, 6, 7], dt, q)], dict(mode=mode), version=2)
+    if dt != I16:
+        qadd("SPACE_TO_DEPTH", t, [In([2, 4, 6, 3], dt, quant=q)], [([2, 2, 3, 12], dt, q)], dict(block_size=2),
+             version=2)
+        qadd("DEPTH_TO_SPACE", t, [In([2, 2, 3, 12], dt, quant=q)], [([2, 4, 6, 3], dt, q)], dict(block_size=2),
+             version=2)
+
+# CONCATENATION rescales each uint8 input whose (scale, zero point) differs from the output's; for
+# int8 / int16 TFLite requires them equal (refused at prepare: tests/test_quant_errors.py).
+qadd("CONCATENATION", "rescale_uint8",
+     [In([2, 3, 2], U8, quant=q) for q in [dict(scale=[0.5], zero_point=[10]), dict(scale=[0.25], zero_point=[128]),
+                                           dict(scale=[1.0], zero_point=[0]), dict(scale=[0.01], zero_point=[255])]],
+     [([2, 12, 2], U8, dict(scale=[0.75], zero_point=[20]))], dict(axis=1), version=2)

@@ -2,6 +2,7 @@
 #include <climits>
 #include <cmath>
 
+#include "ops/quant_common.h"
 #include "ops/shape/shape_common.h"
 
 namespace tflite_gpu {
@@ -40,6 +41,7 @@ uint8_t ConcatRequant(uint8_t v, const LegacyQuant& iq, const LegacyQuant& oq) {
 }
 
 Status ConcatPrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   const auto& p = ctx.node().P<ConcatParams>();
   TFG_RETURN_IF_ERROR(ctx.CheckArity(1, INT_MAX, 1, 1));
   for (int i = 0; i < ctx.num_inputs(); ++i)
@@ -236,6 +238,7 @@ Status SplitResolve(OpContext& ctx, int* axis_out, Dims* out_shape) {
 }
 
 Status SplitPrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   const auto& p = ctx.node().P<SplitParams>();
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, INT_MAX));
   if (!ctx.has_input(0) || !ctx.has_input(1)) return ctx.Error("missing input");
@@ -330,6 +333,7 @@ int PackAxis(OpContext& ctx) {
 }
 
 Status PackPrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   const auto& p = ctx.node().P<PackParams>();
   TFG_RETURN_IF_ERROR(ctx.CheckArity(1, INT_MAX, 1, 1));
   if (ctx.num_inputs() != p.count)
@@ -403,6 +407,7 @@ int UnpackAxis(OpContext& ctx) {
 }
 
 Status UnpackPrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   const auto& p = ctx.node().P<PackParams>();
   TFG_RETURN_IF_ERROR(ctx.CheckArity(1, 1, 0, INT_MAX));
   if (!ctx.has_input(0)) return ctx.Error("input is missing");

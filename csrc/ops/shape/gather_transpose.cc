@@ -1,6 +1,7 @@
 // GATHER and TRANSPOSE.
 #include <climits>
 
+#include "ops/quant_common.h"
 #include "ops/shape/shape_common.h"
 
 namespace tflite_gpu {
@@ -60,6 +61,7 @@ Status GatherResolve(OpContext& ctx, GatherGeom* g, Dims* out_shape) {
 }
 
 Status GatherPrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
   if (!ctx.has_input(0) || !ctx.has_input(1)) return ctx.Error("missing input");
   const Tensor& in = ctx.input(0);
@@ -165,6 +167,7 @@ Status TransposeResolve(OpContext& ctx, std::vector<int>* perm, Dims* os) {
 }
 
 Status TransposePrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
   if (!ctx.has_input(0) || !ctx.has_input(1)) return ctx.Error("missing input");
   const Tensor& in = ctx.input(0);

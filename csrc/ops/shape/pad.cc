@@ -2,6 +2,7 @@
 #include <climits>
 #include <limits>
 
+#include "ops/quant_common.h"
 #include "ops/shape/shape_common.h"
 
 namespace tflite_gpu {
@@ -54,6 +55,7 @@ bool PadsWithZeroPoint(const Tensor& in) {
 }
 
 Status PadPrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 3, 1, 1));
   if (!ctx.has_input(0) || !ctx.has_input(1)) return ctx.Error("missing input");
   const Tensor& in = ctx.input(0);
@@ -249,6 +251,7 @@ Status MirrorResolve(OpContext& ctx, std::vector<int64_t>* l, std::vector<int64_
 }
 
 Status MirrorPadPrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   const auto& p = ctx.node().P<MirrorPadParams>();
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
   if (!ctx.has_input(0) || !ctx.has_input(1)) return ctx.Error("missing input");

@@ -1,6 +1,7 @@
 // RESHAPE, SHAPE, DEPTH_TO_SPACE, SPACE_TO_DEPTH.
 #include <climits>
 
+#include "ops/quant_common.h"
 #include "ops/shape/shape_common.h"
 
 namespace tflite_gpu {
@@ -77,6 +78,7 @@ Status ReshapeResolve(OpContext& ctx, Dims* os) {
 }
 
 Status ReshapePrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   TFG_RETURN_IF_ERROR(ctx.CheckArity(1, 2, 1, 1));
   if (!ctx.has_input(0)) return ctx.Error("input is missing");
   const Tensor& in = ctx.input(0);
@@ -169,6 +171,7 @@ Status BlockCheck(OpContext& ctx) {
 }
 
 Status DepthToSpacePrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   TFG_RETURN_IF_ERROR(BlockCheck(ctx));
   const int64_t bs = ctx.node().P<BlockParams>().block_size;
   const Dims& s = ctx.input(0).shape;
@@ -180,6 +183,7 @@ Status DepthToSpacePrepare(OpContext& ctx) {
 }
 
 Status SpaceToDepthPrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   TFG_RETURN_IF_ERROR(BlockCheck(ctx));
   const int64_t bs = ctx.node().P<BlockParams>().block_size;
   const Dims& s = ctx.input(0).shape;

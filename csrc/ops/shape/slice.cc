@@ -2,6 +2,7 @@
 #include <climits>
 #include <functional>
 
+#include "ops/quant_common.h"
 #include "ops/shape/shape_common.h"
 
 namespace tflite_gpu {
@@ -166,6 +167,7 @@ Status StridedSliceResolve(OpContext& ctx, std::vector<SliceDim>* dims, Dims* ou
 }
 
 Status StridedSlicePrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   TFG_RETURN_IF_ERROR(ctx.CheckArity(4, 4, 1, 1));
   for (int i = 0; i < 4; ++i)
     if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
@@ -310,6 +312,7 @@ Status SliceResolve(OpContext& ctx, std::vector<int64_t>* begin, std::vector<int
 }
 
 Status SlicePrepare(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   TFG_RETURN_IF_ERROR(ctx.CheckArity(3, 3, 1, 1));
   for (int i = 0; i < 3; ++i)
     if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
