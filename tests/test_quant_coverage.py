@@ -98,15 +98,10 @@ PENDING = {
     ("RELU6", I8), ("RELU6", U8), ("RELU6", I16),
     ("RELU_N1_TO_1", I8), ("RELU_N1_TO_1", U8),
     ("EXP", I8), ("EXP", I16),
-    ("AVERAGE_POOL_2D", I8), ("AVERAGE_POOL_2D", U8), ("AVERAGE_POOL_2D", I16),
-    ("MAX_POOL_2D", I8), ("MAX_POOL_2D", U8), ("MAX_POOL_2D", I16),
     ("MEAN", I8), ("MEAN", U8), ("MEAN", I16),
     ("SUM", I8), ("SUM", U8), ("SUM", I16),
     ("SOFTMAX", I8), ("SOFTMAX", U8), ("SOFTMAX", I16),
     ("RESIZE_BILINEAR", I8), ("RESIZE_BILINEAR", U8), ("RESIZE_BILINEAR", I16),
-    ("RESIZE_NEAREST_NEIGHBOR", I8), ("RESIZE_NEAREST_NEIGHBOR", U8),
-    ("RESIZE_NEAREST_NEIGHBOR", I16),
-    ("ARG_MAX", I8), ("ARG_MAX", U8),
 }
 
 TABLE = {op["name"]: set(op["quantized_kernels"]) for op in tflite_gpu.supported_ops()}

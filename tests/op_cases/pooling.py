@@ -302,3 +302,59 @@ for _c in CASES:
         _c.gpu, _c.note = False, "ARG_MAX outputs integer indices; the GPU delegate refuses it"
     elif _c.id in _GPU_REFUSED:
         _c.gpu, _c.note = False, _GPU_REFUSED[_c.id]
+
+
+# ---------------------------------------------------------------- quantized (issue 7)
+# int8 / uint8 / int16 tensors vs LiteRT's builtin kernels, exact; OpCase.quant names the kernel.
+from tflite_gpu.testing import quant as Q  # noqa: E402
+
+_QP = {np.dtype(np.int8): [Q.QParams(0.05, -128), Q.QParams(0.1, 5), Q.QParams(0.02, 127)],
+       np.dtype(np.uint8): [Q.QParams(0.1, 0), Q.QParams(0.05, 128), Q.QParams(0.2, 255)],
+       np.dtype(np.int16): [Q.QParams(0.001, 0), Q.QParams(0.0003, 0)]}
+
+
+def qcase(op, name, ins, outs, options=None, version=1, consts=None, gen=None, **kw):
+    """ins/outs: (shape, dtype, QParams); random integers over each input's whole range."""
+    dt = np.dtype(ins[0][1])
+
+    def model():
+        return Q.single_op_model_q(op, ins, outs, options=options, version=version, consts=consts)
+
+    def inputs(rng):
+        if gen is not None:
+            return gen(rng)
+        return [Q.random_q(rng, s, d) for s, d, _ in ins]
+    CASES.append(OpCase(op, f"q_{name}", model, inputs, gpu=False, quant=Q.quant_kind(dt), **kw))
+
+
+for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+    for dt, qps in _QP.items():
+        v = 3 if dt == np.int16 else 2
+        for k, (name, shape, (fh, fw), (sh, sw), pad, act) in enumerate(_POOLS):
+            if act in ("TANH", "SIGN_BIT"):
+                act = "NONE"  # refused by TFLite's quantized kernels
+            n, h, w, c = shape
+            oh = _same(h, sh) if pad == "SAME" else _valid(h, fh, sh)
+            ow = _same(w, sw) if pad == "SAME" else _valid(w, fw, sw)
+            qp = qps[k % len(qps)]
+            opts = dict(padding=pad, stride_w=sw, stride_h=sh, filter_width=fw, filter_height=fh,
+                        fused_activation_function=act)
+            qcase(op, f"{dt.name}_{name}", [(shape, dt, qp)], [([n, oh, ow, c], dt, qp)], opts, version=v)
+
+for dt, qps in _QP.items():
+    for k, (name, shape, size, opts) in enumerate(_RESIZES[:8]):
+        qp = qps[k % len(qps)]
+        v = 4 if dt == np.int16 else (3 if opts.get("half_pixel_centers") else 2)
+        qcase("RESIZE_NEAREST_NEIGHBOR", f"{dt.name}_{name}", [(shape, dt, qp)],
+              [([shape[0], size[0], size[1], shape[3]], dt, qp)], opts, version=v,
+              consts=[np.array(size, np.int32)])
+for dt in (np.int8, np.uint8):
+    for name, shape, axis in [("last", [3, 10], -1), ("first", [7, 4, 3], 0), ("4d_channels", [2, 4, 4, 21], 3)]:
+        a = axis % len(shape)
+        qcase("ARG_MAX", f"{np.dtype(dt).name}_{name}", [(shape, dt, _QP[np.dtype(dt)][1])],
+              [([d for i, d in enumerate(shape) if i != a], np.int32, None)], dict(output_type="INT32"),
+              version=2, consts=[np.array([axis], np.int32)])
+    # ties: the first index wins
+    qcase("ARG_MAX", f"{np.dtype(dt).name}_ties", [([4, 8], dt, _QP[np.dtype(dt)][0])], [([4], np.int32, None)],
+          dict(output_type="INT32"), version=2, consts=[np.array([1], np.int32)],
+          gen=lambda rng, dt=dt: [rng.integers(0, 3, (4, 8)).astype(dt)])

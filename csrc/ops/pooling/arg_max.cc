@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/op_registry.h"
+#include "ops/quant_common.h"
 #include "ops/pooling/pool_common.h"
 #include "runtime/thread_pool.h"
 
@@ -55,6 +56,7 @@ Status ShapeOutput(OpContext& ctx, int* axis) {
 }
 
 Status PrepareArgMax(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
   const ArgMaxParams& p = ctx.node().P<ArgMaxParams>();
   const Tensor& in = ctx.input(0);

@@ -3,10 +3,17 @@
 //   * the average divides by the number of in-bounds elements of the window;
 //   * the fused activation only clamps for the RELU family; the clamp range is
 //     [lowest, max] otherwise, so +-inf becomes +-FLT_MAX as in TFLite.
+// Quantized (INT8 / UINT8 / INT16, per-tensor), as TFLite's builtin kernels: the window works on the
+// raw integers (TFLite only DCHECKs that input and output share scale and zero point, so a file where
+// they differ gets the raw result, as in TFLite); the average rounds half away from zero,
+// (sum +- count / 2) / count in integers (reference_integer_ops and the optimized kernels agree);
+// the fused activation clamps to CalculateActivationRangeQuantized of the output (TANH / SIGN_BIT
+// refused, as TFLite does). INT16 needs zero points 0 (TFLite: TF_LITE_ENSURE_EQ).
 #include <algorithm>
 #include <limits>
 
 #include "ops/op_registry.h"
+#include "ops/quant_common.h"
 #include "ops/pooling/pool_common.h"
 #include "runtime/thread_pool.h"
 
@@ -22,6 +29,11 @@ struct PoolParams {
 struct PoolGeom {
   int batches, in_h, in_w, depth, out_h, out_w, pad_h, pad_w;
   float act_lo, act_hi;
+  int32_t qact_lo = 0, qact_hi = 0;  // quantized activation range
+};
+
+struct QuantPoolData {
+  int32_t act_lo = 0, act_hi = 0;
 };
 
 Status ParsePool(const OptionsView& opts, Node& node) {
@@ -50,12 +62,28 @@ Status PreparePool(OpContext& ctx) {
   if (p.filter_w <= 0 || p.filter_h <= 0)
     return ctx.Error("filter size must be positive, got " + std::to_string(p.filter_h) + "x" + std::to_string(p.filter_w));
   const Tensor& in = ctx.input(0);
-  if (in.type != DType::kFloat32)
-    return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (only FLOAT32)");
+  if (in.type != DType::kFloat32 && !quant::IsQuantizedIntType(in.type))
+    return ctx.Error(std::string("input type ") + DTypeName(in.type) +
+                     " is not supported (FLOAT32, INT8, UINT8, INT16)");
   if (in.shape.size() != 4) return ctx.Error("input must be 4-D (NHWC), got shape " + DimsToString(in.shape));
   int oh = ConvOutputSize(pad, in.shape[1], p.filter_h, p.stride_h, 1);
   int ow = ConvOutputSize(pad, in.shape[2], p.filter_w, p.stride_w, 1);
-  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  if (quant::IsQuantizedIntType(in.type)) {
+    const Tensor& out = ctx.output(0);
+    if (out.type != in.type)
+      return ctx.Error(std::string("output type ") + DTypeName(out.type) + " differs from the input type " +
+                       DTypeName(in.type));
+    quant::QuantRule rule;
+    rule.zero_point_zero = in.type == DType::kInt16;
+    quant::TensorQuant qi, qo;
+    TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, in, "input", rule, &qi));
+    TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, out, "output", rule, &qo));
+    auto d = std::make_shared<QuantPoolData>();
+    TFG_RETURN_IF_ERROR(quant::QuantizedActivationRange(ctx, p.activation, out.type, qo.Scale(), qo.ZeroPoint(),
+                                                        &d->act_lo, &d->act_hi));
+    ctx.node().user_data = d;
+  }
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, in.type));
   return ctx.SetOutputShape(0, {in.shape[0], oh, ow, in.shape[3]});
 }
 
@@ -74,8 +102,114 @@ PoolGeom Geometry(OpContext& ctx) {
   g.pad_h = ConvPadBefore(pad, g.in_h, p.filter_h, p.stride_h, 1, g.out_h);
   g.pad_w = ConvPadBefore(pad, g.in_w, p.filter_w, p.stride_w, 1, g.out_w);
   pooling::FloatActivationRange(p.activation, &g.act_lo, &g.act_hi);
+  if (const QuantPoolData* d = ctx.node().U<QuantPoolData>()) {
+    g.qact_lo = d->act_lo;
+    g.qact_hi = d->act_hi;
+  }
   return g;
 }
+
+
+// ---- quantized kernels (INT8 / UINT8 / INT16) ----
+// TFLite's rounding of the average: half away from zero.
+inline int32_t RoundedAverage(int32_t sum, int32_t count) {
+  return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+}
+
+template <bool kMax, typename T>
+Status QuantPoolRef(OpContext& ctx) {
+  const PoolParams& p = ctx.node().P<PoolParams>();
+  PoolGeom g = Geometry(ctx);
+  const T* x = ctx.input(0).as<T>();
+  T* y = ctx.output(0).as<T>();
+  for (int b = 0; b < g.batches; ++b)
+    for (int oy = 0; oy < g.out_h; ++oy)
+      for (int ox = 0; ox < g.out_w; ++ox)
+        for (int c = 0; c < g.depth; ++c) {
+          const int iy0 = oy * p.stride_h - g.pad_h, ix0 = ox * p.stride_w - g.pad_w;
+          const int fy0 = std::max(0, -iy0), fy1 = std::min(p.filter_h, g.in_h - iy0);
+          const int fx0 = std::max(0, -ix0), fx1 = std::min(p.filter_w, g.in_w - ix0);
+          int32_t acc = kMax ? int32_t(std::numeric_limits<T>::lowest()) : 0;
+          int32_t count = 0;
+          for (int fy = fy0; fy < fy1; ++fy)
+            for (int fx = fx0; fx < fx1; ++fx) {
+              const int32_t v = x[((int64_t(b) * g.in_h + iy0 + fy) * g.in_w + ix0 + fx) * g.depth + c];
+              acc = kMax ? std::max(acc, v) : acc + v;
+              ++count;
+            }
+          if (!kMax) {
+            if (count == 0) return ctx.Error("a pooling window lies entirely in the padding");
+            acc = RoundedAverage(acc, count);
+          }
+          y[((int64_t(b) * g.out_h + oy) * g.out_w + ox) * g.depth + c] = T(quant::Clamp32(acc, g.qact_lo, g.qact_hi));
+        }
+  return OkStatus();
+}
+
+template <bool kMax, typename T>
+Status QuantPoolFast(OpContext& ctx) {
+  const PoolParams& p = ctx.node().P<PoolParams>();
+  PoolGeom g = Geometry(ctx);
+  const T* x = ctx.input(0).as<T>();
+  T* y = ctx.output(0).as<T>();
+  const int64_t rows = int64_t(g.batches) * g.out_h;
+  if (rows == 0 || g.out_w == 0 || g.depth == 0) return OkStatus();
+  const int64_t work_per_row =
+      int64_t(g.out_w) * g.depth * std::min(p.filter_h, g.in_h) * std::min(p.filter_w, g.in_w);
+  const int64_t min_chunk = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_row));
+  bool empty_window = false;
+  ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) {
+    constexpr int kBlock = 512;
+    int32_t acc[kBlock];
+    for (int64_t r = r0; r < r1; ++r) {
+      const int b = int(r / g.out_h), oy = int(r % g.out_h);
+      const int iy0 = oy * p.stride_h - g.pad_h;
+      const int fy0 = std::max(0, -iy0), fy1 = std::min(p.filter_h, g.in_h - iy0);
+      for (int ox = 0; ox < g.out_w; ++ox) {
+        const int ix0 = ox * p.stride_w - g.pad_w;
+        const int fx0 = std::max(0, -ix0), fx1 = std::min(p.filter_w, g.in_w - ix0);
+        const int32_t count = std::max(0, fy1 - fy0) * std::max(0, fx1 - fx0);
+        if (!kMax && count == 0) {
+          empty_window = true;
+          continue;
+        }
+        T* out = y + ((int64_t(b) * g.out_h + oy) * g.out_w + ox) * g.depth;
+        for (int c0 = 0; c0 < g.depth; c0 += kBlock) {
+          const int n = std::min(kBlock, g.depth - c0);
+          const int32_t init = kMax ? int32_t(std::numeric_limits<T>::lowest()) : 0;
+          for (int c = 0; c < n; ++c) acc[c] = init;
+          for (int fy = fy0; fy < fy1; ++fy) {
+            const T* row = x + ((int64_t(b) * g.in_h + iy0 + fy) * g.in_w) * g.depth + c0;
+            for (int fx = fx0; fx < fx1; ++fx) {
+              const T* __restrict v = row + int64_t(ix0 + fx) * g.depth;
+              if (kMax) {
+                for (int c = 0; c < n; ++c) acc[c] = acc[c] < int32_t(v[c]) ? int32_t(v[c]) : acc[c];
+              } else {
+                for (int c = 0; c < n; ++c) acc[c] += int32_t(v[c]);
+              }
+            }
+          }
+          const int32_t lo = g.qact_lo, hi = g.qact_hi;
+          if (kMax) {
+            for (int c = 0; c < n; ++c) out[c0 + c] = T(std::min(std::max(acc[c], lo), hi));
+          } else {
+            const int32_t half = count / 2;
+            for (int c = 0; c < n; ++c) {
+              const int32_t a = acc[c];
+              const int32_t q = (a > 0 ? a + half : a - half) / count;
+              out[c0 + c] = T(std::min(std::max(q, lo), hi));
+            }
+          }
+        }
+      }
+    }
+  }, min_chunk);
+  if (empty_window) return ctx.Error("a pooling window lies entirely in the padding");
+  return OkStatus();
+}
+
+template <bool kMax, bool kRef>
+Status EvalPoolAny(OpContext& ctx);
 
 // ---- reference kernels: TFLite's reference_ops loops, one element at a time ----
 template <bool kMax>
@@ -161,10 +295,20 @@ Status EvalPool(OpContext& ctx) {
   return OkStatus();
 }
 
+template <bool kMax, bool kRef>
+Status EvalPoolAny(OpContext& ctx) {
+  switch (ctx.input(0).type) {
+    case DType::kInt8: return kRef ? QuantPoolRef<kMax, int8_t>(ctx) : QuantPoolFast<kMax, int8_t>(ctx);
+    case DType::kUInt8: return kRef ? QuantPoolRef<kMax, uint8_t>(ctx) : QuantPoolFast<kMax, uint8_t>(ctx);
+    case DType::kInt16: return kRef ? QuantPoolRef<kMax, int16_t>(ctx) : QuantPoolFast<kMax, int16_t>(ctx);
+    default: return kRef ? EvalPoolRef<kMax>(ctx) : EvalPool<kMax>(ctx);
+  }
+}
+
 }  // namespace
 
-const OpImpl kOp_AVERAGE_POOL_2D = {ParsePool, PreparePool, EvalPool<false>, EvalPoolRef<false>, false};
-const OpImpl kOp_MAX_POOL_2D = {ParsePool, PreparePool, EvalPool<true>, EvalPoolRef<true>, false};
+const OpImpl kOp_AVERAGE_POOL_2D = {ParsePool, PreparePool, EvalPoolAny<false, false>, EvalPoolAny<false, true>, false};
+const OpImpl kOp_MAX_POOL_2D = {ParsePool, PreparePool, EvalPoolAny<true, false>, EvalPoolAny<true, true>, false};
 
 void pooling::Pool2DParamsOf(const Node& n, int* padding, int* stride_h, int* stride_w, int* filter_h, int* filter_w, int* activation) { const PoolParams& p = n.P<PoolParams>(); *padding = p.padding; *stride_h = p.stride_h; *stride_w = p.stride_w; *filter_h = p.filter_h; *filter_w = p.filter_w; *activation = p.activation; }
 

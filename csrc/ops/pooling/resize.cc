@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ops/op_registry.h"
+#include "ops/quant_common.h"
 #include "ops/pooling/pool_common.h"
 #include "runtime/thread_pool.h"
 
@@ -61,6 +62,7 @@ Status ShapeOutput(OpContext& ctx) {
 
 Status PrepareResize(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   const ResizeParams& p = ctx.node().P<ResizeParams>();
   const Tensor& in = ctx.input(0);
   const Tensor& size = ctx.input(1);
