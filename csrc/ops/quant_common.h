@@ -18,6 +18,8 @@
 //   MultiplyByQuantizedMultiplier64          the int64-accumulator overload (16x8 kernels with int64
 //       bias): the multiplier reduced to 16 bits, (x * ((qm + 2^15) >> 16) + 2^(14 - shift)) >>
 //       (15 - shift), truncated to int32 as TFLite's implicit conversion does.
+//   MultiplyByQuantizedMultiplierAway64      one rounding of x * qm / 2^(31 - shift), ties away from
+//       zero (int16 FULLY_CONNECTED with int64 bias, as measured against LiteRT's builtin kernel).
 //
 // Plus the shared helpers: the integer range of a type, saturating casts, TFLite's quantized
 // activation range, and reading / validating a tensor's quantization parameters (per-tensor or
@@ -117,6 +119,17 @@ inline int32_t MultiplyByQuantizedMultiplier64(int64_t x, int32_t qm, int shift)
   // x is within +-2^47 for any real model; wrap (not UB) otherwise.
   const uint64_t prod = uint64_t(x) * uint64_t(int64_t(reduced)) + (uint64_t(1) << (total - 1));
   return int32_t(uint32_t(uint64_t(int64_t(prod) >> total)));
+}
+
+// One rounding, ties away from zero, full 31-bit multiplier, int64 accumulator: what LiteRT 2.3's
+// builtin int16 FULLY_CONNECTED with an int64 bias computes (measured against it: tests/op_cases/conv.py).
+inline int32_t MultiplyByQuantizedMultiplierAway64(int64_t x, int32_t qm, int shift) {
+  const int total = 31 - shift;  // >= 1
+  const bool neg = x < 0;
+  const unsigned __int128 ax = neg ? (unsigned __int128)(-(__int128)x) : (unsigned __int128)x;
+  const unsigned __int128 r = (ax * (unsigned __int128)(uint32_t)qm + ((unsigned __int128)1 << (total - 1))) >> total;
+  const uint64_t v = uint64_t(r);
+  return int32_t(uint32_t(neg ? uint64_t(0) - v : v));
 }
 
 // ---------------------------------------------------------------- integer types

@@ -9,6 +9,7 @@
 
 #include "ops/conv/conv_common.h"
 #include "ops/conv/gemm.h"
+#include "ops/conv/quantized.h"
 
 namespace tflite_gpu {
 namespace {
@@ -91,6 +92,7 @@ void PackFilter(const ConvGeom& g, const float* f, const float* bias, float* dst
 }
 
 Status Prepare(OpContext& ctx) {
+  if (ctx.num_inputs() >= 2 && qconv::IsQuantized(ctx)) return qconv::PrepareConv2D(ctx, ctx.node().P<ConvParams>());
   ConvGeom g;
   TFG_RETURN_IF_ERROR(ComputeGeom(ctx, &g));
   Node& node = ctx.node();
@@ -122,6 +124,7 @@ Status Prepare(OpContext& ctx) {
 }
 
 Status Eval(OpContext& ctx) {
+  if (qconv::IsQuantized(ctx)) return qconv::EvalConv2D(ctx, false);
   ConvState* st = ctx.node().U<ConvState>();
   const ConvParams& p = ctx.node().P<ConvParams>();
   const ConvGeom& g = st->g;
@@ -169,6 +172,7 @@ Status Eval(OpContext& ctx) {
 
 // Plain reference kernel (TFLite reference_ops::Conv with groups).
 Status EvalRef(OpContext& ctx) {
+  if (qconv::IsQuantized(ctx)) return qconv::EvalConv2D(ctx, true);
   const ConvState* st = ctx.node().U<ConvState>();
   const ConvParams& p = ctx.node().P<ConvParams>();
   const ConvGeom& g = st->g;

@@ -7,6 +7,7 @@
 // matrix is packed into scratch at every invoke.
 #include "ops/conv/conv_common.h"
 #include "ops/conv/gemm.h"
+#include "ops/conv/quantized.h"
 
 namespace tflite_gpu {
 namespace {
@@ -43,6 +44,7 @@ Status Prepare(OpContext& ctx) {
                                        "only DEFAULT float32 weights are")
                          : "unknown weights_format " + std::to_string(p.weights_format));
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 3, 1, 1));
+  if (qconv::IsQuantized(ctx)) return qconv::PrepareFullyConnected(ctx, p.act, p.keep_num_dims);
   const Tensor& in = ctx.input(0);
   const Tensor& w = ctx.input(1);
   TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, in, "input"));
@@ -100,6 +102,7 @@ Status Prepare(OpContext& ctx) {
 }
 
 Status Eval(OpContext& ctx) {
+  if (qconv::IsQuantized(ctx)) return qconv::EvalFullyConnected(ctx, false);
   FcState* s = ctx.node().U<FcState>();
   if (s->batch == 0 || s->units == 0) return OkStatus();
   const float* packed = s->packed.data();
@@ -116,6 +119,7 @@ Status Eval(OpContext& ctx) {
 
 // Plain reference kernel (TFLite reference_ops::FullyConnected).
 Status EvalRef(OpContext& ctx) {
+  if (qconv::IsQuantized(ctx)) return qconv::EvalFullyConnected(ctx, true);
   const FcState* s = ctx.node().U<FcState>();
   const float* in = ctx.input(0).as<float>();
   const float* w = ctx.input(1).as<float>();

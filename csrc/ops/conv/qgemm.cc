@@ -1,0 +1,77 @@
+// Micro-kernels of the 8-bit integer GEMM (qgemm.h).
+#include "ops/conv/qgemm.h"
+
+#include "ops/conv/simd.h"
+
+namespace tflite_gpu {
+namespace qgemm {
+namespace {
+
+// Plain kernel: same packed layout, int32 wrapping sums (unsigned arithmetic, no UB).
+void MicroScalar(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, int32_t* C) {
+  for (int r = 0; r < rows; ++r) {
+    uint32_t acc[kNr] = {0};
+    const int16_t* a = A + r * lda;
+    for (int kk = 0; kk < kpairs; ++kk) {
+      const int32_t a0 = a[2 * kk], a1 = a[2 * kk + 1];
+      const int16_t* b = panel + kk * 32;
+      for (int c = 0; c < kNr; ++c) {
+        const int16_t* bc = b + (c / 8) * 16 + (c % 8) * 2;
+        acc[c] += uint32_t(a0 * int32_t(bc[0]) + a1 * int32_t(bc[1]));
+      }
+    }
+    for (int c = 0; c < kNr; ++c) C[r * kNr + c] = int32_t(acc[c]);
+  }
+}
+
+#if TFG_X86
+TFG_TARGET_AVX2_BEGIN
+void MicroAvx2(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, int32_t* C) {
+  __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+  const int16_t* a0 = A;
+  const int16_t* a1 = A + (rows > 1 ? lda : 0);
+  const int16_t* a2 = A + (rows > 2 ? 2 * lda : 0);
+  const int16_t* a3 = A + (rows > 3 ? 3 * lda : 0);
+  for (int kk = 0; kk < kpairs; ++kk) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + kk * 32));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + kk * 32 + 16));
+    int32_t v;
+    std::memcpy(&v, a0 + 2 * kk, 4);
+    __m256i av = _mm256_set1_epi32(v);
+    c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(av, b0));
+    c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(av, b1));
+    std::memcpy(&v, a1 + 2 * kk, 4);
+    av = _mm256_set1_epi32(v);
+    c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(av, b0));
+    c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(av, b1));
+    std::memcpy(&v, a2 + 2 * kk, 4);
+    av = _mm256_set1_epi32(v);
+    c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(av, b0));
+    c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(av, b1));
+    std::memcpy(&v, a3 + 2 * kk, 4);
+    av = _mm256_set1_epi32(v);
+    c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(av, b0));
+    c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(av, b1));
+  }
+  __m256i* out = reinterpret_cast<__m256i*>(C);
+  _mm256_storeu_si256(out + 0, c00);
+  _mm256_storeu_si256(out + 1, c01);
+  if (rows > 1) { _mm256_storeu_si256(out + 2, c10); _mm256_storeu_si256(out + 3, c11); }
+  if (rows > 2) { _mm256_storeu_si256(out + 4, c20); _mm256_storeu_si256(out + 5, c21); }
+  if (rows > 3) { _mm256_storeu_si256(out + 6, c30); _mm256_storeu_si256(out + 7, c31); }
+}
+TFG_TARGET_END
+#endif
+
+}  // namespace
+
+void MicroKernel(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, int32_t* C) {
+#if TFG_X86
+  static const bool avx2 = simd::ActiveIsa() >= simd::Isa::kAvx2;
+  if (avx2) return MicroAvx2(A, lda, rows, panel, kpairs, C);
+#endif
+  MicroScalar(A, lda, rows, panel, kpairs, C);
+}
+
+}  // namespace qgemm
+}  // namespace tflite_gpu

@@ -1,0 +1,166 @@
+// Integer GEMM for the conv family's 8-bit quantized kernels (CONV_2D, FULLY_CONNECTED,
+// TRANSPOSE_CONV, BATCH_MATMUL, and the int8 core of the hybrid kernels).
+//
+//   acc[m, n] = sum_k (A[m, k] + a_offset) * (B[n, k] + b_offset)      (int32, wrapping like TFLite)
+//
+// Both operands are widened to int16 with their offsets applied (|value| <= 255), so every product
+// pair fits int32 and the sums are exact int32 arithmetic: the same integers TFLite's int32
+// accumulators hold, whatever the order. B (weights, [N, K] row-major as TFLite stores them) is
+// packed once into panels of 16 columns holding K-pairs interleaved; A rows are produced per block
+// by a caller functor (im2col of a conv window, an FC input row, ...) into int16 with the offset
+// applied and padding taps as 0. The micro-kernel (AVX2: _mm256_madd_epi16, 4 rows x 16 columns;
+// scalar otherwise, chosen at run time as the float GEMM's ISA) hands each finished tile to a
+// caller writer (requantization, or the float rescale of the hybrid kernels).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "ops/conv/gemm.h"
+#include "ops/quant_common.h"
+
+namespace tflite_gpu {
+namespace qgemm {
+
+constexpr int kNr = 16;  // columns per packed panel
+constexpr int kMr = 4;   // rows per micro tile
+
+struct PackedB {
+  std::vector<int16_t> data;  // panels x (Kp / 2) x 32
+  int N = 0, K = 0, Kp = 0;   // Kp = K rounded up to even
+  int panels() const { return (N + kNr - 1) / kNr; }
+  const int16_t* panel(int p) const { return data.data() + size_t(p) * (Kp / 2) * 32; }
+};
+
+// Packs B[n, k] = src[n * stride_n + k * stride_k] + offset.
+template <typename T>
+void PackB(int N, int K, const T* src, int64_t stride_n, int64_t stride_k, int32_t offset, PackedB* out) {
+  out->N = N;
+  out->K = K;
+  out->Kp = (K + 1) / 2 * 2;
+  const int panels = (N + kNr - 1) / kNr;
+  out->data.assign(size_t(panels) * (out->Kp / 2) * 32, 0);
+  for (int p = 0; p < panels; ++p) {
+    int16_t* d = out->data.data() + size_t(p) * (out->Kp / 2) * 32;
+    for (int kk = 0; kk < out->Kp / 2; ++kk)
+      for (int c = 0; c < kNr; ++c) {
+        const int n = p * kNr + c;
+        if (n >= N) continue;
+        for (int j = 0; j < 2; ++j) {
+          const int k = 2 * kk + j;
+          if (k >= K) continue;
+          // cols 0..7 in the first 16 int16, 8..15 in the second, each as (k, k+1) pairs
+          d[kk * 32 + (c / 8) * 16 + (c % 8) * 2 + j] = int16_t(int32_t(src[n * stride_n + k * stride_k]) + offset);
+        }
+      }
+  }
+}
+
+// C[r, 0..15] = sum over the K-pairs of A row r (rows <= kMr, row stride lda int16) times the panel.
+void MicroKernel(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, int32_t* C);
+
+// Drives the GEMM: M rows in blocks; fill(m0, rows, dst) writes rows m0..m0+rows-1 of A, each Kp
+// int16 (offset applied, zero past K) at dst + r * Kp; write(m, n0, ncols, acc) gets ncols int32
+// sums of row m, columns n0... Blocks run in parallel on the pool.
+template <typename Fill, typename Write>
+void Run(int64_t M, const PackedB& B, const Fill& fill, const Write& write, ThreadPool* pool) {
+  if (M <= 0 || B.N <= 0) return;
+  const int Kp = B.Kp;
+  // ~64 KiB of A per block, at least kMr rows.
+  int64_t mb = std::max<int64_t>(kMr, (int64_t(32768) / std::max(1, Kp)) / kMr * kMr);
+  mb = std::min<int64_t>(mb, 256);
+  const int slots = gemm::NumSlots(pool);
+  if (slots > 1) mb = std::max<int64_t>(kMr, std::min<int64_t>(mb, ((M + 2 * slots - 1) / (2 * slots) + kMr - 1) / kMr * kMr));
+  const int64_t blocks = (M + mb - 1) / mb;
+  gemm::ParallelTasks(pool, blocks, [&](int64_t blk, int) {
+    thread_local std::vector<int16_t> abuf;
+    const int64_t m0 = blk * mb;
+    const int rows = int(std::min<int64_t>(mb, M - m0));
+    const size_t need = size_t(rows + kMr) * Kp;
+    if (abuf.size() < need) abuf.resize(need);
+    fill(m0, rows, abuf.data());
+    int32_t tile[kMr * kNr];
+    for (int p = 0; p < B.panels(); ++p) {
+      const int n0 = p * kNr;
+      const int ncols = std::min(kNr, B.N - n0);
+      for (int r0 = 0; r0 < rows; r0 += kMr) {
+        const int rr = std::min(kMr, rows - r0);
+        MicroKernel(abuf.data() + size_t(r0) * Kp, Kp, rr, B.panel(p), Kp / 2, tile);
+        for (int r = 0; r < rr; ++r) write(m0 + r0 + r, n0, ncols, tile + r * kNr);
+      }
+    }
+  });
+}
+
+// Fills one A row from `src` (K values) with the offset applied, zero-padded to Kp.
+template <typename T>
+inline void WidenRow(const T* src, int K, int Kp, int32_t offset, int16_t* dst) {
+  for (int k = 0; k < K; ++k) dst[k] = int16_t(int32_t(src[k]) + offset);
+  for (int k = K; k < Kp; ++k) dst[k] = 0;
+}
+
+// ---------------------------------------------------------------- output stage
+
+enum class Rounding : uint8_t {
+  kHalfUp,     // quant::MultiplyByQuantizedMultiplierHalfUp (ruy's x86 kernels, NEON bodies)
+  kDouble,     // quant::MultiplyByQuantizedMultiplier (gemmlowp, reference kernels)
+  kReduced64,  // quant::MultiplyByQuantizedMultiplier64 (int64 accumulators, reference kernels)
+  kAway64,     // quant::MultiplyByQuantizedMultiplierAway64 (int16 FULLY_CONNECTED with int64 bias)
+};
+
+inline int32_t Rescale(Rounding r, int64_t acc, int32_t m, int s) {
+  switch (r) {
+    case Rounding::kHalfUp: return quant::MultiplyByQuantizedMultiplierHalfUp(int32_t(acc), m, s);
+    case Rounding::kDouble: return quant::MultiplyByQuantizedMultiplier(int32_t(acc), m, s);
+    case Rounding::kReduced64: return quant::MultiplyByQuantizedMultiplier64(acc, m, s);
+    case Rounding::kAway64: return quant::MultiplyByQuantizedMultiplierAway64(acc, m, s);
+  }
+  return 0;
+}
+
+// Requantization of one op's output: per output channel multiplier/shift, zero point, clamp.
+struct OutputStage {
+  std::vector<int32_t> mult;
+  std::vector<int> shift;
+  std::vector<int64_t> bias;  // per channel (zeros when absent)
+  int32_t zp = 0, lo = 0, hi = 0;
+  Rounding rounding = Rounding::kHalfUp;
+  template <typename T>
+  inline T Apply(int64_t acc, int c) const {
+    const int32_t v = Rescale(rounding, acc, mult[c], shift[c]);
+    const int32_t z = int32_t(uint32_t(v) + uint32_t(zp));
+    return T(quant::Clamp32(z, lo, hi));
+  }
+  // 8-bit kernels: int32 accumulator + int32 bias, wrapping as TFLite's.
+  template <typename T>
+  inline T Apply32(int32_t acc, int c) const {
+    return Apply<T>(int32_t(uint32_t(acc) + uint32_t(int32_t(bias[c]))), c);
+  }
+};
+
+// How the multiplier of (input scale, weight scale, output scale) is formed, as each TFLite kernel
+// does it (the result can differ in the last bit of the fixed-point multiplier).
+enum class ScaleProduct : uint8_t {
+  kDouble,       // double(si) * double(sw) / double(so)   (PopulateConvolutionQuantizationParams)
+  kFloatThenDouble,  // double(si * sw) / double(so)      (GetQuantizedConvolutionMultipler)
+  kFloat,        // double(si * sw / so)                   (BATCH_MATMUL)
+};
+inline double EffectiveScale(ScaleProduct p, float si, float sw, float so) {
+  switch (p) {
+    case ScaleProduct::kDouble: return double(si) * double(sw) / double(so);
+    case ScaleProduct::kFloatThenDouble: return double(si * sw) / double(so);
+    case ScaleProduct::kFloat: return double(si * sw / so);
+  }
+  return 0;
+}
+
+// Fills mult/shift for `channels` output channels (weight scales per channel or one per tensor).
+inline void SetMultipliers(OutputStage* os, ScaleProduct p, float si, const quant::TensorQuant& w, float so,
+                           int channels) {
+  os->mult.resize(channels);
+  os->shift.resize(channels);
+  for (int c = 0; c < channels; ++c)
+    quant::QuantizeMultiplier(EffectiveScale(p, si, w.Scale(c), so), &os->mult[c], &os->shift[c]);
+}
+
+}  // namespace qgemm
+}  // namespace tflite_gpu

@@ -1,0 +1,453 @@
+// Quantized kernels of the conv family: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, BATCH_MATMUL.
+//
+// Types (as LiteRT 2.3 accepts them):
+//   int8  activations, int8 weights (per-tensor or per-channel, zero point 0 except FULLY_CONNECTED
+//         which honours a weight zero point as TFLite's filter_offset), int32 bias;
+//   uint8 activations and weights, per-tensor (legacy asymmetric), int32 bias;
+//   int16 activations (zero point 0) with int8 weights ("16x8"), int64 or int32 bias.
+// Output: the input's type. Fused activations clamp to the quantized range
+// (quant::QuantizedActivationRange).
+//
+// Which rounding, per op. The oracle is LiteRT's builtin resolver (optimized kernels); its
+// reference kernels (BUILTIN_REF) use gemmlowp's double rounding everywhere, its optimized ones
+// do not. We follow the builtin path, as measured on tie-heavy cases (tests/op_cases/conv.py
+// q*-ties cases, which fail for every other variant):
+//   CONV_2D int8/uint8, FULLY_CONNECTED int8/uint8 (and int16 with int32 bias), DEPTHWISE_CONV_2D
+//     int8: HalfUp (ruy's x86 kernels / TFLite's NEON-on-SSE output stages: both roundings half
+//     up). The reference kernels' double rounding differs on negative ties.
+//   DEPTHWISE_CONV_2D uint8, BATCH_MATMUL int8: Double (gemmlowp, ties away from zero in the
+//     shift), the scalar output stage those kernels use.
+//   int16x8 CONV_2D / DEPTHWISE_CONV_2D / BATCH_MATMUL: Reduced64 (TFLite's int64-accumulator
+//     MultiplyByQuantizedMultiplier with a 16-bit multiplier; the builtin path runs the reference
+//     kernels for 16x8).
+//   FULLY_CONNECTED int16 with int64 bias (or none): Away64 (one rounding of the full multiplier,
+//     ties away from zero), as measured.
+// Multipliers are formed as the TFLite kernel forms them (qgemm::ScaleProduct).
+//
+// Fast kernels: 8-bit types run on qgemm (int16-widened operands, AVX2 madd); int16x8 runs a
+// threaded int64 loop (TFLite itself has only reference kernels for 16x8). Reference kernels
+// (eval_ref) are plain loops with int64 sums over the original tensors.
+#include "ops/conv/quantized.h"
+
+#include <cstring>
+
+#include "ops/conv/qgemm.h"
+#include "ops/quant_common.h"
+
+namespace tflite_gpu {
+namespace qconv {
+namespace {
+
+using qgemm::OutputStage;
+using qgemm::Rounding;
+using qgemm::ScaleProduct;
+using quant::QuantRule;
+using quant::TensorQuant;
+
+// Quantization of one conv-like node: types, offsets, output stage.
+struct QCommon {
+  DType type = DType::kInt8;       // activation type
+  DType wtype = DType::kInt8;
+  int32_t in_offset = 0, w_offset = 0;  // -zero points (w_offset per-tensor only)
+  OutputStage os;
+  bool has_bias = false;
+  DType bias_type = DType::kInt32;
+  int channels = 0;
+};
+
+// What a kernel needs to know to validate its tensors.
+struct QSpec {
+  int w_index = 1, b_index = 2;
+  int w_channel_axis = 0;        // per-channel axis of the weights
+  bool w_zero_point_any = false;  // int8 weights may have a zero point (FULLY_CONNECTED)
+  bool w_per_channel = true;     // int8 weights may be per-channel
+  ScaleProduct per_tensor = ScaleProduct::kDouble, per_channel = ScaleProduct::kDouble;
+  bool check_bias_scale_u8 = false;  // TFLite's GetQuantizedConvolutionMultipler bias-scale check
+  bool check_bias_scale_pt = false;  // ... also for int8 per-tensor weights
+  Rounding r8 = Rounding::kHalfUp, r16 = Rounding::kReduced64, r16_b32 = Rounding::kReduced64;
+};
+
+const char* TypeMixHelp() {
+  return "supported: INT8 input with INT8 weights and INT32 bias, UINT8 input with UINT8 weights and INT32 bias, "
+         "INT16 input with INT8 weights and INT64/INT32 bias";
+}
+
+Status SetupQuant(OpContext& ctx, const QSpec& spec, int channels, int act, QCommon* q) {
+  const Tensor& in = ctx.input(0);
+  const Tensor& w = ctx.input(spec.w_index);
+  const Tensor& out = ctx.output(0);
+  q->type = in.type;
+  q->wtype = w.type;
+  q->channels = channels;
+  const bool ok_types = (in.type == DType::kInt8 && w.type == DType::kInt8) ||
+                        (in.type == DType::kUInt8 && w.type == DType::kUInt8) ||
+                        (in.type == DType::kInt16 && w.type == DType::kInt8);
+  if (!ok_types)
+    return ctx.Error(std::string("input type ") + DTypeName(in.type) + " with weights type " + DTypeName(w.type) +
+                     " is not supported (" + TypeMixHelp() + ")");
+  if (out.type != in.type)
+    return ctx.Error(std::string("output has type ") + DTypeName(out.type) + "; expected " + DTypeName(in.type) +
+                     " (the input's type)");
+  const bool i16 = in.type == DType::kInt16;
+  TensorQuant iq, wq, oq;
+  QuantRule act_rule;
+  act_rule.zero_point_zero = i16;
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, in, "input", act_rule, &iq));
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, out, "output", act_rule, &oq));
+  QuantRule wr;
+  wr.allow_per_channel = w.type == DType::kInt8 && spec.w_per_channel;
+  wr.channel_axis = spec.w_channel_axis;
+  wr.zero_point_zero = w.type == DType::kInt8 && !(spec.w_zero_point_any && !i16);
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, w, "weights", wr, &wq));
+  if (wq.per_channel() && int(wq.channels()) != channels)
+    return ctx.Error(quant::TensorLabel("weights", w) + " has " + std::to_string(wq.channels()) +
+                     " per-channel scales for " + std::to_string(channels) + " output channels");
+  q->in_offset = -iq.ZeroPoint();
+  q->w_offset = -wq.ZeroPoint();
+  // Bias.
+  q->has_bias = ctx.has_input(spec.b_index);
+  if (q->has_bias) {
+    const Tensor& b = ctx.input(spec.b_index);
+    const bool bias_ok = i16 ? (b.type == DType::kInt64 || b.type == DType::kInt32) : b.type == DType::kInt32;
+    if (!bias_ok)
+      return ctx.Error(quant::TensorLabel("bias", b) + " has type " + DTypeName(b.type) + "; " + DTypeName(in.type) +
+                       " kernels take " + (i16 ? "INT64 or INT32" : "INT32") + " bias");
+    if (b.num_elements() != channels)
+      return ctx.Error(quant::TensorLabel("bias", b) + " has " + std::to_string(b.num_elements()) + " elements, expected " +
+                       std::to_string(channels));
+    QuantRule br;
+    br.required = false;
+    br.allow_per_channel = true;
+    TensorQuant bq;
+    TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, b, "bias", br, &bq));
+    q->bias_type = b.type;
+    const bool check = (in.type == DType::kUInt8 && spec.check_bias_scale_u8) ||
+                       (in.type == DType::kInt8 && !wq.per_channel() && spec.check_bias_scale_pt);
+    if (check && !b.quant.scale.empty()) {
+      // TFLite: |input_scale * filter_scale - bias_scale| <= 1e-6 * min(both), else it refuses.
+      const double ips = double(iq.Scale() * wq.Scale());
+      const double bs = double(bq.Scale());
+      if (!(std::abs(ips - bs) <= 1e-6 * std::min(ips, bs)))
+        return ctx.Error(quant::TensorLabel("bias", b) + " scale " + std::to_string(bs) +
+                         " differs from input scale * weights scale " + std::to_string(ips));
+    }
+  }
+  // Output stage.
+  qgemm::SetMultipliers(&q->os, wq.per_channel() ? spec.per_channel : spec.per_tensor, iq.Scale(), wq, oq.Scale(),
+                        channels);
+  q->os.zp = oq.ZeroPoint();
+  TFG_RETURN_IF_ERROR(quant::QuantizedActivationRange(ctx, act, out.type, oq.Scale(), oq.ZeroPoint(), &q->os.lo, &q->os.hi));
+  q->os.rounding = !i16 ? spec.r8 : (q->has_bias && q->bias_type == DType::kInt32 ? spec.r16_b32 : spec.r16);
+  q->os.bias.assign(channels, 0);
+  return OkStatus();
+}
+
+// Copies the bias into the output stage (at every eval: the bias may be a runtime tensor).
+void LoadBias(OpContext& ctx, int b_index, QCommon* q) {
+  if (!q->has_bias) return;
+  const Tensor& b = ctx.input(b_index);
+  if (b.type == DType::kInt64) {
+    const int64_t* p = b.as<int64_t>();
+    for (int c = 0; c < q->channels; ++c) q->os.bias[c] = p[c];
+  } else {
+    const int32_t* p = b.as<int32_t>();
+    for (int c = 0; c < q->channels; ++c) q->os.bias[c] = p[c];
+  }
+}
+
+template <typename T>
+inline T OutputOf(const OutputStage& os, DType type, int64_t raw, int c) {
+  // 8-bit: int32 accumulator and bias wrap as TFLite's; int16x8: int64 sums.
+  if (type == DType::kInt16) return os.Apply<T>(raw + os.bias[c], c);
+  return os.Apply32<T>(int32_t(uint32_t(uint64_t(raw))), c);
+}
+
+// ======================================================================= CONV_2D
+
+struct QConvState {
+  QCommon q;
+  int batch = 0, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0, k_h = 0, k_w = 0;
+  int pad_t = 0, pad_l = 0, sh = 1, sw = 1, dh = 1, dw = 1;
+  qgemm::PackedB packed;
+  conv::PackKey key;
+  bool packed_valid = false;
+};
+
+template <typename T>
+void PackWeights(const Tensor& w, int N, int K, int32_t offset, qgemm::PackedB* out) {
+  qgemm::PackB(N, K, w.as<T>(), K, 1, offset, out);
+}
+
+Status EnsurePacked(OpContext& ctx, int w_index, int N, int K, int32_t w_offset, qgemm::PackedB* packed,
+                    conv::PackKey* key, bool* valid, bool at_eval) {
+  const Tensor& w = ctx.input(w_index);
+  const bool constant = ctx.IsConstantOrPersistent(w);
+  if (!constant && !at_eval) {
+    *valid = false;
+    return OkStatus();
+  }
+  conv::PackKey k{w.data, nullptr, w.shape, K};
+  if (constant && *valid && *key == k) return OkStatus();
+  if (w.type == DType::kUInt8) PackWeights<uint8_t>(w, N, K, w_offset, packed);
+  else PackWeights<int8_t>(w, N, K, w_offset, packed);
+  *key = k;
+  *valid = constant;
+  return OkStatus();
+}
+
+}  // namespace
+
+Status PrepareConv2D(OpContext& ctx, const conv::WindowParams& p) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 3, 1, 1));
+  const Tensor& in = ctx.input(0);
+  const Tensor& f = ctx.input(1);
+  TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, in, 4, "input"));
+  TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, f, 4, "filter"));
+  TFG_RETURN_IF_ERROR(conv::CheckWindow(ctx, p.padding, p.stride_w, p.stride_h, p.dil_w, p.dil_h));
+  if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<QConvState>();
+  QConvState* s = ctx.node().U<QConvState>();
+  s->batch = in.shape[0];
+  s->in_h = in.shape[1];
+  s->in_w = in.shape[2];
+  s->in_c = in.shape[3];
+  s->out_c = f.shape[0];
+  s->k_h = f.shape[1];
+  s->k_w = f.shape[2];
+  if (s->k_h <= 0 || s->k_w <= 0 || f.shape[3] <= 0)
+    return ctx.Error("filter shape " + conv::Str(f.shape) + " has an empty spatial or channel dimension");
+  if (f.shape[3] != s->in_c)
+    return ctx.Error("filter shape " + conv::Str(f.shape) + " does not match the input's " + std::to_string(s->in_c) +
+                     " channels (grouped convolution is not supported for quantized types)");
+  TFG_RETURN_IF_ERROR(conv::CheckSize(ctx, int64_t(s->k_h) * s->k_w * s->in_c, "filter size"));
+  s->sh = p.stride_h;
+  s->sw = p.stride_w;
+  s->dh = p.dil_h;
+  s->dw = p.dil_w;
+  conv::WindowOutput(p.padding, s->in_h, s->in_w, s->k_h, s->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, &s->out_h,
+                     &s->out_w, &s->pad_t, &s->pad_l);
+  QSpec spec;
+  spec.w_channel_axis = 0;
+  spec.per_tensor = ScaleProduct::kDouble;  // PopulateConvolutionQuantizationParams (int8, int16)
+  if (in.type == DType::kUInt8) spec.per_tensor = ScaleProduct::kFloatThenDouble;  // GetQuantizedConvolutionMultipler
+  spec.check_bias_scale_u8 = true;
+  TFG_RETURN_IF_ERROR(SetupQuant(ctx, spec, s->out_c, p.act, &s->q));
+  TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c}));
+  if (s->q.type != DType::kInt16)
+    TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, s->q.w_offset, &s->packed, &s->key,
+                                     &s->packed_valid, false));
+  return OkStatus();
+}
+
+namespace {
+
+// One conv output value from the original tensors: sum over taps (int64), TFLite's reference loop.
+template <typename TI, typename TW>
+int64_t ConvDot(const QConvState& s, const TI* in, const TW* f, int b, int oy, int ox, int oc) {
+  int64_t acc = 0;
+  for (int ky = 0; ky < s.k_h; ++ky) {
+    const int iy = oy * s.sh - s.pad_t + ky * s.dh;
+    if (iy < 0 || iy >= s.in_h) continue;
+    for (int kx = 0; kx < s.k_w; ++kx) {
+      const int ix = ox * s.sw - s.pad_l + kx * s.dw;
+      if (ix < 0 || ix >= s.in_w) continue;
+      const TI* ip = in + ((int64_t(b) * s.in_h + iy) * s.in_w + ix) * s.in_c;
+      const TW* fp = f + ((int64_t(oc) * s.k_h + ky) * s.k_w + kx) * s.in_c;
+      for (int ic = 0; ic < s.in_c; ++ic)
+        acc += (int64_t(ip[ic]) + s.q.in_offset) * (int64_t(fp[ic]) + s.q.w_offset);
+    }
+  }
+  return acc;
+}
+
+template <typename TI, typename TW>
+void ConvLoops(const QConvState& s, const TI* in, const TW* f, TI* out, ThreadPool* pool) {
+  const int64_t pixels = int64_t(s.batch) * s.out_h * s.out_w;
+  auto body = [&](int64_t b0, int64_t b1) {
+    for (int64_t px = b0; px < b1; ++px) {
+      const int b = int(px / (int64_t(s.out_h) * s.out_w));
+      const int oy = int(px / s.out_w % s.out_h), ox = int(px % s.out_w);
+      for (int oc = 0; oc < s.out_c; ++oc)
+        out[px * s.out_c + oc] = OutputOf<TI>(s.q.os, s.q.type, ConvDot(s, in, f, b, oy, ox, oc), oc);
+    }
+  };
+  if (pool) gemm::ParallelRanges(pool, pixels, 4 * gemm::NumSlots(pool), body);
+  else body(0, pixels);
+}
+
+template <typename TI>
+void ConvFast(const QConvState& s, const TI* in, TI* out, ThreadPool* pool) {
+  const int K = s.k_h * s.k_w * s.in_c, Kp = s.packed.Kp;
+  const int64_t hw = int64_t(s.out_h) * s.out_w;
+  const int32_t off = s.q.in_offset;
+  const bool pointwise = s.k_h == 1 && s.k_w == 1 && s.sh == 1 && s.sw == 1 && s.pad_t == 0 && s.pad_l == 0;
+  auto fill = [&](int64_t m0, int rows, int16_t* dst) {
+    for (int r = 0; r < rows; ++r) {
+      const int64_t m = m0 + r;
+      int16_t* d = dst + int64_t(r) * Kp;
+      if (pointwise) {
+        qgemm::WidenRow(in + m * s.in_c, s.in_c, Kp, off, d);
+        continue;
+      }
+      const int b = int(m / hw), oy = int(m / s.out_w % s.out_h), ox = int(m % s.out_w);
+      int16_t* dp = d;
+      for (int ky = 0; ky < s.k_h; ++ky) {
+        const int iy = oy * s.sh - s.pad_t + ky * s.dh;
+        for (int kx = 0; kx < s.k_w; ++kx, dp += s.in_c) {
+          const int ix = ox * s.sw - s.pad_l + kx * s.dw;
+          if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) {
+            std::memset(dp, 0, sizeof(int16_t) * s.in_c);  // padding: the input zero point, i.e. 0 after the offset
+            continue;
+          }
+          const TI* ip = in + ((int64_t(b) * s.in_h + iy) * s.in_w + ix) * s.in_c;
+          for (int c = 0; c < s.in_c; ++c) dp[c] = int16_t(int32_t(ip[c]) + off);
+        }
+      }
+      for (int k = K; k < Kp; ++k) d[k] = 0;
+    }
+  };
+  const OutputStage& os = s.q.os;
+  auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) {
+    TI* o = out + m * s.out_c + n0;
+    for (int j = 0; j < ncols; ++j) o[j] = os.Apply32<TI>(acc[j], n0 + j);
+  };
+  qgemm::Run(int64_t(s.batch) * hw, s.packed, fill, write, pool);
+}
+
+}  // namespace
+
+Status EvalConv2D(OpContext& ctx, bool ref) {
+  QConvState* s = ctx.node().U<QConvState>();
+  LoadBias(ctx, 2, &s->q);
+  const Tensor& in = ctx.input(0);
+  const Tensor& f = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  if (int64_t(s->batch) * s->out_h * s->out_w * s->out_c == 0) return OkStatus();
+  ThreadPool* pool = ref ? nullptr : ctx.pool();
+  if (ref || s->q.type == DType::kInt16) {
+    switch (s->q.type) {
+      case DType::kInt8: ConvLoops(*s, in.as<int8_t>(), f.as<int8_t>(), out.as<int8_t>(), pool); break;
+      case DType::kUInt8: ConvLoops(*s, in.as<uint8_t>(), f.as<uint8_t>(), out.as<uint8_t>(), pool); break;
+      case DType::kInt16: ConvLoops(*s, in.as<int16_t>(), f.as<int8_t>(), out.as<int16_t>(), pool); break;
+      default: return ctx.Error("unsupported type");
+    }
+    return OkStatus();
+  }
+  TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, s->q.w_offset, &s->packed, &s->key,
+                                   &s->packed_valid, true));
+  if (s->q.type == DType::kInt8) ConvFast(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
+  else ConvFast(*s, in.as<uint8_t>(), out.as<uint8_t>(), pool);
+  return OkStatus();
+}
+
+// ======================================================================= FULLY_CONNECTED
+
+namespace {
+struct QFcState {
+  QCommon q;
+  int64_t batch = 0;
+  int units = 0, depth = 0;
+  qgemm::PackedB packed;
+  conv::PackKey key;
+  bool packed_valid = false;
+};
+}  // namespace
+
+Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 3, 1, 1));
+  const Tensor& in = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, w, 2, "weights"));
+  if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<QFcState>();
+  QFcState* s = ctx.node().U<QFcState>();
+  s->units = w.shape[0];
+  s->depth = w.shape[1];
+  if (s->depth <= 0) return ctx.Error("weights shape " + conv::Str(w.shape) + " has no input columns");
+  const int64_t total = in.num_elements();
+  if (total % s->depth != 0)
+    return ctx.Error("input shape " + conv::Str(in.shape) + " (" + std::to_string(total) +
+                     " elements) is not a multiple of the weights' input size " + std::to_string(s->depth));
+  s->batch = total / s->depth;
+  Dims out_shape;
+  if (keep_num_dims) {
+    if (in.shape.empty() || in.shape.back() != s->depth)
+      return ctx.Error("keep_num_dims: the input's last dimension (shape " + conv::Str(in.shape) +
+                       ") must equal the weights' input size " + std::to_string(s->depth));
+    out_shape = in.shape;
+    out_shape.back() = s->units;
+  } else {
+    if (s->batch > std::numeric_limits<int32_t>::max()) return ctx.Error("input too large");
+    out_shape = {int32_t(s->batch), s->units};
+  }
+  QSpec spec;
+  spec.w_channel_axis = 0;
+  spec.w_zero_point_any = true;  // TFLite's int8 FULLY_CONNECTED applies filter_offset
+  spec.per_tensor = ScaleProduct::kFloatThenDouble;  // GetQuantizedConvolutionMultipler
+  spec.per_channel = ScaleProduct::kDouble;
+  spec.check_bias_scale_u8 = true;
+  spec.check_bias_scale_pt = true;
+  spec.r16 = Rounding::kAway64;
+  spec.r16_b32 = Rounding::kHalfUp;
+  TFG_RETURN_IF_ERROR(SetupQuant(ctx, spec, s->units, act, &s->q));
+  TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
+  if (s->q.type != DType::kInt16)
+    TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->units, s->depth, s->q.w_offset, &s->packed, &s->key, &s->packed_valid, false));
+  return OkStatus();
+}
+
+namespace {
+template <typename TI, typename TW>
+void FcLoops(const QFcState& s, const TI* in, const TW* w, TI* out, ThreadPool* pool) {
+  auto body = [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      for (int u = 0; u < s.units; ++u) {
+        int64_t acc = 0;
+        const TI* x = in + b * s.depth;
+        const TW* wr = w + int64_t(u) * s.depth;
+        for (int k = 0; k < s.depth; ++k) acc += (int64_t(x[k]) + s.q.in_offset) * (int64_t(wr[k]) + s.q.w_offset);
+        out[b * s.units + u] = OutputOf<TI>(s.q.os, s.q.type, acc, u);
+      }
+  };
+  if (pool) gemm::ParallelRanges(pool, s.batch, 4 * gemm::NumSlots(pool), body);
+  else body(0, s.batch);
+}
+
+template <typename TI>
+void FcFast(const QFcState& s, const TI* in, TI* out, ThreadPool* pool) {
+  const int Kp = s.packed.Kp;
+  auto fill = [&](int64_t m0, int rows, int16_t* dst) {
+    for (int r = 0; r < rows; ++r) qgemm::WidenRow(in + (m0 + r) * s.depth, s.depth, Kp, s.q.in_offset, dst + int64_t(r) * Kp);
+  };
+  const OutputStage& os = s.q.os;
+  auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) {
+    TI* o = out + m * s.units + n0;
+    for (int j = 0; j < ncols; ++j) o[j] = os.Apply32<TI>(acc[j], n0 + j);
+  };
+  qgemm::Run(s.batch, s.packed, fill, write, pool);
+}
+}  // namespace
+
+Status EvalFullyConnected(OpContext& ctx, bool ref) {
+  QFcState* s = ctx.node().U<QFcState>();
+  LoadBias(ctx, 2, &s->q);
+  if (s->batch == 0 || s->units == 0) return OkStatus();
+  const Tensor& in = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  ThreadPool* pool = ref ? nullptr : ctx.pool();
+  if (ref || s->q.type == DType::kInt16) {
+    switch (s->q.type) {
+      case DType::kInt8: FcLoops(*s, in.as<int8_t>(), w.as<int8_t>(), out.as<int8_t>(), pool); break;
+      case DType::kUInt8: FcLoops(*s, in.as<uint8_t>(), w.as<uint8_t>(), out.as<uint8_t>(), pool); break;
+      case DType::kInt16: FcLoops(*s, in.as<int16_t>(), w.as<int8_t>(), out.as<int16_t>(), pool); break;
+      default: return ctx.Error("unsupported type");
+    }
+    return OkStatus();
+  }
+  TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->units, s->depth, s->q.w_offset, &s->packed, &s->key, &s->packed_valid, true));
+  if (s->q.type == DType::kInt8) FcFast(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
+  else FcFast(*s, in.as<uint8_t>(), out.as<uint8_t>(), pool);
+  return OkStatus();
+}
+
+}  // namespace qconv
+}  // namespace tflite_gpu
