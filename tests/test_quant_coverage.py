@@ -73,10 +73,9 @@ LITERT_QUANTIZED = {
 
 # (op, kind) pairs not done yet. Only ever remove entries.
 PENDING = {
-    ("CONV_2D", I8), ("CONV_2D", U8), ("CONV_2D", I16), ("CONV_2D", HYB),
+    ("CONV_2D", HYB),
     ("DEPTHWISE_CONV_2D", I8), ("DEPTHWISE_CONV_2D", U8), ("DEPTHWISE_CONV_2D", I16),
     ("DEPTHWISE_CONV_2D", HYB),
-    ("FULLY_CONNECTED", I8), ("FULLY_CONNECTED", U8), ("FULLY_CONNECTED", I16),
     ("FULLY_CONNECTED", HYB),
     ("TRANSPOSE_CONV", I8), ("TRANSPOSE_CONV", U8), ("TRANSPOSE_CONV", I16),
     ("BATCH_MATMUL", I8), ("BATCH_MATMUL", I16), ("BATCH_MATMUL", HYB),

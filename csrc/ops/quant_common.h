@@ -178,7 +178,8 @@ inline int32_t RoundAwayToInt32(float v) {
 
 // TFLite's CalculateActivationRangeQuantized for an output of `type` with (scale, zero_point):
 // NONE -> the type range; RELU, RELU6, RELU_N1_TO_1 -> the quantized bounds intersected with it.
-// TANH and SIGN_BIT are refused (TFLite: "Unsupported fused activation function").
+// TANH and SIGN_BIT clamp to the type range like NONE, as TFLite's (its else branch); ops that refuse
+// them (FULLY_CONNECTED) check before. Values outside the enum are refused.
 inline Status QuantizedActivationRange(const OpContext& ctx, int act, DType type, float scale, int32_t zero_point,
                                        int32_t* act_min, int32_t* act_max) {
   int32_t qmin, qmax;
@@ -188,13 +189,13 @@ inline Status QuantizedActivationRange(const OpContext& ctx, int act, DType type
     return int32_t(uint32_t(uint64_t(v)));  // int32 add, wrapping as TFLite's
   };
   switch (act) {
-    case 0: *act_min = qmin; *act_max = qmax; return OkStatus();
+    case 0: case 4: case 5: *act_min = qmin; *act_max = qmax; return OkStatus();
     case 1: *act_min = std::max(qmin, q(0.f)); *act_max = qmax; return OkStatus();
     case 2: *act_min = std::max(qmin, q(-1.f)); *act_max = std::min(qmax, q(1.f)); return OkStatus();
     case 3: *act_min = std::max(qmin, q(0.f)); *act_max = std::min(qmax, q(6.f)); return OkStatus();
     default:
       return ctx.Error("fused activation " + std::to_string(act) +
-                       " is not supported by the quantized kernel (only NONE, RELU, RELU6, RELU_N1_TO_1)");
+                       " is not a TFLite fused activation");
   }
 }
 

@@ -20,7 +20,7 @@
 //   int16x8 CONV_2D / DEPTHWISE_CONV_2D / BATCH_MATMUL: Reduced64 (TFLite's int64-accumulator
 //     MultiplyByQuantizedMultiplier with a 16-bit multiplier; the builtin path runs the reference
 //     kernels for 16x8).
-//   FULLY_CONNECTED int16 with int64 bias (or none): Away64 (one rounding of the full multiplier,
+//   FULLY_CONNECTED int16 with int64 bias: Away64; with int32 bias or none: HalfUp (one rounding of the full multiplier,
 //     ties away from zero), as measured.
 // Multipliers are formed as the TFLite kernel forms them (qgemm::ScaleProduct).
 //
@@ -65,6 +65,10 @@ struct QSpec {
   bool check_bias_scale_u8 = false;  // TFLite's GetQuantizedConvolutionMultipler bias-scale check
   bool check_bias_scale_pt = false;  // ... also for int8 per-tensor weights
   Rounding r8 = Rounding::kHalfUp, r16 = Rounding::kReduced64, r16_b32 = Rounding::kReduced64;
+  // int16x8 with an INT32 bias: FULLY_CONNECTED only. (LiteRT's DEPTHWISE_CONV_2D refuses it; its CONV_2D
+  // accepts it but its results match no reading of the bias we could find, so we refuse it too.)
+  bool i16_bias32 = false;
+  bool bias_required = false;  // TFLite's int8/uint8 CONV_2D needs the bias
 };
 
 const char* TypeMixHelp() {
@@ -106,12 +110,14 @@ Status SetupQuant(OpContext& ctx, const QSpec& spec, int channels, int act, QCom
   q->w_offset = -wq.ZeroPoint();
   // Bias.
   q->has_bias = ctx.has_input(spec.b_index);
+  if (!q->has_bias && spec.bias_required)
+    return ctx.Error(std::string("the ") + DTypeName(in.type) + " kernel needs a bias tensor (as TFLite's)");
   if (q->has_bias) {
     const Tensor& b = ctx.input(spec.b_index);
-    const bool bias_ok = i16 ? (b.type == DType::kInt64 || b.type == DType::kInt32) : b.type == DType::kInt32;
+    const bool bias_ok = i16 ? (b.type == DType::kInt64 || (spec.i16_bias32 && b.type == DType::kInt32)) : b.type == DType::kInt32;
     if (!bias_ok)
       return ctx.Error(quant::TensorLabel("bias", b) + " has type " + DTypeName(b.type) + "; " + DTypeName(in.type) +
-                       " kernels take " + (i16 ? "INT64 or INT32" : "INT32") + " bias");
+                       " kernels take " + (i16 ? (spec.i16_bias32 ? "INT64 or INT32" : "INT64") : "INT32") + " bias");
     if (b.num_elements() != channels)
       return ctx.Error(quant::TensorLabel("bias", b) + " has " + std::to_string(b.num_elements()) + " elements, expected " +
                        std::to_string(channels));
@@ -137,7 +143,7 @@ Status SetupQuant(OpContext& ctx, const QSpec& spec, int channels, int act, QCom
                         channels);
   q->os.zp = oq.ZeroPoint();
   TFG_RETURN_IF_ERROR(quant::QuantizedActivationRange(ctx, act, out.type, oq.Scale(), oq.ZeroPoint(), &q->os.lo, &q->os.hi));
-  q->os.rounding = !i16 ? spec.r8 : (q->has_bias && q->bias_type == DType::kInt32 ? spec.r16_b32 : spec.r16);
+  q->os.rounding = !i16 ? spec.r8 : (q->has_bias && q->bias_type == DType::kInt64 ? spec.r16 : spec.r16_b32);
   q->os.bias.assign(channels, 0);
   return OkStatus();
 }
@@ -230,6 +236,7 @@ Status PrepareConv2D(OpContext& ctx, const conv::WindowParams& p) {
   spec.per_tensor = ScaleProduct::kDouble;  // PopulateConvolutionQuantizationParams (int8, int16)
   if (in.type == DType::kUInt8) spec.per_tensor = ScaleProduct::kFloatThenDouble;  // GetQuantizedConvolutionMultipler
   spec.check_bias_scale_u8 = true;
+  spec.bias_required = true;
   TFG_RETURN_IF_ERROR(SetupQuant(ctx, spec, s->out_c, p.act, &s->q));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c}));
   if (s->q.type != DType::kInt16)
@@ -378,6 +385,9 @@ Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims) {
     if (s->batch > std::numeric_limits<int32_t>::max()) return ctx.Error("input too large");
     out_shape = {int32_t(s->batch), s->units};
   }
+  if (act < 0 || act > 3)
+    return ctx.Error(std::string("unsupported fused activation ") + conv::ActivationName(act) +
+                     " (FULLY_CONNECTED takes NONE, RELU, RELU_N1_TO_1 or RELU6)");
   QSpec spec;
   spec.w_channel_axis = 0;
   spec.w_zero_point_any = true;  // TFLite's int8 FULLY_CONNECTED applies filter_offset
@@ -387,6 +397,7 @@ Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims) {
   spec.check_bias_scale_pt = true;
   spec.r16 = Rounding::kAway64;
   spec.r16_b32 = Rounding::kHalfUp;
+  spec.i16_bias32 = true;
   TFG_RETURN_IF_ERROR(SetupQuant(ctx, spec, s->units, act, &s->q));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
   if (s->q.type != DType::kInt16)

@@ -1,0 +1,212 @@
+"""Conv family, quantized kernels: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV,
+BATCH_MATMUL with int8 (per-tensor / per-channel weights), uint8 (legacy asymmetric) and int16x8
+activations, and the dynamic-range ("hybrid") kernels (float activations, int8 weights).
+
+Oracle: LiteRT's builtin kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES); integer outputs must match
+exactly (the harness compares integer outputs with assert_array_equal). Hybrid outputs are float
+and compared with a tight rel-L2 bound.
+
+The `ties` cases use scales whose multiplier is an exact power of two and small integer inputs, so
+that many accumulators sit exactly on a rounding tie: they tell the rounding variants of
+quant_common.h apart (each of them fails for every variant but the one LiteRT's builtin kernel
+uses; measured when they were written).
+"""
+import numpy as np
+
+from harness import OpCase
+from tflite_gpu.testing import quant as Q
+from tflite_gpu.testing.builder import ModelBuilder
+
+I8, U8, I16 = np.int8, np.uint8, np.int16
+KIND = {I8: "int8", U8: "uint8", I16: "int16x8"}
+
+
+def _out_size(padding, n, k, s, d=1):
+    eff = (k - 1) * d + 1
+    if padding == "SAME":
+        return (n + s - 1) // s
+    return max(0, (n - eff + s) // s)
+
+
+class Spec:
+    """Quantization of one single-op model: activation type, input/output params, weights."""
+
+    def __init__(self, dtype=I8, in_qp=None, out_qp=None, per_channel=True, w_zp=0, w_range=None,
+                 bias="const", bias_dtype=None, bias_range=None, in_range=None, w_scale=None):
+        self.dtype = dtype
+        self.in_qp = in_qp
+        self.out_qp = out_qp
+        self.per_channel = per_channel
+        self.w_zp = w_zp
+        self.w_range = w_range
+        self.bias = bias            # 'const' | 'absent'
+        self.bias_dtype = bias_dtype or (np.int64 if dtype == I16 else np.int32)
+        self.bias_range = bias_range
+        self.in_range = in_range    # (lo, hi) of the random inputs (default: whole type)
+        self.w_scale = w_scale      # fixed weight scale(s) (ties cases)
+
+    def weights(self, rng, shape, axis):
+        wt = U8 if self.dtype == U8 else I8
+        lo, hi = self.w_range or ((0, 255) if wt == U8 else (-127, 127))
+        w = rng.integers(lo, hi + 1, size=shape).astype(wt)
+        n = shape[axis]
+        if self.w_scale is not None:
+            s = np.broadcast_to(np.asarray(self.w_scale, np.float32), (n,)) if self.per_channel else self.w_scale
+        else:
+            s = rng.uniform(0.002, 0.02, n).astype(np.float32) if self.per_channel else 0.01
+        if self.per_channel:
+            qp = Q.QParams([float(v) for v in s], [0] * n, axis)
+        else:
+            qp = Q.QParams(float(s), int(self.w_zp))
+        return w, qp
+
+    def bias_tensor(self, mb, rng, n, w_qp):
+        if self.bias != "const":
+            return -1
+        s_in = float(self.in_qp.scales()[0])
+        ws = w_qp.scales()
+        lo, hi = self.bias_range or (-(1 << 12), 1 << 12)
+        b = rng.integers(lo, hi + 1, size=n).astype(self.bias_dtype)
+        if w_qp.per_channel:
+            bq = dict(scale=[float(np.float32(s_in) * np.float32(v)) for v in ws], zero_point=[0] * n)
+        else:
+            bq = dict(scale=[float(np.float32(s_in) * np.float32(ws[0]))], zero_point=[0])
+        return mb.add_const(b, name="b", quant=bq)
+
+    def inputs(self, *shapes):
+        def gen(rng):
+            lo, hi = self.in_range or (None, None)
+            return [Q.random_q(rng, s, self.dtype, lo, hi) for s in shapes]
+        return gen
+
+
+def _spec(dtype, **kw):
+    """Defaults per type: output scale chosen so outputs spread over the range (some saturate)."""
+    if dtype == I8:
+        kw.setdefault("in_qp", Q.QParams(0.05, 3))
+        kw.setdefault("out_qp", Q.QParams(0.35, -5))
+    elif dtype == U8:
+        kw.setdefault("in_qp", Q.QParams(0.05, 131))
+        kw.setdefault("out_qp", Q.QParams(0.4, 120))
+        kw.setdefault("per_channel", False)
+        kw.setdefault("w_zp", 127)
+    else:
+        kw.setdefault("in_qp", Q.QParams(0.0005, 0))
+        kw.setdefault("out_qp", Q.QParams(0.004, 0))
+    return Spec(dtype, **kw)
+
+
+def _ties(dtype, out_den=8.0, **kw):
+    """Multiplier exactly 2^-k and small inputs: many rounding ties."""
+    zp = 128 if dtype == U8 else 0
+    kw.setdefault("per_channel", dtype != U8)
+    return Spec(dtype, in_qp=Q.QParams(1.0, zp), out_qp=Q.QParams(out_den, zp), w_scale=1.0,
+                w_zp=zp if dtype == U8 else 0, in_range=(zp - 4, zp + 4),
+                w_range=(zp - 3, zp + 3), bias_range=(-20, 20), **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# CONV_2D
+# ---------------------------------------------------------------------------------------------
+
+def qconv_model(spec, in_shape, cout, k=(3, 3), stride=(1, 1), dil=(1, 1), padding="SAME", act="NONE", seed=0):
+    rng = np.random.default_rng(seed)
+    n, h, w, cin = in_shape
+    wt, wqp = spec.weights(rng, (cout, k[0], k[1], cin), 0)
+    mb = ModelBuilder()
+    x = mb.add_input(list(in_shape), spec.dtype, name="x", quant=Q.quant_dict(spec.in_qp))
+    wi = mb.add_const(wt, name="w", quant=Q.quant_dict(wqp))
+    b = spec.bias_tensor(mb, rng, cout, wqp)
+    oh = _out_size(padding, h, k[0], stride[0], dil[0])
+    ow = _out_size(padding, w, k[1], stride[1], dil[1])
+    y = mb.add_tensor([n, oh, ow, cout], spec.dtype, name="y", quant=Q.quant_dict(spec.out_qp))
+    ins = [x, wi] + ([b] if b != -1 else [])
+    mb.add_op("CONV_2D", ins, [y], version=4 if spec.dtype == I16 else 3, options=dict(
+        padding=padding, stride_h=stride[0], stride_w=stride[1], dilation_h_factor=dil[0],
+        dilation_w_factor=dil[1], fused_activation_function=act))
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _qconv(name, spec, in_shape, cout, **kw):
+    return OpCase("CONV_2D", name, lambda: qconv_model(spec, in_shape, cout, **kw), spec.inputs(in_shape),
+                  tol=0.0, gpu=False, quant=KIND[spec.dtype])
+
+
+CONV_CASES = [
+    _qconv("i8_pc_same_b2", _spec(I8), (2, 7, 6, 5), 9),
+    _qconv("i8_pt_valid_s2", _spec(I8, per_channel=False), (1, 9, 8, 6), 7, stride=(2, 2), padding="VALID"),
+    _qconv("i8_pc_relu", _spec(I8, out_qp=Q.QParams(0.2, -100)), (1, 6, 6, 4), 8, act="RELU"),
+    _qconv("i8_pc_relu6", _spec(I8, out_qp=Q.QParams(0.03, -128)), (1, 6, 6, 4), 8, act="RELU6"),
+    _qconv("i8_pc_tanh_is_none", _spec(I8, out_qp=Q.QParams(0.1, 0)), (1, 5, 5, 4), 8, act="TANH"),
+    _qconv("i8_pc_relu_n1", _spec(I8, out_qp=Q.QParams(0.01, 10)), (1, 6, 6, 4), 8, act="RELU_N1_TO_1"),
+    _qconv("i8_pc_dil2_s2_same", _spec(I8), (1, 11, 10, 3), 5, stride=(2, 1), dil=(2, 2)),
+    _qconv("i8_pc_1x1", _spec(I8), (2, 5, 5, 24), 17, k=(1, 1)),
+    _qconv("i8_pc_1x1_s2", _spec(I8), (1, 6, 6, 8), 16, k=(1, 1), stride=(2, 2)),
+    _qconv("i8_zp_min", _spec(I8, in_qp=Q.QParams(0.05, -128), out_qp=Q.QParams(0.3, 127)), (1, 5, 5, 4), 6),
+    _qconv("i8_zp_max", _spec(I8, in_qp=Q.QParams(0.05, 127), out_qp=Q.QParams(0.3, -128)), (1, 5, 5, 4), 6),
+    _qconv("i8_saturate", _spec(I8, out_qp=Q.QParams(0.01, 0)), (1, 5, 5, 8), 6),
+    _qconv("i8_big_k", _spec(I8, out_qp=Q.QParams(1.2, 0)), (1, 6, 6, 96), 40),
+    _qconv("i8_ties", _ties(I8), (2, 6, 6, 8), 16, padding="VALID"),
+    _qconv("i8_ties_pt", _ties(I8, 4.0, per_channel=False), (1, 6, 6, 8), 16),
+    _qconv("u8_same", _spec(U8), (2, 6, 7, 5), 6),
+    _qconv("u8_zp0_255", _spec(U8, in_qp=Q.QParams(0.05, 0), out_qp=Q.QParams(0.4, 255), w_zp=255), (1, 5, 5, 4), 6),
+    _qconv("u8_zp255_0_relu", _spec(U8, in_qp=Q.QParams(0.05, 255), out_qp=Q.QParams(0.3, 0), w_zp=0), (1, 5, 5, 4), 6,
+           act="RELU"),
+    _qconv("u8_s2_valid", _spec(U8), (1, 9, 9, 3), 4, stride=(2, 2), padding="VALID"),
+    _qconv("u8_ties", _ties(U8, 8.0), (1, 6, 6, 8), 16, padding="VALID"),
+    _qconv("i16_pc", _spec(I16), (2, 6, 6, 4), 6),
+    _qconv("i16_pt_relu6", _spec(I16, per_channel=False, out_qp=Q.QParams(0.0003, 0)), (1, 6, 6, 4), 6, act="RELU6"),
+    _qconv("i16_ties", _ties(I16, 8.0), (1, 6, 6, 8), 16, padding="VALID"),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# FULLY_CONNECTED
+# ---------------------------------------------------------------------------------------------
+
+def qfc_model(spec, in_shape, units, act="NONE", keep_num_dims=False, seed=0):
+    rng = np.random.default_rng(seed)
+    depth = in_shape[-1]
+    wt, wqp = spec.weights(rng, (units, depth), 0)
+    mb = ModelBuilder()
+    x = mb.add_input(list(in_shape), spec.dtype, name="x", quant=Q.quant_dict(spec.in_qp))
+    wi = mb.add_const(wt, name="w", quant=Q.quant_dict(wqp))
+    b = spec.bias_tensor(mb, rng, units, wqp)  # -1: omitted optional input
+    out_shape = list(in_shape[:-1]) + [units] if keep_num_dims else [int(np.prod(in_shape[:-1])), units]
+    y = mb.add_tensor(out_shape, spec.dtype, name="y", quant=Q.quant_dict(spec.out_qp))
+    mb.add_op("FULLY_CONNECTED", [x, wi, b], [y], version=7 if spec.dtype == I16 else 4,
+              options=dict(fused_activation_function=act, keep_num_dims=keep_num_dims))
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _qfc(name, spec, in_shape, units, **kw):
+    return OpCase("FULLY_CONNECTED", name, lambda: qfc_model(spec, in_shape, units, **kw), spec.inputs(in_shape),
+                  tol=0.0, gpu=False, quant=KIND[spec.dtype])
+
+
+FC_CASES = [
+    _qfc("i8_pc", _spec(I8, out_qp=Q.QParams(0.6, 2)), (3, 40), 19),
+    _qfc("i8_pt", _spec(I8, per_channel=False, out_qp=Q.QParams(0.6, 2)), (4, 33), 16),
+    _qfc("i8_pt_wzp", _spec(I8, per_channel=False, w_zp=7, out_qp=Q.QParams(0.6, 2)), (2, 20), 8),
+    _qfc("i8_relu_keepdims", _spec(I8, out_qp=Q.QParams(0.3, -60)), (2, 3, 24), 10, act="RELU", keep_num_dims=True),
+    _qfc("i8_relu6", _spec(I8, out_qp=Q.QParams(0.03, -128)), (5, 16), 12, act="RELU6"),
+    _qfc("i8_relu_n1", _spec(I8, out_qp=Q.QParams(0.01, 0)), (5, 16), 12, act="RELU_N1_TO_1"),
+    _qfc("i8_zp_edges", _spec(I8, in_qp=Q.QParams(0.05, -128), out_qp=Q.QParams(0.5, 127)), (3, 30), 9),
+    _qfc("i8_flatten", _spec(I8, out_qp=Q.QParams(0.6, 2)), (2, 3, 4, 8), 7),
+    _qfc("i8_ties", _ties(I8), (4, 64), 16),
+    _qfc("u8", _spec(U8, out_qp=Q.QParams(0.6, 128)), (3, 40), 10),
+    _qfc("u8_edges_relu", _spec(U8, in_qp=Q.QParams(0.05, 255), out_qp=Q.QParams(0.3, 0), w_zp=0), (3, 20), 9,
+         act="RELU"),
+    _qfc("u8_ties", _ties(U8), (4, 64), 16),
+    _qfc("i16_pc", _spec(I16, out_qp=Q.QParams(0.01, 0)), (3, 40), 11),
+    _qfc("i16_pt_b32", _spec(I16, per_channel=False, bias_dtype=np.int32, out_qp=Q.QParams(0.01, 0)), (3, 40), 11),
+    _qfc("i16_ties", _ties(I16), (4, 64), 16),
+    _qfc("i16_ties_b32", _ties(I16, bias_dtype=np.int32), (4, 64), 16),
+    _qfc("i16_no_bias", _ties(I16, bias="absent"), (4, 64), 16),
+    _qfc("i8_no_bias", _ties(I8, bias="absent"), (4, 64), 16),
+    _qfc("u8_no_bias", _spec(U8, bias="absent", out_qp=Q.QParams(0.6, 128)), (3, 40), 10),
+]
+
+CASES = CONV_CASES + FC_CASES

@@ -1,0 +1,122 @@
+"""Conv family, quantized: hostile quantization parameters and type mixes are a ValueError at
+allocate_tensors naming the op and the tensor (never a crash or garbage). Where LiteRT also refuses
+the model, the test checks that too (so the refusal is TFLite's rule, not ours)."""
+import math
+
+import numpy as np
+import pytest
+
+import tflite_gpu
+from tflite_gpu.testing.builder import ModelBuilder
+
+I8, U8, I16 = np.int8, np.uint8, np.int16
+
+
+def _q(scale, zp=0, axis=None):
+    d = dict(scale=list(np.atleast_1d(scale).astype(float)), zero_point=list(np.atleast_1d(zp).astype(int)))
+    if axis is not None:
+        d["quantized_dimension"] = axis
+    return d
+
+
+def _model(op="CONV_2D", dt=I8, wt=None, bt=None, ot=None, xq=None, wq=None, bq=None, yq=None, cout=4,
+           act="NONE", w_shape=None, bias=True):
+    """A small quantized conv-family model whose every quantization field can be replaced."""
+    wt = wt or (U8 if dt == U8 else I8)
+    bt = bt or (np.int64 if dt == I16 else np.int32)
+    ot = ot or dt
+    rng = np.random.default_rng(0)
+    mb = ModelBuilder()
+    if op == "FULLY_CONNECTED":
+        x_shape, w_shape, y_shape, opts = [2, 8], w_shape or [cout, 8], [2, cout], dict(fused_activation_function=act)
+    elif op == "DEPTHWISE_CONV_2D":
+        x_shape, w_shape, y_shape = [1, 4, 4, cout], w_shape or [1, 3, 3, cout], [1, 4, 4, cout]
+        opts = dict(padding="SAME", stride_w=1, stride_h=1, depth_multiplier=1, fused_activation_function=act)
+    else:
+        x_shape, w_shape, y_shape = [1, 4, 4, 3], w_shape or [cout, 3, 3, 3], [1, 4, 4, cout]
+        opts = dict(padding="SAME", stride_w=1, stride_h=1, fused_activation_function=act)
+    zp0 = 128 if dt == U8 else 0
+    x = mb.add_input(x_shape, dt, name="x", quant=_q(0.05, zp0) if xq is None else xq)
+    info = np.iinfo(wt)
+    w = mb.add_const(rng.integers(info.min, info.max + 1, w_shape).astype(wt), name="w",
+                     quant=_q(0.01, 128 if wt == U8 else 0) if wq is None else wq)
+    ins = [x, w]
+    if bias:
+        n = cout
+        ins.append(mb.add_const(np.zeros(n, bt), name="b", quant=_q(0.0005) if bq is None else bq))
+    y = mb.add_tensor(y_shape, ot, name="y", quant=_q(0.1, zp0) if yq is None else yq)
+    mb.add_op(op, ins, [y], options=opts)
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _alloc(model):
+    it = tflite_gpu.Interpreter(model_content=model, num_threads=1)
+    it.allocate_tensors()
+    return it
+
+
+def _litert_refuses(model):
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    try:
+        it = Interpreter(model_content=model,
+                         experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        it.allocate_tensors()
+        d = it.get_input_details()[0]
+        it.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
+        it.invoke()
+    except (RuntimeError, ValueError):
+        return True
+    return False
+
+
+BAD = [
+    # (id, model kwargs, fragments of the message)
+    ("in_scale_zero", dict(xq=_q(0.0)), ["input 'x'", "scale"]),
+    ("in_scale_negative", dict(xq=_q(-0.5)), ["input 'x'", "scale"]),
+    ("in_scale_nan", dict(xq=_q(math.nan)), ["input 'x'", "scale"]),
+    ("out_scale_inf", dict(yq=_q(math.inf)), ["output 'y'", "scale"]),
+    ("w_scale_zero_channel", dict(wq=_q([0.01, 0.0, 0.01, 0.01], [0] * 4, 0)), ["weights 'w'", "scale", "channel 1"]),
+    ("in_zp_out_of_range", dict(xq=_q(0.05, 200)), ["input 'x'", "zero point 200"]),
+    ("out_zp_out_of_range_u8", dict(dt=U8, yq=_q(0.1, -1)), ["output 'y'", "zero point -1"]),
+    ("i16_in_zp", dict(dt=I16, xq=_q(0.05, 3)), ["input 'x'", "zero point"]),
+    ("per_channel_wrong_length", dict(wq=_q([0.01] * 3, [0] * 3, 0)), ["tensor 1", "3 scales"]),
+    ("per_channel_wrong_axis", dict(wq=_q([0.01] * 3, [0] * 3, 3)), ["weights 'w'", "dimension 3"]),
+    ("per_channel_axis_outside", dict(wq=_q([0.01] * 4, [0] * 4, 7)), ["tensor 1", "quantized_dimension 7"]),
+    ("zp_count_mismatch", dict(wq=dict(scale=[0.01] * 4, zero_point=[0, 0], quantized_dimension=0)), ["tensor 1", "zero_point"]),
+    ("i8_weights_zp", dict(wq=_q(0.01, 5)), ["weights 'w'", "zero point 5"]),
+    ("i8_in_u8_w", dict(wt=U8, wq=_q(0.01, 128)), ["INT8", "UINT8", "not supported"]),
+    ("u8_in_i8_w", dict(dt=U8, wt=I8, wq=_q(0.01, 0)), ["UINT8", "INT8", "not supported"]),
+    ("out_type_mismatch", dict(ot=U8, yq=_q(0.1, 128)), ["output", "UINT8"]),
+    ("bias_type", dict(bt=np.int64), ["bias 'b'", "INT64"]),
+    ("i16_bias_i32_conv", dict(dt=I16, bt=np.int32), ["bias 'b'", "INT32"]),
+    ("no_quant_params", dict(xq={}), ["input 'x'", "no quantization parameters"]),
+    ("u8_bias_scale", dict(dt=U8, bq=_q(0.7)), ["bias 'b'", "scale"]),
+    ("fc_tanh_activation", dict(op="FULLY_CONNECTED", act="TANH"), ["activation", "TANH"]),
+    ("no_bias", dict(bias=False), ["bias"]),
+    ("fc_per_channel_wrong_length", dict(op="FULLY_CONNECTED", wq=_q([0.01] * 3, [0] * 3, 0)), ["tensor 1", "per-channel"]),
+    ("fc_scale_nan", dict(op="FULLY_CONNECTED", yq=_q(math.nan)), ["output 'y'", "scale"]),
+    ("fc_i8_in_u8_w", dict(op="FULLY_CONNECTED", wt=U8, wq=_q(0.01, 128)), ["not supported"]),
+    ("fc_u8_per_channel", dict(op="FULLY_CONNECTED", dt=U8, wq=_q([0.01] * 4, [128] * 4, 0)), ["weights 'w'", "per-channel"]),
+]
+
+
+@pytest.mark.parametrize("kw,frags", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_quantization_is_value_error(kw, frags):
+    model = _model(**kw)
+    op = kw.get("op", "CONV_2D")
+    with pytest.raises(ValueError) as e:
+        _alloc(model)
+    msg = str(e.value)
+    # the model loader refuses some of these already (naming the tensor), the op's prepare the rest
+    assert op in msg or "malformed .tflite model" in msg, msg
+    for f in frags:
+        assert f in msg, msg
+
+
+# The type mixes and parameters TFLite itself refuses: LiteRT must refuse them as well. (LiteRT
+# accepts some that we refuse: FULLY_CONNECTED int8 input with UINT8 weights, which it reads as int8.)
+@pytest.mark.parametrize("name", ["i8_in_u8_w", "i8_weights_zp", "no_bias", "u8_bias_scale", "fc_tanh_activation"])
+def test_litert_refuses_the_same(name):
+    kw = next(b[1] for b in BAD if b[0] == name)
+    assert _litert_refuses(_model(**kw)), f"LiteRT accepts {name}"
