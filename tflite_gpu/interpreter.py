@@ -91,6 +91,16 @@ class Interpreter:
     def invoke(self) -> None:
         self._core.invoke(0)
 
+    def reset_all_variables(self) -> None:
+        """Resets every variable tensor (is_variable, e.g. LSTM state) of every subgraph to zero.
+
+        As in LiteRT 2.3, resource variables (VAR_HANDLE/ASSIGN_VARIABLE) keep their values and
+        CALL_ONCE init subgraphs that already ran do not run again."""
+        self._core.reset_variable_tensors()
+
+    def num_subgraphs(self) -> int:
+        return self._core.num_subgraphs()
+
     def resize_tensor_input(self, input_index: int, tensor_size, strict: bool = False) -> None:
         dims = [int(d) for d in np.asarray(tensor_size).reshape(-1)]
         self._core.resize_input(0, int(input_index), dims, bool(strict))

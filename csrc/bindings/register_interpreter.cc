@@ -40,6 +40,11 @@ void RegisterInterpreter(py::module_& m) {
       .def("outputs", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.sg(g).outputs(); }, py::arg("subgraph") = 0)
       .def("num_tensors", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.sg(g).tensors_size(); }, py::arg("subgraph") = 0)
       .def("num_subgraphs", [](PyInterpreter& s) { auto l = s.Lock(); return s.interp().subgraphs_size(); })
+      .def("reset_variable_tensors", [](PyInterpreter& s) {
+        auto l = s.Lock();
+        s.CheckNoViews();
+        ThrowStatus(s.interp().ResetVariableTensors());
+      })
       .def("allocated", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.sg(g).allocated(); }, py::arg("subgraph") = 0)
       .def("tensor_info", &PyInterpreter::TensorInfo, py::arg("subgraph"), py::arg("index"))
       .def("get_tensor", &PyInterpreter::GetTensor, py::arg("subgraph"), py::arg("index"))

@@ -211,6 +211,9 @@ std::string GpuDelegate::CheckNode(Subgraph& sg, const Node& n) const {
   if (!n.op) return "unresolved op";
   for (const std::string& f : op_filter_)
     if (f == n.op->name) return "forced to the CPU by the op filter";
+  if (std::string(n.op->family) == "control_flow")
+    return "control flow and resource variables run on the CPU (the delegate partitions the primary "
+           "subgraph only; the subgraphs these ops call run on CPU kernels)";
   const GpuOpSupport* g = n.op->gpu;
   if (!g || !g->check) return "the GPU delegate has no kernel for this op";
   for (int t : n.inputs)

@@ -37,6 +37,8 @@ struct Node {
   size_t scratch_bytes = 0;
   bool delegated = false;           // replaced by a delegate kernel
   bool folded = false;              // constant-folded at allocation (not part of the plan)
+  std::vector<int> subgraph_refs;   // subgraphs this node calls (WHILE, IF, CALL_ONCE), set by
+                                    // parse; the interpreter checks range and recursion at load
   template <typename T> const T& P() const { return *static_cast<const T*>(params.get()); }
   template <typename T> T* U() const { return static_cast<T*>(user_data.get()); }
 };

@@ -1,10 +1,13 @@
 #include "tflite_gpu/interpreter.h"
 
+#include <cstdlib>
 #include <thread>
 
 #include "model/model_def.h"
 #include "runtime/subgraph.h"
 #include "runtime/thread_pool.h"
+
+#include <algorithm>
 
 namespace tflite_gpu {
 
@@ -12,6 +15,7 @@ struct Interpreter::Impl {
   const FlatBufferModel* model = nullptr;
   InterpreterOptions options;
   std::vector<std::unique_ptr<Subgraph>> subgraphs;
+  SharedState shared;
   std::unique_ptr<ThreadPool> pool;
   struct Sig {
     int subgraph;
@@ -43,13 +47,69 @@ Status InterpreterBuilder::operator()(std::unique_ptr<Interpreter>* out) {
   impl.options = options_;
   impl.pool.reset(new ThreadPool(ResolveThreads(options_.num_threads)));
   const ModelDef& def = model_.def();
+  impl.shared.subgraphs = &impl.subgraphs;
+  if (const char* cap = std::getenv("TFLITE_GPU_MAX_LOOP_TENSOR_BYTES")) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(cap, &end, 10);
+    if (end && *end == 0 && v > 0) impl.shared.max_loop_tensor_bytes = size_t(v);
+  }
   for (size_t i = 0; i < def.subgraphs.size(); ++i) {
     auto sg = std::make_unique<Subgraph>();
-    TFG_RETURN_IF_ERROR(sg->Build(def, int(i)));
+    sg->set_shared(&impl.shared, int(i));
+    Status st = sg->Build(def, int(i));
+    if (!st.ok())
+      return Status(st.code(), def.subgraphs.size() > 1 ? "subgraph " + std::to_string(i) + ": " + st.message() : st.message());
     sg->set_pool(impl.pool.get());
     sg->set_use_reference_kernels(options_.use_reference_kernels);
     impl.subgraphs.push_back(std::move(sg));
   }
+  // Control flow: every subgraph a node calls must exist, and no subgraph may (indirectly) call
+  // itself (TFLite has no recursion; a cycle would re-enter a running subgraph).
+  const int nsg = int(impl.subgraphs.size());
+  std::vector<std::vector<int>> calls(static_cast<size_t>(nsg));
+  for (int g = 0; g < nsg; ++g)
+    for (const Node& n : impl.subgraphs[size_t(g)]->nodes())
+      for (int r : n.subgraph_refs) {
+        if (r < 0 || r >= nsg)
+          return InvalidArgument("subgraph " + std::to_string(g) + " node " + std::to_string(n.index) + " (" +
+                                 (n.op ? n.op->name : "?") + ") refers to subgraph " + std::to_string(r) +
+                                 ", but the model has " + std::to_string(nsg) + " subgraph(s)");
+        calls[size_t(g)].push_back(r);
+      }
+  // Iterative depth-first search (a hostile model may chain many subgraphs).
+  std::vector<int> color(size_t(nsg), 0);
+  std::vector<std::pair<int, size_t>> stack;  // (subgraph, next call to follow)
+  std::string cycle;
+  auto find_cycle = [&](int root) {
+    stack.assign(1, {root, 0});
+    color[size_t(root)] = 1;
+    while (!stack.empty()) {
+      auto& top = stack.back();
+      const std::vector<int>& c = calls[size_t(top.first)];
+      if (top.second == c.size()) {
+        color[size_t(top.first)] = 2;
+        stack.pop_back();
+        continue;
+      }
+      int r = c[top.second++];
+      if (color[size_t(r)] == 1) {
+        size_t k = 0;
+        while (stack[k].first != r) ++k;
+        for (; k < stack.size(); ++k) cycle += std::to_string(stack[k].first) + " -> ";
+        cycle += std::to_string(r);
+        return true;
+      }
+      if (color[size_t(r)] == 0) {
+        color[size_t(r)] = 1;
+        stack.push_back({r, 0});
+      }
+    }
+    return false;
+  };
+  for (int g = 0; g < nsg; ++g)
+    if (color[size_t(g)] == 0 && find_cycle(g))
+      return InvalidArgument("recursion between subgraphs (control-flow ops call " + cycle +
+                             "); TFLite models may not call a subgraph from itself");
   for (const SignatureDefT& s : def.signatures) {
     Interpreter::Impl::Sig sig;
     sig.subgraph = int(s.subgraph_index);
@@ -85,6 +145,10 @@ const Tensor* Interpreter::tensor(int index) const {
 }
 Status Interpreter::ResizeInputTensor(int index, const Dims& dims, bool strict) {
   return primary_subgraph().ResizeInputTensor(index, dims, strict);
+}
+Status Interpreter::ResetVariableTensors() {
+  for (auto& sg : impl_->subgraphs) sg->ResetVariableTensors();
+  return OkStatus();
 }
 void Interpreter::SetNumThreads(int n) {
   impl_->pool.reset(new ThreadPool(ResolveThreads(n)));

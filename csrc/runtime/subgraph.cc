@@ -341,9 +341,23 @@ Status Subgraph::PlanMemory() {
   return OkStatus();
 }
 
+void Subgraph::ResetVariableTensors() {
+  for (Tensor& t : tensors_) {
+    if (!t.is_variable || t.is_const || !t.data) continue;
+    int v = 0;
+    if (t.type == DType::kInt8 && t.quant.zero_point.size() == 1) v = int(t.quant.zero_point[0]);
+    std::memset(t.data, v, t.bytes);
+  }
+}
+
 Status Subgraph::Invoke() {
   if (!allocated_)
     return FailedPrecondition("invoke() called before allocate_tensors() (or after a resize without re-allocating)");
+  if (invoking_)
+    return FailedPrecondition("subgraph " + std::to_string(index_) + " ('" + name_ +
+                              "') is invoked while it is already running (recursion between subgraphs)");
+  invoking_ = true;
+  struct Clear { bool* f; ~Clear() { *f = false; } } clear{&invoking_};
   if (profiling) last_profile.clear();
   for (size_t s = 0; s < plan_.size(); ++s) {
     const Step& st = plan_[s];

@@ -17,6 +17,7 @@
 
 #include "model/model_def.h"
 #include "ops/op_registry.h"
+#include "runtime/shared_state.h"
 #include "tflite_gpu/delegate.h"
 #include "tflite_gpu/status.h"
 #include "tflite_gpu/types.h"
@@ -56,6 +57,17 @@ class Subgraph {
   void set_pool(ThreadPool* p) { pool_ = p; }
   ThreadPool* pool() const { return pool_; }
   void set_use_reference_kernels(bool v) { use_reference_ = v; }
+  bool use_reference_kernels() const { return use_reference_; }
+
+  // Multi-subgraph models: the interpreter-wide state (other subgraphs, resource variables).
+  void set_shared(SharedState* s, int index) { shared_ = s; index_ = index; }
+  SharedState* shared() const { return shared_; }
+  int index() const { return index_; }
+  // True while this subgraph's Invoke runs: a control-flow op calling a subgraph that is
+  // already running (recursion the load-time check missed) fails instead of re-entering.
+  bool invoking() const { return invoking_; }
+  // reset_all_variables(): is_variable tensors back to zero (the zero point for int8), as TFLite.
+  void ResetVariableTensors();
 
   // Delegation: replace `kernel->nodes` by `kernel` in the plan. Called after a prepare pass.
   Status ReplaceNodesWithKernel(std::unique_ptr<DelegateKernel> kernel);
@@ -100,6 +112,9 @@ class Subgraph {
   ThreadPool* pool_ = nullptr;
   bool allocated_ = false;
   bool use_reference_ = false;
+  bool invoking_ = false;
+  SharedState* shared_ = nullptr;
+  int index_ = 0;
 };
 
 }  // namespace tflite_gpu

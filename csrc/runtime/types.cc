@@ -12,6 +12,7 @@ std::string Status::ToString() const {
 size_t DTypeSize(DType t) {
   switch (t) {
     case DType::kFloat32: case DType::kInt32: case DType::kUInt32: return 4;
+    case DType::kResource: return 4;  // a resource tensor holds its int32 resource id, as in TFLite
     case DType::kFloat16: case DType::kInt16: case DType::kUInt16: case DType::kBFloat16: return 2;
     case DType::kUInt8: case DType::kInt8: case DType::kBool: return 1;
     case DType::kInt64: case DType::kFloat64: case DType::kUInt64: case DType::kComplex64: return 8;

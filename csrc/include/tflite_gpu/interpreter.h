@@ -62,6 +62,9 @@ class Interpreter {
   template <typename T> T* typed_output_tensor(int i) { return typed_tensor<T>(outputs()[i]); }
 
   Status ResizeInputTensor(int tensor_index, const Dims& dims, bool strict = false);
+  // TFLite's ResetVariableTensors: every is_variable tensor of every subgraph back to zero.
+  // Resource variables and CALL_ONCE state persist (as in LiteRT 2.3).
+  Status ResetVariableTensors();
   void SetNumThreads(int num_threads);
   int num_threads() const;
   bool allocated() const;

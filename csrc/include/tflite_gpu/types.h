@@ -14,7 +14,8 @@ enum class DType : int8_t {
   kInt16 = 7, kComplex64 = 8, kInt8 = 9, kFloat64 = 10, kComplex128 = 11, kUInt64 = 12,
   kResource = 13, kVariant = 14, kUInt32 = 15, kUInt16 = 16, kInt4 = 17, kBFloat16 = 18,
 };
-// Bytes per element, or 0 for types the engine cannot hold (string, resource, variant, int4).
+// Bytes per element, or 0 for types the engine cannot hold (string, variant, int4). A RESOURCE
+// tensor holds an int32 resource id (4 bytes).
 size_t DTypeSize(DType t);
 const char* DTypeName(DType t);  // "FLOAT32", ...
 bool DTypeKnown(int v);
