@@ -94,6 +94,10 @@ BAD = [
     ("u8_bias_scale", dict(dt=U8, bq=_q(0.7)), ["bias 'b'", "scale"]),
     ("fc_tanh_activation", dict(op="FULLY_CONNECTED", act="TANH"), ["activation", "TANH"]),
     ("no_bias", dict(bias=False), ["bias"]),
+    ("dw_weights_zp", dict(op="DEPTHWISE_CONV_2D", wq=_q(0.01, 3)), ["weights 'w'", "zero point 3"]),
+    ("dw_wrong_axis", dict(op="DEPTHWISE_CONV_2D", wq=_q([0.01] * 3, [0] * 3, 1)), ["weights 'w'", "dimension 1"]),
+    ("dw_i16_bias_i32", dict(op="DEPTHWISE_CONV_2D", dt=I16, bt=np.int32), ["bias 'b'", "INT32"]),
+    ("dw_u8_zp_out_of_range", dict(op="DEPTHWISE_CONV_2D", dt=U8, xq=_q(0.05, 256)), ["input 'x'", "zero point 256"]),
     ("fc_per_channel_wrong_length", dict(op="FULLY_CONNECTED", wq=_q([0.01] * 3, [0] * 3, 0)), ["tensor 1", "per-channel"]),
     ("fc_scale_nan", dict(op="FULLY_CONNECTED", yq=_q(math.nan)), ["output 'y'", "scale"]),
     ("fc_i8_in_u8_w", dict(op="FULLY_CONNECTED", wt=U8, wq=_q(0.01, 128)), ["not supported"]),
@@ -116,7 +120,7 @@ def test_bad_quantization_is_value_error(kw, frags):
 
 # The type mixes and parameters TFLite itself refuses: LiteRT must refuse them as well. (LiteRT
 # accepts some that we refuse: FULLY_CONNECTED int8 input with UINT8 weights, which it reads as int8.)
-@pytest.mark.parametrize("name", ["i8_in_u8_w", "i8_weights_zp", "no_bias", "u8_bias_scale", "fc_tanh_activation"])
+@pytest.mark.parametrize("name", ["i8_in_u8_w", "i8_weights_zp", "no_bias", "u8_bias_scale", "fc_tanh_activation", "dw_i16_bias_i32"])
 def test_litert_refuses_the_same(name):
     kw = next(b[1] for b in BAD if b[0] == name)
     assert _litert_refuses(_model(**kw)), f"LiteRT accepts {name}"

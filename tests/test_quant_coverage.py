@@ -74,7 +74,6 @@ LITERT_QUANTIZED = {
 # (op, kind) pairs not done yet. Only ever remove entries.
 PENDING = {
     ("CONV_2D", HYB),
-    ("DEPTHWISE_CONV_2D", I8), ("DEPTHWISE_CONV_2D", U8), ("DEPTHWISE_CONV_2D", I16),
     ("DEPTHWISE_CONV_2D", HYB),
     ("FULLY_CONNECTED", HYB),
     ("TRANSPOSE_CONV", I8), ("TRANSPOSE_CONV", U8), ("TRANSPOSE_CONV", I16),

@@ -209,4 +209,64 @@ FC_CASES = [
     _qfc("u8_no_bias", _spec(U8, bias="absent", out_qp=Q.QParams(0.6, 128)), (3, 40), 10),
 ]
 
-CASES = CONV_CASES + FC_CASES
+
+# ---------------------------------------------------------------------------------------------
+# DEPTHWISE_CONV_2D
+# ---------------------------------------------------------------------------------------------
+
+def qdw_model(spec, in_shape, mult=1, k=(3, 3), stride=(1, 1), dil=(1, 1), padding="SAME", act="NONE", seed=0):
+    rng = np.random.default_rng(seed)
+    n, h, w, cin = in_shape
+    cout = cin * mult
+    wt, wqp = spec.weights(rng, (1, k[0], k[1], cout), 3)
+    mb = ModelBuilder()
+    x = mb.add_input(list(in_shape), spec.dtype, name="x", quant=Q.quant_dict(spec.in_qp))
+    wi = mb.add_const(wt, name="w", quant=Q.quant_dict(wqp))
+    b = spec.bias_tensor(mb, rng, cout, wqp)
+    oh = _out_size(padding, h, k[0], stride[0], dil[0])
+    ow = _out_size(padding, w, k[1], stride[1], dil[1])
+    y = mb.add_tensor([n, oh, ow, cout], spec.dtype, name="y", quant=Q.quant_dict(spec.out_qp))
+    mb.add_op("DEPTHWISE_CONV_2D", [x, wi, b], [y], version=5 if spec.dtype == I16 else 3, options=dict(
+        padding=padding, stride_h=stride[0], stride_w=stride[1], depth_multiplier=mult,
+        dilation_h_factor=dil[0], dilation_w_factor=dil[1], fused_activation_function=act))
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _qdw(name, spec, in_shape, **kw):
+    return OpCase("DEPTHWISE_CONV_2D", name, lambda: qdw_model(spec, in_shape, **kw), spec.inputs(in_shape),
+                  tol=0.0, gpu=False, quant=KIND[spec.dtype])
+
+
+def _dw_spec(dtype, **kw):
+    if dtype == I8:
+        kw.setdefault("out_qp", Q.QParams(0.08, -3))
+    elif dtype == U8:
+        kw.setdefault("out_qp", Q.QParams(0.1, 125))
+    else:
+        kw.setdefault("out_qp", Q.QParams(0.001, 0))
+    return _spec(dtype, **kw)
+
+
+DW_CASES = [
+    _qdw("i8_pc_same_b2", _dw_spec(I8), (2, 7, 6, 20)),
+    _qdw("i8_pt_valid_s2", _dw_spec(I8, per_channel=False), (1, 9, 8, 16), stride=(2, 2), padding="VALID"),
+    _qdw("i8_mult2", _dw_spec(I8), (1, 6, 6, 5), mult=2),
+    _qdw("i8_relu6", _dw_spec(I8, out_qp=Q.QParams(0.03, -128)), (1, 6, 6, 12), act="RELU6"),
+    _qdw("i8_relu_n1_dil2", _dw_spec(I8, out_qp=Q.QParams(0.01, 5)), (1, 9, 9, 8), dil=(2, 2), act="RELU_N1_TO_1"),
+    _qdw("i8_zp_edges_5x5", _dw_spec(I8, in_qp=Q.QParams(0.05, -128), out_qp=Q.QParams(0.2, 127)), (1, 8, 8, 9),
+         k=(5, 5)),
+    _qdw("i8_saturate", _dw_spec(I8, out_qp=Q.QParams(0.005, 0)), (1, 5, 5, 8)),
+    _qdw("i8_ties", _ties(I8), (2, 6, 6, 16), padding="VALID"),
+    _qdw("i8_ties_tail", _ties(I8), (1, 6, 6, 13), padding="VALID"),
+    _qdw("i8_ties_mult3", _ties(I8), (1, 6, 6, 5), mult=3, padding="VALID"),
+    _qdw("u8_same", _dw_spec(U8), (2, 6, 6, 10)),
+    _qdw("u8_edges_relu_s2", _dw_spec(U8, in_qp=Q.QParams(0.05, 0), out_qp=Q.QParams(0.05, 255), w_zp=255), (1, 7, 7, 8),
+         stride=(2, 2), act="RELU"),
+    _qdw("u8_ties", _ties(U8), (1, 6, 6, 16), padding="VALID"),
+    _qdw("i16_pc", _dw_spec(I16), (2, 6, 6, 8)),
+    _qdw("i16_pt_mult2", _dw_spec(I16, per_channel=False), (1, 5, 5, 4), mult=2),
+    _qdw("i16_ties", _ties(I16), (1, 6, 6, 16), padding="VALID"),
+]
+
+CASES = CONV_CASES + FC_CASES + DW_CASES

@@ -7,6 +7,7 @@
 // registers; rows are spread over the pool. Multiplier > 1 uses a plain loop nest on the pool.
 #include "ops/conv/conv_common.h"
 #include "ops/conv/gemm.h"
+#include "ops/conv/quantized.h"
 #include "ops/conv/simd.h"
 
 namespace tflite_gpu {
@@ -95,6 +96,7 @@ Status Parse(const OptionsView& raw, Node& node) {
 Status Prepare(OpContext& ctx) {
   const DwParams& p = ctx.node().P<DwParams>();
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 3, 1, 1));
+  if (qconv::IsQuantized(ctx)) return qconv::PrepareDepthwise(ctx, p);
   const Tensor& in = ctx.input(0);
   const Tensor& f = ctx.input(1);
   TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, in, "input"));
@@ -156,6 +158,7 @@ void DwGenericRows(const DwState& s, const DwParams& p, const float* in, const f
 }
 
 Status Eval(OpContext& ctx) {
+  if (qconv::IsQuantized(ctx)) return qconv::EvalDepthwise(ctx, false);
   const DwParams& p = ctx.node().P<DwParams>();
   const DwState& s = *ctx.node().U<DwState>();
   const float* in = ctx.input(0).as<float>();
@@ -201,6 +204,7 @@ Status Eval(OpContext& ctx) {
 
 // Plain reference kernel (TFLite reference_ops::DepthwiseConv).
 Status EvalRef(OpContext& ctx) {
+  if (qconv::IsQuantized(ctx)) return qconv::EvalDepthwise(ctx, true);
   const DwParams& p = ctx.node().P<DwParams>();
   const DwState& s = *ctx.node().U<DwState>();
   const float* in = ctx.input(0).as<float>();

@@ -124,9 +124,13 @@ struct OutputStage {
   std::vector<int64_t> bias;  // per channel (zeros when absent)
   int32_t zp = 0, lo = 0, hi = 0;
   Rounding rounding = Rounding::kHalfUp;
+  // Channels from body_end on use tail_rounding (a vector body with a scalar tail, as TFLite's
+  // int8 depthwise output stage: 8-channel NEON chunks, then scalar).
+  int body_end = 1 << 30;
+  Rounding tail_rounding = Rounding::kDouble;
   template <typename T>
   inline T Apply(int64_t acc, int c) const {
-    const int32_t v = Rescale(rounding, acc, mult[c], shift[c]);
+    const int32_t v = Rescale(c < body_end ? rounding : tail_rounding, acc, mult[c], shift[c]);
     const int32_t z = int32_t(uint32_t(v) + uint32_t(zp));
     return T(quant::Clamp32(z, lo, hi));
   }

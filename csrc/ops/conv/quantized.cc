@@ -13,7 +13,7 @@
 // do not. We follow the builtin path, as measured on tie-heavy cases (tests/op_cases/conv.py
 // q*-ties cases, which fail for every other variant):
 //   CONV_2D int8/uint8, FULLY_CONNECTED int8/uint8 (and int16 with int32 bias), DEPTHWISE_CONV_2D
-//     int8: HalfUp (ruy's x86 kernels / TFLite's NEON-on-SSE output stages: both roundings half
+//     int8 (on whole 8-channel chunks; Double on the remaining channels of a pixel): HalfUp (ruy's x86 kernels / TFLite's NEON-on-SSE output stages: both roundings half
 //     up). The reference kernels' double rounding differs on negative ties.
 //   DEPTHWISE_CONV_2D uint8, BATCH_MATMUL int8: Double (gemmlowp, ties away from zero in the
 //     shift), the scalar output stage those kernels use.
@@ -32,6 +32,7 @@
 #include <cstring>
 
 #include "ops/conv/qgemm.h"
+#include "ops/conv/simd.h"
 #include "ops/quant_common.h"
 
 namespace tflite_gpu {
@@ -457,6 +458,198 @@ Status EvalFullyConnected(OpContext& ctx, bool ref) {
   TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->units, s->depth, s->q.w_offset, &s->packed, &s->key, &s->packed_valid, true));
   if (s->q.type == DType::kInt8) FcFast(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
   else FcFast(*s, in.as<uint8_t>(), out.as<uint8_t>(), pool);
+  return OkStatus();
+}
+
+}  // namespace qconv
+}  // namespace tflite_gpu
+
+// ======================================================================= DEPTHWISE_CONV_2D
+
+namespace tflite_gpu {
+namespace qconv {
+namespace {
+
+struct QDwState {
+  QCommon q;
+  int batch = 0, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0, k_h = 0, k_w = 0, mult = 1;
+  int pad_t = 0, pad_l = 0, sh = 1, sw = 1, dh = 1, dw = 1;
+  std::vector<int32_t> w32;  // weights + offset, [k_h * k_w][out_c]
+};
+
+// acc[c] += (in[c] + off) * w[c] over one tap (multiplier 1): the vectorisable inner loop.
+#define TFG_QDW_TAP(NAME, T)                                                                           \
+  void NAME(const T* __restrict ip, int C, int32_t off, const int32_t* __restrict w, int32_t* __restrict acc) { \
+    for (int c = 0; c < C; ++c) acc[c] = int32_t(uint32_t(acc[c]) + uint32_t((int32_t(ip[c]) + off) * w[c]));   \
+  }
+TFG_QDW_TAP(TapI8, int8_t)
+TFG_QDW_TAP(TapU8, uint8_t)
+#if TFG_X86
+TFG_TARGET_AVX2_BEGIN
+TFG_QDW_TAP(TapI8Avx2, int8_t)
+TFG_QDW_TAP(TapU8Avx2, uint8_t)
+TFG_TARGET_END
+#endif
+#undef TFG_QDW_TAP
+
+using TapFn8 = void (*)(const int8_t*, int, int32_t, const int32_t*, int32_t*);
+using TapFnU8 = void (*)(const uint8_t*, int, int32_t, const int32_t*, int32_t*);
+inline void Tap(const int8_t* ip, int C, int32_t off, const int32_t* w, int32_t* acc) {
+#if TFG_X86
+  static const TapFn8 f = simd::ActiveIsa() >= simd::Isa::kAvx2 ? TapI8Avx2 : TapI8;
+#else
+  static const TapFn8 f = TapI8;
+#endif
+  f(ip, C, off, w, acc);
+}
+inline void Tap(const uint8_t* ip, int C, int32_t off, const int32_t* w, int32_t* acc) {
+#if TFG_X86
+  static const TapFnU8 f = simd::ActiveIsa() >= simd::Isa::kAvx2 ? TapU8Avx2 : TapU8;
+#else
+  static const TapFnU8 f = TapU8;
+#endif
+  f(ip, C, off, w, acc);
+}
+
+template <typename TI, typename TW>
+int64_t DwDot(const QDwState& s, const TI* in, const TW* f, int b, int oy, int ox, int oc) {
+  int64_t acc = 0;
+  const int ic = oc / s.mult;
+  for (int ky = 0; ky < s.k_h; ++ky) {
+    const int iy = oy * s.sh - s.pad_t + ky * s.dh;
+    if (iy < 0 || iy >= s.in_h) continue;
+    for (int kx = 0; kx < s.k_w; ++kx) {
+      const int ix = ox * s.sw - s.pad_l + kx * s.dw;
+      if (ix < 0 || ix >= s.in_w) continue;
+      const int64_t xv = int64_t(in[((int64_t(b) * s.in_h + iy) * s.in_w + ix) * s.in_c + ic]) + s.q.in_offset;
+      const int64_t wv = int64_t(f[(int64_t(ky) * s.k_w + kx) * s.out_c + oc]) + s.q.w_offset;
+      acc += xv * wv;
+    }
+  }
+  return acc;
+}
+
+template <typename TI, typename TW>
+void DwLoops(const QDwState& s, const TI* in, const TW* f, TI* out, ThreadPool* pool) {
+  const int64_t pixels = int64_t(s.batch) * s.out_h * s.out_w;
+  auto body = [&](int64_t b0, int64_t b1) {
+    for (int64_t px = b0; px < b1; ++px) {
+      const int b = int(px / (int64_t(s.out_h) * s.out_w));
+      const int oy = int(px / s.out_w % s.out_h), ox = int(px % s.out_w);
+      for (int oc = 0; oc < s.out_c; ++oc)
+        out[px * s.out_c + oc] = OutputOf<TI>(s.q.os, s.q.type, DwDot(s, in, f, b, oy, ox, oc), oc);
+    }
+  };
+  if (pool) gemm::ParallelRanges(pool, pixels, 4 * gemm::NumSlots(pool), body);
+  else body(0, pixels);
+}
+
+// 8-bit fast path: per output pixel an int32 accumulator row over the channels, one vector loop
+// per tap (multiplier 1), the generic channel loop otherwise.
+template <typename TI>
+void DwFast(const QDwState& s, const TI* in, TI* out, ThreadPool* pool) {
+  const int64_t pixels = int64_t(s.batch) * s.out_h * s.out_w;
+  const int C = s.out_c;
+  auto body = [&](int64_t b0, int64_t b1) {
+    thread_local std::vector<int32_t> acc;
+    acc.resize(C);
+    for (int64_t px = b0; px < b1; ++px) {
+      const int b = int(px / (int64_t(s.out_h) * s.out_w));
+      const int oy = int(px / s.out_w % s.out_h), ox = int(px % s.out_w);
+      std::fill(acc.begin(), acc.end(), 0);
+      for (int ky = 0; ky < s.k_h; ++ky) {
+        const int iy = oy * s.sh - s.pad_t + ky * s.dh;
+        if (iy < 0 || iy >= s.in_h) continue;
+        for (int kx = 0; kx < s.k_w; ++kx) {
+          const int ix = ox * s.sw - s.pad_l + kx * s.dw;
+          if (ix < 0 || ix >= s.in_w) continue;
+          const TI* ip = in + ((int64_t(b) * s.in_h + iy) * s.in_w + ix) * s.in_c;
+          const int32_t* wp = s.w32.data() + (int64_t(ky) * s.k_w + kx) * C;
+          if (s.mult == 1) {
+            Tap(ip, C, s.q.in_offset, wp, acc.data());
+          } else {
+            for (int oc = 0; oc < C; ++oc)
+              acc[oc] = int32_t(uint32_t(acc[oc]) + uint32_t((int32_t(ip[oc / s.mult]) + s.q.in_offset) * wp[oc]));
+          }
+        }
+      }
+      TI* o = out + px * C;
+      for (int oc = 0; oc < C; ++oc) o[oc] = s.q.os.Apply32<TI>(acc[oc], oc);
+    }
+  };
+  if (pool) gemm::ParallelRanges(pool, pixels, 4 * gemm::NumSlots(pool), body);
+  else body(0, pixels);
+}
+
+}  // namespace
+
+Status PrepareDepthwise(OpContext& ctx, const conv::WindowParams& p) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 3, 1, 1));
+  const Tensor& in = ctx.input(0);
+  const Tensor& f = ctx.input(1);
+  TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, in, 4, "input"));
+  TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, f, 4, "filter"));
+  TFG_RETURN_IF_ERROR(conv::CheckWindow(ctx, p.padding, p.stride_w, p.stride_h, p.dil_w, p.dil_h));
+  if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<QDwState>();
+  QDwState* s = ctx.node().U<QDwState>();
+  if (f.shape[0] != 1) return ctx.Error("filter shape " + conv::Str(f.shape) + " must have 1 as its first dimension");
+  s->batch = in.shape[0];
+  s->in_h = in.shape[1];
+  s->in_w = in.shape[2];
+  s->in_c = in.shape[3];
+  s->k_h = f.shape[1];
+  s->k_w = f.shape[2];
+  s->out_c = f.shape[3];
+  if (s->k_h <= 0 || s->k_w <= 0) return ctx.Error("filter shape " + conv::Str(f.shape) + " has an empty spatial dimension");
+  if (s->in_c <= 0 || s->out_c % s->in_c != 0)
+    return ctx.Error("filter channels (" + std::to_string(s->out_c) + ") must be a multiple of the input channels (" +
+                     std::to_string(s->in_c) + ")");
+  TFG_RETURN_IF_ERROR(conv::CheckSize(ctx, int64_t(s->k_h) * s->k_w * s->out_c, "filter size"));
+  s->mult = s->out_c / s->in_c;
+  s->sh = p.stride_h;
+  s->sw = p.stride_w;
+  s->dh = p.dil_h;
+  s->dw = p.dil_w;
+  conv::WindowOutput(p.padding, s->in_h, s->in_w, s->k_h, s->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, &s->out_h,
+                     &s->out_w, &s->pad_t, &s->pad_l);
+  QSpec spec;
+  spec.w_channel_axis = 3;
+  spec.per_tensor = in.type == DType::kUInt8 ? ScaleProduct::kFloatThenDouble : ScaleProduct::kDouble;
+  spec.check_bias_scale_u8 = true;
+  // LiteRT's optimized depthwise kernels: int8 output stage rounds HalfUp, uint8 Double (measured).
+  spec.r8 = in.type == DType::kUInt8 ? Rounding::kDouble : Rounding::kHalfUp;
+  TFG_RETURN_IF_ERROR(SetupQuant(ctx, spec, s->out_c, p.act, &s->q));
+  // int8: the output stage rounds HalfUp over whole 8-channel chunks of each pixel and Double on the
+  // remaining channels (TFLite's NEON-on-SSE chunks then its scalar tail; measured: i8_pc_same_b2, C=20).
+  if (in.type == DType::kInt8) s->q.os.body_end = s->out_c / 8 * 8;
+  return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
+}
+
+Status EvalDepthwise(OpContext& ctx, bool ref) {
+  QDwState* s = ctx.node().U<QDwState>();
+  LoadBias(ctx, 2, &s->q);
+  const Tensor& in = ctx.input(0);
+  const Tensor& f = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  if (int64_t(s->batch) * s->out_h * s->out_w * s->out_c == 0) return OkStatus();
+  ThreadPool* pool = ref ? nullptr : ctx.pool();
+  if (ref || s->q.type == DType::kInt16) {
+    switch (s->q.type) {
+      case DType::kInt8: DwLoops(*s, in.as<int8_t>(), f.as<int8_t>(), out.as<int8_t>(), pool); break;
+      case DType::kUInt8: DwLoops(*s, in.as<uint8_t>(), f.as<uint8_t>(), out.as<uint8_t>(), pool); break;
+      case DType::kInt16: DwLoops(*s, in.as<int16_t>(), f.as<int8_t>(), out.as<int16_t>(), pool); break;
+      default: return ctx.Error("unsupported type");
+    }
+    return OkStatus();
+  }
+  const int64_t nw = int64_t(s->k_h) * s->k_w * s->out_c;
+  s->w32.resize(nw);
+  if (f.type == DType::kUInt8)
+    for (int64_t i = 0; i < nw; ++i) s->w32[i] = int32_t(f.as<uint8_t>()[i]) + s->q.w_offset;
+  else
+    for (int64_t i = 0; i < nw; ++i) s->w32[i] = int32_t(f.as<int8_t>()[i]) + s->q.w_offset;
+  if (s->q.type == DType::kInt8) DwFast(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
+  else DwFast(*s, in.as<uint8_t>(), out.as<uint8_t>(), pool);
   return OkStatus();
 }
 
