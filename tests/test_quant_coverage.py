@@ -73,9 +73,7 @@ LITERT_QUANTIZED = {
 
 # (op, kind) pairs not done yet. Only ever remove entries.
 PENDING = {
-    ("CONV_2D", HYB),
     ("DEPTHWISE_CONV_2D", HYB),
-    ("FULLY_CONNECTED", HYB),
     ("TRANSPOSE_CONV", I8), ("TRANSPOSE_CONV", U8), ("TRANSPOSE_CONV", I16),
     ("BATCH_MATMUL", I8), ("BATCH_MATMUL", I16), ("BATCH_MATMUL", HYB),
     ("LSTM", I8), ("LSTM", HYB),

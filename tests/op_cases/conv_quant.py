@@ -269,4 +269,74 @@ DW_CASES = [
     _qdw("i16_ties", _ties(I16), (1, 6, 6, 16), padding="VALID"),
 ]
 
-CASES = CONV_CASES + FC_CASES + DW_CASES
+
+# ---------------------------------------------------------------------------------------------
+# Hybrid (dynamic range): float input / bias / output, int8 weights
+# ---------------------------------------------------------------------------------------------
+
+HYB_TOL = 1e-5  # float rounding order only: the int8 dot products are exact
+
+
+def _hyb_weights(rng, shape, axis, per_channel):
+    w = rng.integers(-127, 128, size=shape).astype(I8)
+    n = shape[axis]
+    if per_channel:
+        return w, Q.QParams([float(v) for v in rng.uniform(0.002, 0.02, n)], [0] * n, axis)
+    return w, Q.QParams(0.01, 0)
+
+
+def hconv_model(in_shape, cout, per_channel=True, k=(3, 3), stride=(1, 1), padding="SAME", act="NONE", seed=0):
+    rng = np.random.default_rng(seed)
+    n, h, w, cin = in_shape
+    wt, wqp = _hyb_weights(rng, (cout, k[0], k[1], cin), 0, per_channel)
+    mb = ModelBuilder()
+    x = mb.add_input(list(in_shape), name="x")
+    wi = mb.add_const(wt, name="w", quant=Q.quant_dict(wqp))
+    b = mb.add_const(rng.standard_normal(cout).astype(np.float32), name="b")
+    oh = _out_size(padding, h, k[0], stride[0])
+    ow = _out_size(padding, w, k[1], stride[1])
+    y = mb.add_tensor([n, oh, ow, cout], name="y")
+    mb.add_op("CONV_2D", [x, wi, b], [y], version=2, options=dict(
+        padding=padding, stride_h=stride[0], stride_w=stride[1], fused_activation_function=act))
+    mb.mark_output(y)
+    return mb.build()
+
+
+def hfc_model(in_shape, units, per_channel=False, asymmetric=False, act="NONE", keep_num_dims=False, seed=0):
+    rng = np.random.default_rng(seed)
+    wt, wqp = _hyb_weights(rng, (units, in_shape[-1]), 0, per_channel)
+    mb = ModelBuilder()
+    x = mb.add_input(list(in_shape), name="x")
+    wi = mb.add_const(wt, name="w", quant=Q.quant_dict(wqp))
+    b = mb.add_const(rng.standard_normal(units).astype(np.float32), name="b")
+    out_shape = list(in_shape[:-1]) + [units] if keep_num_dims else [int(np.prod(in_shape[:-1])), units]
+    y = mb.add_tensor(out_shape, name="y")
+    mb.add_op("FULLY_CONNECTED", [x, wi, b], [y], version=3, options=dict(
+        fused_activation_function=act, keep_num_dims=keep_num_dims, asymmetric_quantize_inputs=asymmetric))
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _finp(*shapes, shift=0.0):
+    return lambda rng: [(rng.standard_normal(s) + shift).astype(np.float32) for s in shapes]
+
+
+def _h(op, name, model, shape, shift=0.0):
+    return OpCase(op, name, model, _finp(shape, shift=shift), tol=HYB_TOL, gpu=False, quant="hybrid")
+
+
+HYB_CASES = [
+    _h("CONV_2D", "hyb_pc", lambda: hconv_model((2, 7, 6, 5), 9), (2, 7, 6, 5), shift=0.7),
+    _h("CONV_2D", "hyb_pt_s2_relu", lambda: hconv_model((1, 8, 8, 4), 6, per_channel=False, stride=(2, 2), act="RELU"),
+       (1, 8, 8, 4)),
+    _h("CONV_2D", "hyb_pc_valid_relu6", lambda: hconv_model((1, 6, 6, 8), 8, padding="VALID", act="RELU6"), (1, 6, 6, 8),
+       shift=-0.5),
+    _h("FULLY_CONNECTED", "hyb_pt", lambda: hfc_model((3, 40), 17), (3, 40)),
+    _h("FULLY_CONNECTED", "hyb_pc", lambda: hfc_model((3, 40), 17, per_channel=True), (3, 40)),
+    _h("FULLY_CONNECTED", "hyb_asym", lambda: hfc_model((4, 33), 10, asymmetric=True), (4, 33), shift=0.8),
+    _h("FULLY_CONNECTED", "hyb_asym_pc_relu_keepdims",
+       lambda: hfc_model((2, 3, 24), 12, per_channel=True, asymmetric=True, act="RELU", keep_num_dims=True), (2, 3, 24),
+       shift=-0.6),
+]
+
+CASES = CONV_CASES + FC_CASES + DW_CASES + HYB_CASES

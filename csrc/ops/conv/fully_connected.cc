@@ -15,6 +15,7 @@ namespace {
 struct FcParams {
   int act = 0, weights_format = 0;
   bool keep_num_dims = false;
+  bool asymmetric_quantize_inputs = false;  // hybrid kernels
 };
 
 struct FcState {
@@ -32,6 +33,7 @@ Status Parse(const OptionsView& raw, Node& node) {
   p->act = o.Get<int8_t>(0, 0);
   p->weights_format = o.Get<int8_t>(1, 0);
   p->keep_num_dims = o.GetBool(2, false);
+  p->asymmetric_quantize_inputs = o.GetBool(3, false);
   node.params = p;
   return OkStatus();
 }
@@ -44,7 +46,7 @@ Status Prepare(OpContext& ctx) {
                                        "only DEFAULT float32 weights are")
                          : "unknown weights_format " + std::to_string(p.weights_format));
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 3, 1, 1));
-  if (qconv::IsQuantized(ctx)) return qconv::PrepareFullyConnected(ctx, p.act, p.keep_num_dims);
+  if (qconv::IsQuantized(ctx)) return qconv::PrepareFullyConnected(ctx, p.act, p.keep_num_dims, p.asymmetric_quantize_inputs);
   const Tensor& in = ctx.input(0);
   const Tensor& w = ctx.input(1);
   TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, in, "input"));

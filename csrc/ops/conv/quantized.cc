@@ -169,10 +169,122 @@ inline T OutputOf(const OutputStage& os, DType type, int64_t raw, int c) {
   return os.Apply32<T>(int32_t(uint32_t(uint64_t(raw))), c);
 }
 
+// ======================================================================= hybrid (dynamic range)
+//
+// Float activations, int8 weights (per-tensor or per-channel, zero point 0), float bias, float
+// output. As TFLite's hybrid kernels: each batch's input is quantized on the fly to int8
+// (symmetric: scale = max|x| / 127, values round(x * 127 / max|x|) clamped to +-127; asymmetric:
+// TFLite's AsymmetricQuantizeFloats, scale and nudged zero point from [min(0, lo), max(0, hi)] in
+// double), the int8 products are summed exactly in int32 (for asymmetric inputs the sum of
+// (q - zero_point) * w, i.e. TFLite's dotprod - offset * row_sum), and the float result is
+// FULLY_CONNECTED: bias + acc * (input_scale * weight_scale), CONV_2D: acc * weight_scale *
+// input_scale + bias, then the fused activation clamp.
+
+
+struct HybridIn {
+  std::vector<int8_t> q;
+  std::vector<float> scale;
+  std::vector<int32_t> zp;
+};
+
+// TFLite's SymmetricQuantizeFloats / AsymmetricQuantizeFloats over `batches` rows of n floats.
+void QuantizeBatches(const float* x, int64_t batches, int64_t n, bool asymmetric, HybridIn* h) {
+  h->q.resize(size_t(batches * n));
+  h->scale.resize(size_t(batches));
+  h->zp.assign(size_t(batches), 0);
+  for (int64_t b = 0; b < batches; ++b) {
+    const float* v = x + b * n;
+    int8_t* q = h->q.data() + b * n;
+    float lo = n ? v[0] : 0.f, hi = lo;
+    for (int64_t i = 1; i < n; ++i) {
+      lo = v[i] < lo ? v[i] : lo;
+      hi = v[i] > hi ? v[i] : hi;
+    }
+    if (!asymmetric) {
+      const float range = std::max(std::abs(lo), std::abs(hi));
+      if (range == 0.f) {
+        std::memset(q, 0, size_t(n));
+        h->scale[b] = 1.f;
+        continue;
+      }
+      h->scale[b] = range / 127.f;
+      const float inv = 127.f / range;
+      for (int64_t i = 0; i < n; ++i) {
+        const int32_t r = quant::RoundAwayToInt32(v[i] * inv);
+        q[i] = int8_t(std::min(127, std::max(-127, r)));
+      }
+      continue;
+    }
+    const double rmin = double(std::min(0.f, lo)), rmax = double(std::max(0.f, hi));
+    if (rmin == rmax) {
+      std::memset(q, 0, size_t(n));
+      h->scale[b] = 1.f;
+      h->zp[b] = 0;
+      continue;
+    }
+    const double qmin = -128.0, qmax = 127.0;
+    const double scale = (rmax - rmin) / (qmax - qmin);
+    const double zp_from_min = qmin - rmin / scale, zp_from_max = qmax - rmax / scale;
+    const double err_min = std::abs(qmin) + std::abs(rmin / scale), err_max = std::abs(qmax) + std::abs(rmax / scale);
+    const double zpd = err_min < err_max ? zp_from_min : zp_from_max;
+    int32_t zp = zpd <= qmin ? -128 : (zpd >= qmax ? 127 : int32_t(std::round(zpd)));
+    h->scale[b] = float(scale);
+    h->zp[b] = zp;
+    const float inv = 1.0f / h->scale[b];
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t r = quant::RoundAwayToInt32(float(zp) + v[i] * inv);
+      q[i] = int8_t(std::min(127, std::max(-128, r)));
+    }
+  }
+}
+
+struct HybridCommon {
+  std::vector<float> wscale;  // per output channel
+  float lo = 0, hi = 0;
+  bool asymmetric = false;
+  HybridIn in;
+};
+
+Status SetupHybrid(OpContext& ctx, int w_index, int b_index, int w_axis, int channels, int act, HybridCommon* h) {
+  const Tensor& in = ctx.input(0);
+  const Tensor& w = ctx.input(w_index);
+  const Tensor& out = ctx.output(0);
+  if (in.type != DType::kFloat32 || w.type != DType::kInt8)
+    return ctx.Error(std::string("input type ") + DTypeName(in.type) + " with weights type " + DTypeName(w.type) +
+                     " is not supported (" + TypeMixHelp() + "; hybrid: FLOAT32 input with INT8 weights)");
+  if (out.type != DType::kFloat32)
+    return ctx.Error(std::string("output has type ") + DTypeName(out.type) + "; a hybrid kernel (FLOAT32 input, INT8 weights) "
+                     "produces FLOAT32");
+  QuantRule wr;
+  wr.allow_per_channel = true;
+  wr.channel_axis = w_axis;
+  wr.zero_point_zero = true;
+  TensorQuant wq;
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, w, "weights", wr, &wq));
+  if (wq.per_channel() && int(wq.channels()) != channels)
+    return ctx.Error(quant::TensorLabel("weights", w) + " has " + std::to_string(wq.channels()) +
+                     " per-channel scales for " + std::to_string(channels) + " output channels");
+  h->wscale.resize(channels);
+  for (int c = 0; c < channels; ++c) h->wscale[c] = wq.Scale(c);
+  if (ctx.has_input(b_index)) {
+    const Tensor& b = ctx.input(b_index);
+    if (b.type != DType::kFloat32)
+      return ctx.Error(quant::TensorLabel("bias", b) + " has type " + DTypeName(b.type) + "; the hybrid kernel takes FLOAT32 bias");
+    if (b.num_elements() != channels)
+      return ctx.Error(quant::TensorLabel("bias", b) + " has " + std::to_string(b.num_elements()) + " elements, expected " +
+                       std::to_string(channels));
+  }
+  if (!conv::ActivationRange(act, &h->lo, &h->hi)) return ctx.Error("unsupported fused activation " + std::to_string(act));
+  return OkStatus();
+}
+
+
 // ======================================================================= CONV_2D
 
 struct QConvState {
   QCommon q;
+  bool hybrid = false;
+  HybridCommon h;
   int batch = 0, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0, k_h = 0, k_w = 0;
   int pad_t = 0, pad_l = 0, sh = 1, sw = 1, dh = 1, dw = 1;
   qgemm::PackedB packed;
@@ -232,6 +344,15 @@ Status PrepareConv2D(OpContext& ctx, const conv::WindowParams& p) {
   s->dw = p.dil_w;
   conv::WindowOutput(p.padding, s->in_h, s->in_w, s->k_h, s->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, &s->out_h,
                      &s->out_w, &s->pad_t, &s->pad_l);
+  s->hybrid = in.type == DType::kFloat32;
+  if (s->hybrid) {
+    TFG_RETURN_IF_ERROR(SetupHybrid(ctx, 1, 2, 0, s->out_c, p.act, &s->h));
+    // TFLite's hybrid CONV_2D: per-channel weights quantize the input asymmetrically (EvalHybridPerChannel),
+    // per-tensor weights symmetrically (EvalHybrid).
+    s->h.asymmetric = ctx.input(1).quant.scale.size() > 1;
+    TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c}));
+    return EnsurePacked(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, 0, &s->packed, &s->key, &s->packed_valid, false);
+  }
   QSpec spec;
   spec.w_channel_axis = 0;
   spec.per_tensor = ScaleProduct::kDouble;  // PopulateConvolutionQuantizationParams (int8, int16)
@@ -321,10 +442,72 @@ void ConvFast(const QConvState& s, const TI* in, TI* out, ThreadPool* pool) {
   qgemm::Run(int64_t(s.batch) * hw, s.packed, fill, write, pool);
 }
 
+
+// Hybrid CONV_2D: out = float(acc) * weight_scale[c] * input_scale[b] + bias[c], clamped. Padding
+// taps hold the input's zero point (contribute 0).
+Status EvalHybridConv(OpContext& ctx, QConvState* s, bool ref) {
+  if (int64_t(s->batch) * s->out_h * s->out_w * s->out_c == 0) return OkStatus();
+  const float* x = ctx.input(0).as<float>();
+  const Tensor* bt = ctx.optional_input(2);
+  const float* bias = bt ? bt->as<float>() : nullptr;
+  float* out = ctx.output(0).as<float>();
+  HybridCommon& h = s->h;
+  const int64_t img = int64_t(s->in_h) * s->in_w * s->in_c;
+  QuantizeBatches(x, s->batch, img, h.asymmetric, &h.in);
+  const int64_t hw = int64_t(s->out_h) * s->out_w;
+  auto finish = [&](int64_t px, int c, int32_t acc) {
+    const int64_t b = px / hw;
+    const float v = float(acc) * h.wscale[c] * h.in.scale[b] + (bias ? bias[c] : 0.f);
+    out[px * s->out_c + c] = conv::Clamp(v, h.lo, h.hi);
+  };
+  if (ref) {
+    const int8_t* w = ctx.input(1).as<int8_t>();
+    QConvState t = *s;  // ConvDot reads offsets from q
+    for (int64_t px = 0; px < int64_t(s->batch) * hw; ++px) {
+      const int b = int(px / hw), oy = int(px / s->out_w % s->out_h), ox = int(px % s->out_w);
+      t.q.in_offset = -h.in.zp[b];
+      t.q.w_offset = 0;
+      for (int c = 0; c < s->out_c; ++c)
+        finish(px, c, int32_t(uint32_t(uint64_t(ConvDot(t, h.in.q.data(), w, b, oy, ox, c)))));
+    }
+    return OkStatus();
+  }
+  TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, 0, &s->packed, &s->key, &s->packed_valid, true));
+  const int K = s->k_h * s->k_w * s->in_c, Kp = s->packed.Kp;
+  const int8_t* qin = h.in.q.data();
+  auto fill = [&](int64_t m0, int rows, int16_t* dst) {
+    for (int r = 0; r < rows; ++r) {
+      const int64_t m = m0 + r;
+      int16_t* d = dst + int64_t(r) * Kp;
+      const int b = int(m / hw), oy = int(m / s->out_w % s->out_h), ox = int(m % s->out_w);
+      const int32_t off = -h.in.zp[b];
+      int16_t* dp = d;
+      for (int ky = 0; ky < s->k_h; ++ky) {
+        const int iy = oy * s->sh - s->pad_t + ky * s->dh;
+        for (int kx = 0; kx < s->k_w; ++kx, dp += s->in_c) {
+          const int ix = ox * s->sw - s->pad_l + kx * s->dw;
+          if (iy < 0 || iy >= s->in_h || ix < 0 || ix >= s->in_w) {
+            std::memset(dp, 0, sizeof(int16_t) * s->in_c);
+            continue;
+          }
+          const int8_t* ip = qin + ((int64_t(b) * s->in_h + iy) * s->in_w + ix) * s->in_c;
+          for (int c = 0; c < s->in_c; ++c) dp[c] = int16_t(int32_t(ip[c]) + off);
+        }
+      }
+      for (int k = K; k < Kp; ++k) d[k] = 0;
+    }
+  };
+  auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) {
+    for (int j = 0; j < ncols; ++j) finish(m, n0 + j, acc[j]);
+  };
+  qgemm::Run(int64_t(s->batch) * hw, s->packed, fill, write, ctx.pool());
+  return OkStatus();
+}
 }  // namespace
 
 Status EvalConv2D(OpContext& ctx, bool ref) {
   QConvState* s = ctx.node().U<QConvState>();
+  if (s->hybrid) return EvalHybridConv(ctx, s, ref);
   LoadBias(ctx, 2, &s->q);
   const Tensor& in = ctx.input(0);
   const Tensor& f = ctx.input(1);
@@ -352,6 +535,8 @@ Status EvalConv2D(OpContext& ctx, bool ref) {
 namespace {
 struct QFcState {
   QCommon q;
+  bool hybrid = false;
+  HybridCommon h;
   int64_t batch = 0;
   int units = 0, depth = 0;
   qgemm::PackedB packed;
@@ -360,7 +545,7 @@ struct QFcState {
 };
 }  // namespace
 
-Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims) {
+Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims, bool asymmetric) {
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 3, 1, 1));
   const Tensor& in = ctx.input(0);
   const Tensor& w = ctx.input(1);
@@ -389,6 +574,13 @@ Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims) {
   if (act < 0 || act > 3)
     return ctx.Error(std::string("unsupported fused activation ") + conv::ActivationName(act) +
                      " (FULLY_CONNECTED takes NONE, RELU, RELU_N1_TO_1 or RELU6)");
+  s->hybrid = in.type == DType::kFloat32;
+  if (s->hybrid) {
+    s->h.asymmetric = asymmetric;
+    TFG_RETURN_IF_ERROR(SetupHybrid(ctx, 1, 2, 0, s->units, act, &s->h));
+    TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
+    return EnsurePacked(ctx, 1, s->units, s->depth, 0, &s->packed, &s->key, &s->packed_valid, false);
+  }
   QSpec spec;
   spec.w_channel_axis = 0;
   spec.w_zero_point_any = true;  // TFLite's int8 FULLY_CONNECTED applies filter_offset
@@ -436,10 +628,48 @@ void FcFast(const QFcState& s, const TI* in, TI* out, ThreadPool* pool) {
   };
   qgemm::Run(s.batch, s.packed, fill, write, pool);
 }
+
+// Hybrid FULLY_CONNECTED: out = bias + float(acc) * (input_scale[b] * weight_scale[u]), clamped.
+Status EvalHybridFc(OpContext& ctx, QFcState* s, bool ref) {
+  if (s->batch == 0 || s->units == 0) return OkStatus();
+  const float* x = ctx.input(0).as<float>();
+  const Tensor* bt = ctx.optional_input(2);
+  const float* bias = bt ? bt->as<float>() : nullptr;
+  float* out = ctx.output(0).as<float>();
+  HybridCommon& h = s->h;
+  QuantizeBatches(x, s->batch, s->depth, h.asymmetric, &h.in);
+  auto finish = [&](int64_t b, int u, int32_t acc) {
+    const float v = (bias ? bias[u] : 0.f) + float(acc) * (h.in.scale[b] * h.wscale[u]);
+    out[b * s->units + u] = conv::Clamp(v, h.lo, h.hi);
+  };
+  if (ref) {
+    const int8_t* w = ctx.input(1).as<int8_t>();
+    for (int64_t b = 0; b < s->batch; ++b)
+      for (int u = 0; u < s->units; ++u) {
+        int64_t acc = 0;
+        for (int k = 0; k < s->depth; ++k)
+          acc += (int64_t(h.in.q[b * s->depth + k]) - h.in.zp[b]) * int64_t(w[int64_t(u) * s->depth + k]);
+        finish(b, u, int32_t(uint32_t(uint64_t(acc))));
+      }
+    return OkStatus();
+  }
+  TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->units, s->depth, 0, &s->packed, &s->key, &s->packed_valid, true));
+  const int Kp = s->packed.Kp;
+  auto fill = [&](int64_t m0, int rows, int16_t* dst) {
+    for (int r = 0; r < rows; ++r)
+      qgemm::WidenRow(h.in.q.data() + (m0 + r) * s->depth, s->depth, Kp, -h.in.zp[m0 + r], dst + int64_t(r) * Kp);
+  };
+  auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) {
+    for (int j = 0; j < ncols; ++j) finish(m, n0 + j, acc[j]);
+  };
+  qgemm::Run(s->batch, s->packed, fill, write, ctx.pool());
+  return OkStatus();
+}
 }  // namespace
 
 Status EvalFullyConnected(OpContext& ctx, bool ref) {
   QFcState* s = ctx.node().U<QFcState>();
+  if (s->hybrid) return EvalHybridFc(ctx, s, ref);
   LoadBias(ctx, 2, &s->q);
   if (s->batch == 0 || s->units == 0) return OkStatus();
   const Tensor& in = ctx.input(0);

@@ -14,7 +14,7 @@ inline bool IsQuantized(OpContext& ctx, int weights = 1) {
 Status PrepareConv2D(OpContext& ctx, const conv::WindowParams& p);
 Status EvalConv2D(OpContext& ctx, bool ref);
 
-Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims);
+Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims, bool asymmetric_quantize_inputs);
 Status EvalFullyConnected(OpContext& ctx, bool ref);
 
 Status PrepareDepthwise(OpContext& ctx, const conv::WindowParams& p);
