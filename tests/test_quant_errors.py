@@ -73,3 +73,21 @@ def test_int8_concatenation_with_different_scales_is_refused_as_tflite_does():
                             [([2, 6], I8, dict(scale=[0.1], zero_point=[0]))], options=dict(axis=1), version=2)
     with pytest.raises(ValueError, match="CONCATENATION"):
         _allocate(m)
+
+
+@pytest.mark.parametrize("dt,q_out", [(I8, dict(scale=[1 / 128], zero_point=[-128])),
+                                      (U8, dict(scale=[0.01], zero_point=[0]))])
+def test_logistic_output_grid_is_checked_as_tflite_does(dt, q_out):
+    from harness import run_litert
+    m = Q.single_op_model_q("LOGISTIC", [([4], dt, dict(scale=[0.1], zero_point=[0]))], [([4], dt, q_out)])
+    with pytest.raises(RuntimeError):  # LiteRT refuses it too
+        run_litert(m, [np.zeros(4, dt)])
+    with pytest.raises(ValueError, match="LOGISTIC.*output"):
+        _allocate(m)
+
+
+def test_int16_activation_needs_zero_point_0():
+    m = Q.single_op_model_q("RELU", [([4], I16, dict(scale=[0.1], zero_point=[3]))],
+                            [([4], I16, dict(scale=[0.1], zero_point=[0]))])
+    with pytest.raises(ValueError, match="RELU.*in0.*zero point 3"):
+        _allocate(m)

@@ -132,6 +132,40 @@ inline int32_t MultiplyByQuantizedMultiplierAway64(int64_t x, int32_t qm, int sh
   return int32_t(uint32_t(neg ? uint64_t(0) - v : v));
 }
 
+// ---------------------------------------------------------------- 16-bit fixed point (gemmlowp)
+// The int16 forms TFLite's HARD_SWISH uses.
+
+// round(a * b / 2^15), ties toward +inf; saturates only INT16_MIN * INT16_MIN.
+inline int16_t SaturatingRoundingDoublingHighMul16(int16_t a, int16_t b) {
+  if (a == b && a == std::numeric_limits<int16_t>::min()) return std::numeric_limits<int16_t>::max();
+  const int32_t ab = int32_t(a) * int32_t(b);
+  const int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
+  return int16_t((ab + nudge) / (1 << 15));
+}
+// a * b / 2^15 truncated toward zero (gemmlowp's SaturatingDoublingHighMul as TFLite's reference
+// kernels write it); saturates only INT16_MIN * INT16_MIN.
+inline int16_t SaturatingDoublingHighMul16(int16_t a, int16_t b) {
+  if (a == b && a == std::numeric_limits<int16_t>::min()) return std::numeric_limits<int16_t>::max();
+  return int16_t((int32_t(a) * int32_t(b)) / (1 << 15));
+}
+// round(x / 2^e), ties away from zero, in 16 bits.
+inline int16_t RoundingDivideByPOT16(int16_t x, int e) {
+  const int16_t mask = int16_t((1 << e) - 1);
+  const int16_t remainder = int16_t(x & mask);
+  const int16_t threshold = int16_t((mask >> 1) + (x < 0 ? 1 : 0));
+  return int16_t((x >> e) + (remainder > threshold ? 1 : 0));
+}
+inline int16_t SaturatingLeftShift16(int16_t x, int e) {
+  const int32_t v = int32_t(x) * (1 << e);
+  return int16_t(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
+}
+// TFLite's DownScaleInt32ToInt16Multiplier: the Q31 multiplier rounded to Q15.
+inline int16_t DownScaleInt32ToInt16Multiplier(int32_t m) {
+  constexpr int32_t kRound = 1 << 15;
+  if (m >= std::numeric_limits<int32_t>::max() - kRound) return std::numeric_limits<int16_t>::max();
+  return int16_t((m + kRound) >> 16);
+}
+
 // ---------------------------------------------------------------- integer types
 
 inline bool IsQuantizedIntType(DType t) {

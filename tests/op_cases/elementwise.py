@@ -502,3 +502,60 @@ CASES += [
     q_case("QUANTIZE", "requant_big", np.int8, np.uint8, [1, 64, 64, 9], qin=pt(0.1, 1),
            qout=pt(0.3, 128)),
 ]
+
+# ------------------------------------------------------------------ quantized unary (issue 7)
+# int8 / uint8 / int16 vs LiteRT's builtin kernels, exact; OpCase.quant names the kernel.
+from tflite_gpu.testing import quant as Q  # noqa: E402
+
+I8, U8, I16 = np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)
+
+
+def qcase(op, name, ins, outs, options=None, version=1, consts=None, gen=None, **kw):
+    """ins/outs: (shape, dtype, QParams); inputs: random integers over each input's whole range."""
+    dt = np.dtype(ins[0][1])
+
+    def model():
+        return Q.single_op_model_q(op, ins, outs, options=options, version=version, consts=consts)
+
+    def inputs(rng):
+        if gen is not None:
+            return gen(rng)
+        return [Q.random_q(rng, s, d) for s, d, _ in ins]
+    return OpCase(op, f"q_{name}", model, inputs, gpu=False, quant=Q.quant_kind(dt), **kw)
+
+
+def all_values(shape, dt):
+    """Every value of an 8-bit type (tiled), so a table is checked entry by entry."""
+    def gen(rng):
+        n = int(np.prod(shape))
+        info = np.iinfo(dt)
+        v = np.arange(int(info.min), int(info.max) + 1)
+        return [np.resize(rng.permutation(v), n).astype(dt).reshape(shape)]
+    return gen
+
+
+_S = [2, 9, 15]   # 270 elements: every 8-bit value, vector body and tail
+# (in params, out params) per type: shrinking, growing, edge zero points.
+_UQ = {I8: [(Q.QParams(0.05, -128), Q.QParams(0.04, -3)), (Q.QParams(0.1, 10), Q.QParams(0.3, 127)),
+            (Q.QParams(0.02, 0), Q.QParams(0.02, 0))],
+       U8: [(Q.QParams(0.05, 0), Q.QParams(0.04, 128)), (Q.QParams(0.1, 200), Q.QParams(0.03, 255)),
+            (Q.QParams(0.02, 128), Q.QParams(0.02, 128))],
+       I16: [(Q.QParams(0.001, 0), Q.QParams(0.0007, 0)), (Q.QParams(0.0002, 0), Q.QParams(0.001, 0))]}
+for op, types, ver in [("RELU", (I8, U8, I16), 2), ("RELU6", (I8, U8, I16), 2), ("RELU_N1_TO_1", (I8, U8), 1),
+                       ("LEAKY_RELU", (I8, U8, I16), 2), ("HARD_SWISH", (I8, U8), 1), ("TANH", (I8, U8), 2)]:
+    for dt in types:
+        for k, (qi, qo) in enumerate(_UQ[dt]):
+            opts = dict(alpha=[0.2, -0.7, 1.5][k % 3]) if op == "LEAKY_RELU" else None
+            gen = all_values(_S, dt) if dt != I16 else None
+            CASES.append(qcase(op, f"{dt.name}_{k}", [(_S, dt, qi)], [(_S, dt, qo)], opts, version=ver, gen=gen))
+# LOGISTIC: TFLite fixes the output scale at 1/256 (the converter also picks zero point -128 for
+# int8, 0 for uint8; TFLite accepts any).
+for dt, zps in [(I8, (-128, 0, 5)), (U8, (0, 128, 3))]:
+    for k, (qi, _) in enumerate(_UQ[dt]):
+        CASES.append(qcase("LOGISTIC", f"{dt.name}_{k}", [(_S, dt, qi)], [(_S, dt, Q.QParams(1 / 256, zps[k]))],
+                           version=2, gen=all_values(_S, dt)))
+# Large tensors: the parallel table kernel.
+for op in ("RELU6", "HARD_SWISH", "LOGISTIC"):
+    qo = Q.QParams(1 / 256, -128) if op == "LOGISTIC" else Q.QParams(0.03, -10)
+    CASES.append(qcase(op, "int8_big", [([1, 56, 56, 24], I8, Q.QParams(0.05, 3))], [([1, 56, 56, 24], I8, qo)],
+                       version=2 if op != "HARD_SWISH" else 1))

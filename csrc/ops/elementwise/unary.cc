@@ -5,6 +5,7 @@
 // The fast EXP/LOGISTIC/TANH use vectorisable approximations (a few ulp); the reference kernels
 // use the C library.
 #include "ops/elementwise/ew_common.h"
+#include "ops/elementwise/quant_ew.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -112,16 +113,35 @@ Status EvalSqrtT(OpContext& ctx) {
 Status EvalSqrtRef(OpContext& ctx) { return MapRef(ctx, [](float v) { return std::sqrt(v); }); }
 Status EvalRsqrtRef(OpContext& ctx) { return MapRef(ctx, [](float v) { return 1.f / std::sqrt(v); }); }
 
+
+// Quantized inputs (INT8 / UINT8 / INT16) go to quant_unary.cc.
+template <ew::QUnary K>
+Status PrepareQ(OpContext& ctx) {
+  if (ctx.num_inputs() >= 1 && ctx.has_input(0) && ew::IsQuantizedType(ctx.input(0).type))
+    return ew::PrepareQuantUnary(ctx, K, K == ew::QUnary::kLeakyRelu ? ctx.node().P<LeakyParams>().alpha : 0.f);
+  return PrepareUnaryFloat(ctx);
+}
+template <EvalFn kFloat, bool kRef>
+Status EvalQ(OpContext& ctx) {
+  if (ew::IsQuantizedType(ctx.input(0).type)) return ew::EvalQuantUnary(ctx, kRef);
+  return kFloat(ctx);
+}
+
 }  // namespace
 
 const OpImpl kOp_EXP = {nullptr, PrepareUnaryFloat, EvalExp, EvalExpRef, false};
-const OpImpl kOp_LOGISTIC = {nullptr, PrepareUnaryFloat, EvalLogistic, EvalLogisticRef, false};
-const OpImpl kOp_TANH = {nullptr, PrepareUnaryFloat, EvalTanh, EvalTanhRef, false};
-const OpImpl kOp_RELU = {nullptr, PrepareUnaryFloat, EvalRelu, nullptr, false};
-const OpImpl kOp_RELU6 = {nullptr, PrepareUnaryFloat, EvalRelu6, nullptr, false};
-const OpImpl kOp_RELU_N1_TO_1 = {nullptr, PrepareUnaryFloat, EvalReluN1To1, nullptr, false};
-const OpImpl kOp_HARD_SWISH = {nullptr, PrepareUnaryFloat, EvalHardSwish, nullptr, false};
-const OpImpl kOp_LEAKY_RELU = {ParseLeaky, PrepareUnaryFloat, EvalLeaky, nullptr, false};
+const OpImpl kOp_LOGISTIC = {nullptr, PrepareQ<ew::QUnary::kLogistic>, EvalQ<EvalLogistic, false>,
+                             EvalQ<EvalLogisticRef, true>, false};
+const OpImpl kOp_TANH = {nullptr, PrepareQ<ew::QUnary::kTanh>, EvalQ<EvalTanh, false>, EvalQ<EvalTanhRef, true>, false};
+const OpImpl kOp_RELU = {nullptr, PrepareQ<ew::QUnary::kRelu>, EvalQ<EvalRelu, false>, EvalQ<EvalRelu, true>, false};
+const OpImpl kOp_RELU6 = {nullptr, PrepareQ<ew::QUnary::kRelu6>, EvalQ<EvalRelu6, false>, EvalQ<EvalRelu6, true>,
+                          false};
+const OpImpl kOp_RELU_N1_TO_1 = {nullptr, PrepareQ<ew::QUnary::kReluN1To1>, EvalQ<EvalReluN1To1, false>,
+                                 EvalQ<EvalReluN1To1, true>, false};
+const OpImpl kOp_HARD_SWISH = {nullptr, PrepareQ<ew::QUnary::kHardSwish>, EvalQ<EvalHardSwish, false>,
+                               EvalQ<EvalHardSwish, true>, false};
+const OpImpl kOp_LEAKY_RELU = {ParseLeaky, PrepareQ<ew::QUnary::kLeakyRelu>, EvalQ<EvalLeaky, false>,
+                               EvalQ<EvalLeaky, true>, false};
 const OpImpl kOp_SQRT = {nullptr, PrepareUnaryFloat, EvalSqrtT<false>, EvalSqrtRef, false};
 const OpImpl kOp_RSQRT = {nullptr, PrepareUnaryFloat, EvalSqrtT<true>, EvalRsqrtRef, false};
 
