@@ -91,3 +91,20 @@ def test_int16_activation_needs_zero_point_0():
                             [([4], I16, dict(scale=[0.1], zero_point=[0]))])
     with pytest.raises(ValueError, match="RELU.*in0.*zero point 3"):
         _allocate(m)
+
+
+def test_add_output_scale_too_small_is_refused():
+    # TFLite's ADD needs 2 * max(input scales) / (2^20 * output scale) < 1.
+    m = Q.single_op_model_q("ADD", [([4], I8, dict(scale=[1.0], zero_point=[0])),
+                                    ([4], I8, dict(scale=[1.0], zero_point=[0]))],
+                            [([4], I8, dict(scale=[1e-7], zero_point=[0]))], options=dict(fused_activation_function="NONE"))
+    with pytest.raises(ValueError, match="ADD.*output scale"):
+        _allocate(m)
+
+
+def test_mul_mixed_types_refused():
+    m = Q.single_op_model_q("MUL", [([4], I8, dict(scale=[0.1], zero_point=[0])),
+                                    ([4], U8, dict(scale=[0.1], zero_point=[0]))],
+                            [([4], I8, dict(scale=[0.1], zero_point=[0]))], options=dict(fused_activation_function="NONE"))
+    with pytest.raises(ValueError, match="MUL"):
+        _allocate(m)

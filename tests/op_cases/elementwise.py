@@ -559,3 +559,42 @@ for op in ("RELU6", "HARD_SWISH", "LOGISTIC"):
     qo = Q.QParams(1 / 256, -128) if op == "LOGISTIC" else Q.QParams(0.03, -10)
     CASES.append(qcase(op, "int8_big", [([1, 56, 56, 24], I8, Q.QParams(0.05, 3))], [([1, 56, 56, 24], I8, qo)],
                        version=2 if op != "HARD_SWISH" else 1))
+
+# ------------------------------------------------------------------ quantized ADD / SUB / MUL
+# Broadcast shapes of the float cases (TFLite splits them into vector bodies and scalar tails by
+# its five-fold broadcast: each split is checked), both input orders, every activation, edge zero
+# points, different input scales, saturation.
+_BQ = {I8: [(Q.QParams(0.05, -128), Q.QParams(0.02, 127), Q.QParams(0.06, -5)),
+            (Q.QParams(0.1, 3), Q.QParams(0.1, 3), Q.QParams(0.1, 3)),
+            (Q.QParams(0.03, 0), Q.QParams(0.2, -20), Q.QParams(0.01, 0))],
+       U8: [(Q.QParams(0.05, 0), Q.QParams(0.02, 255), Q.QParams(0.06, 128)),
+            (Q.QParams(0.1, 128), Q.QParams(0.1, 128), Q.QParams(0.1, 128)),
+            (Q.QParams(0.03, 17), Q.QParams(0.2, 200), Q.QParams(0.01, 0))]}
+_QSHAPES = [s for s in SHAPES if s[0] not in ("rank0", "big_bcast")] + [
+    ("first_fast", [1, 4, 1, 20], [3, 4, 5, 20]), ("tail_7", [2, 23], [2, 23]),
+    ("second_fast_y4_1", [3, 4, 5], [3, 1, 1]), ("generic", [2, 1, 3, 1], [1, 4, 1, 5])]
+for op in ("ADD", "SUB", "MUL"):
+    for dt in (I8, U8):
+        for k, (name, s1, s2) in enumerate(_QSHAPES):
+            q1, q2, qo = _BQ[dt][k % 3]
+            if op == "MUL":
+                qo = Q.QParams(qo.scale * 4, qo.zero_point)
+            CASES.append(qcase(op, f"{dt.name}_{name}", [(s1, dt, q1), (s2, dt, q2)],
+                               [(_bshape(s1, s2), dt, qo)], dict(fused_activation_function="NONE"), version=2))
+        for act in ["RELU", "RELU_N1_TO_1", "RELU6", "TANH"]:
+            q1, q2, qo = _BQ[dt][0]
+            CASES.append(qcase(op, f"{dt.name}_act_{act}", [([2, 4, 4, 5], dt, q1), ([5], dt, q2)],
+                               [([2, 4, 4, 5], dt, qo)], dict(fused_activation_function=act), version=2))
+        # Saturation: a small output scale.
+        q1, q2, _ = _BQ[dt][2]
+        CASES.append(qcase(op, f"{dt.name}_saturate", [([3, 37], dt, q1), ([3, 37], dt, q2)],
+                           [([3, 37], dt, Q.QParams(0.004, _BQ[dt][2][2].zero_point))],
+                           dict(fused_activation_function="NONE"), version=2))
+        # A constant second input (a bias-like vector).
+        CASES.append(qcase(op, f"{dt.name}_const", [([1, 6, 6, 8], dt, q1)], [([1, 6, 6, 8], dt, _BQ[dt][0][2])],
+                           dict(fused_activation_function="RELU6"), version=2,
+                           consts=[(Q.random_q(np.random.default_rng(5), [8], dt), q2)]))
+for k, (name, s1, s2) in enumerate(_QSHAPES[:8]):
+    CASES.append(qcase("MUL", f"int16_{name}", [(s1, I16, Q.QParams(0.001, 0)), (s2, I16, Q.QParams(0.0005, 0))],
+                       [(_bshape(s1, s2), I16, Q.QParams(0.02, 0))], dict(fused_activation_function="NONE"),
+                       version=4))

@@ -10,6 +10,7 @@
 //  * MAXIMUM is a > b ? a : b and MINIMUM a < b ? a : b (so a NaN in b wins, a NaN in a loses);
 //  * PRELU is x >= 0 ? x : x * alpha with alpha broadcast to the input's shape.
 #include "ops/elementwise/ew_common.h"
+#include "ops/elementwise/quant_ew.h"
 
 namespace tflite_gpu {
 namespace {
@@ -156,12 +157,17 @@ Status RunClamped(OpContext& ctx, bool ref) {
 
 template <Op OP>
 Status PrepareArith(OpContext& ctx) {
+  // Quantized ADD / SUB / MUL: quant_binary.cc.
+  if (OP != Op::kDiv && ctx.num_inputs() == 2 && ctx.has_input(0) && IsQuantizedType(ctx.input(0).type))
+    return ew::PrepareQuantBinary(ctx, OP == Op::kAdd ? ew::QBinary::kAdd : OP == Op::kSub ? ew::QBinary::kSub : ew::QBinary::kMul,
+                                  int(ctx.node().P<ActParams>().act));
   if (OP == Op::kDiv) return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32});
   return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32, DType::kInt64});
 }
 
 template <Op OP>
 Status EvalArithImpl(OpContext& ctx, bool ref) {
+  if (OP != Op::kDiv && IsQuantizedType(ctx.input(0).type)) return ew::EvalQuantBinary(ctx, ref);
   switch (ctx.input(0).type) {
     case DType::kFloat32: return RunClamped<OP, float>(ctx, ref);
     case DType::kInt32:

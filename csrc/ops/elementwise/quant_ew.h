@@ -19,3 +19,15 @@ Status EvalQuantUnary(OpContext& ctx, bool ref);
 
 }  // namespace ew
 }  // namespace tflite_gpu
+
+namespace tflite_gpu {
+namespace ew {
+
+enum class QBinary { kAdd, kSub, kMul };
+
+// Quantized ADD / SUB / MUL (fused activation `act`, TFLite's ActivationFunctionType value).
+Status PrepareQuantBinary(OpContext& ctx, QBinary kind, int act);
+Status EvalQuantBinary(OpContext& ctx, bool ref);
+
+}  // namespace ew
+}  // namespace tflite_gpu

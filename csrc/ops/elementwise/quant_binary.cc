@@ -1,0 +1,307 @@
+// Quantized ADD, SUB, MUL (INT8, UINT8; MUL also INT16) as TensorFlow Lite's builtin kernels
+// (add.cc / sub.cc / mul.cc with optimized_integer_ops / optimized_ops) compute them.
+//
+// MUL: out = clamp(out_zp + MultiplyByQuantizedMultiplier((a - a_zp) * (b - b_zp),
+//   a_scale * b_scale / out_scale)). TFLite's NEON body (vqrdmulh + RoundingDivideByPOT) is the same
+//   arithmetic as its scalar loop, so every element follows that one rule.
+//
+// ADD / SUB (TFLite's "left shift 20" scheme): each input is rescaled to twice the larger input
+//   scale: x_i = (q_i - zp_i) << 20, times m_i = scale_i / (2 * max_scale); the sum (SUB: the
+//   difference) times m_out = 2 * max_scale / (2^20 * out_scale), + out_zp, clamped. TFLite's
+//   builtin kernel rounds this differently in its vector bodies and its scalar tails, and splits
+//   the tensor as its broadcast dispatch does; both are reproduced here so results match it bit for
+//   bit:
+//   * elementwise (the flat sizes agree, or after TFLite's five-fold broadcast split, each inner
+//     run of y4 > 1 elements): the first floor(n / 16) * 16 elements of a run take the vector rule
+//     "(x << (20 + shift_i)) then one rounding high-mul" per input; the rest the scalar rule
+//     "(x << 20), rounding high-mul, rounding right shift by -shift_i" (uint8 ADD: 8-element body
+//     with the scalar-broadcast rule below, TFLite's older uint8 kernel);
+//   * scalar broadcast runs (y4 == 1): the first floor(n / 8) * 8 elements take "(x << 20),
+//     rounding high-mul, truncating (floor) right shift by -shift_i"; the rest the scalar rule;
+//   * TFLite's "generic" broadcast category: the scalar rule everywhere.
+//   Output stage everywhere: rounding high-mul by m_out, RoundingDivideByPOT (ties away), + zp.
+//   TFLite's reference kernels (BUILTIN_REF) use the scalar rule everywhere; we follow the builtin
+//   (optimized) path, the oracle of the tests. SUB runs the same scheme with the second input's
+//   multiplier negated, as TFLite's optimized SUB does.
+// The reference kernel here runs the same split with plain per-element code (single thread); the
+// fast kernel parallelises the non-broadcast case over 16-element-aligned chunks.
+#include <memory>
+#include <type_traits>
+
+#include "ops/elementwise/ew_common.h"
+#include "ops/elementwise/quant_ew.h"
+#include "ops/quant_common.h"
+
+namespace tflite_gpu {
+namespace ew {
+namespace {
+
+enum class Cat { kNone, kFirstFast, kSecondFast, kGeneric };
+
+struct QBinData {
+  QBinary kind = QBinary::kAdd;
+  DType type = DType::kInt8;
+  int32_t off1 = 0, off2 = 0, out_off = 0;  // TFLite's offsets: -zp for inputs, +zp for the output
+  int32_t m1 = 0, m2 = 0, mo = 0;
+  int s1 = 0, s2 = 0, so = 0;
+  int left_shift = 20;
+  int32_t act_min = 0, act_max = 0;
+  Cat cat = Cat::kNone;
+  int64_t y[5] = {1, 1, 1, 1, 1};  // TFLite's five-fold broadcast shape
+  Dims sa, sb, so_shape;
+};
+
+// ---- per-element rules ----
+
+inline int32_t ShiftLeftOrFloor(int32_t x, int s) {  // NEON vshl by a signed amount
+  return s >= 0 ? int32_t(uint32_t(x) << s) : (x >> (-s));
+}
+
+inline int32_t OutputStage(const QBinData& d, int32_t sum) {
+  const int32_t r = quant::RoundingDivideByPOT(quant::SaturatingRoundingDoublingHighMul(sum, d.mo), -d.so);
+  return r;
+}
+
+// Scalar rule (TFLite's scalar loops, reference kernels).
+inline int32_t AddScalarRule(const QBinData& d, int32_t a, int32_t b) {
+  const int32_t x1 = quant::RoundingDivideByPOT(
+      quant::SaturatingRoundingDoublingHighMul(int32_t(uint32_t(a + d.off1) << d.left_shift), d.m1), -d.s1);
+  const int32_t x2 = quant::RoundingDivideByPOT(
+      quant::SaturatingRoundingDoublingHighMul(int32_t(uint32_t(b + d.off2) << d.left_shift), d.m2), -d.s2);
+  const int32_t raw = OutputStage(d, int32_t(uint32_t(x1) + uint32_t(x2))) + d.out_off;
+  return std::min(std::max(raw, d.act_min), d.act_max);
+}
+
+// Vector-body output stage: narrow to 16 bits (truncating), add the offset in 16 bits, saturate.
+inline int32_t VectorOut(const QBinData& d, int32_t sum) {
+  const int16_t n = int16_t(OutputStage(d, sum));
+  const int16_t w = int16_t(uint16_t(n) + uint16_t(d.out_off));
+  return std::min(std::max(int32_t(w), d.act_min), d.act_max);
+}
+
+// Elementwise vector body.
+inline int32_t AddBodyElementwise(const QBinData& d, int32_t a, int32_t b) {
+  const int32_t x1 = quant::SaturatingRoundingDoublingHighMul(ShiftLeftOrFloor(a + d.off1, d.left_shift + d.s1), d.m1);
+  const int32_t x2 = quant::SaturatingRoundingDoublingHighMul(ShiftLeftOrFloor(b + d.off2, d.left_shift + d.s2), d.m2);
+  return VectorOut(d, int32_t(uint32_t(x1) + uint32_t(x2)));
+}
+
+// Scalar-broadcast vector body.
+inline int32_t AddBodyScalarBcast(const QBinData& d, int32_t a, int32_t b) {
+  const int32_t x1 = ShiftLeftOrFloor(
+      quant::SaturatingRoundingDoublingHighMul(int32_t(uint32_t(a + d.off1) << d.left_shift), d.m1), d.s1);
+  const int32_t x2 = ShiftLeftOrFloor(
+      quant::SaturatingRoundingDoublingHighMul(int32_t(uint32_t(b + d.off2) << d.left_shift), d.m2), d.s2);
+  return VectorOut(d, int32_t(uint32_t(x1) + uint32_t(x2)));
+}
+
+inline int32_t MulRule(const QBinData& d, int32_t a, int32_t b) {
+  const int32_t raw = d.out_off + quant::MultiplyByQuantizedMultiplier((a + d.off1) * (b + d.off2), d.mo, d.so);
+  return std::min(std::max(raw, d.act_min), d.act_max);
+}
+
+// Runs over contiguous element runs, as TFLite's AddElementwise / AddScalarBroadcast. `p` holds the
+// (possibly switched) parameters.
+template <typename T>
+void ElementwiseRun(const QBinData& p, int64_t n, const T* a, const T* b, T* o) {
+  if (p.kind == QBinary::kMul) {
+    for (int64_t i = 0; i < n; ++i) o[i] = T(MulRule(p, a[i], b[i]));
+    return;
+  }
+  if (std::is_same<T, uint8_t>::value && p.kind == QBinary::kAdd) {
+    // uint8 ADD: TFLite's older 8-wide NEON body (optimized_ops::AddElementwise), rounded as the
+    // scalar-broadcast body. (uint8 SUB goes through the 16-wide form, as int8.)
+    const int64_t body = n / 8 * 8;
+    for (int64_t i = 0; i < body; ++i) o[i] = T(AddBodyScalarBcast(p, a[i], b[i]));
+    for (int64_t i = body; i < n; ++i) o[i] = T(AddScalarRule(p, a[i], b[i]));
+    return;
+  }
+  const int64_t body = n / 16 * 16;
+  for (int64_t i = 0; i < body; ++i) o[i] = T(AddBodyElementwise(p, a[i], b[i]));
+  for (int64_t i = body; i < n; ++i) o[i] = T(AddScalarRule(p, a[i], b[i]));
+}
+template <typename T>
+void ScalarBcastRun(const QBinData& p, int64_t n, T a, const T* b, T* o) {
+  if (p.kind == QBinary::kMul) {
+    for (int64_t i = 0; i < n; ++i) o[i] = T(MulRule(p, a, b[i]));
+    return;
+  }
+  const int64_t body = n / 8 * 8;
+  for (int64_t i = 0; i < body; ++i) o[i] = T(AddBodyScalarBcast(p, a, b[i]));
+  for (int64_t i = body; i < n; ++i) o[i] = T(AddScalarRule(p, a, b[i]));
+}
+
+// TFLite's ProcessBroadcastShapes.
+void ProcessBroadcast(const Dims& s0, const Dims& s1, QBinData* d) {
+  const int n = int(std::max(s0.size(), s1.size()));
+  std::vector<int64_t> e0(n, 1), e1(n, 1);
+  for (size_t i = 0; i < s0.size(); ++i) e0[n - s0.size() + i] = s0[i];
+  for (size_t i = 0; i < s1.size(); ++i) e1[n - s1.size() + i] = s1[i];
+  for (int k = 0; k < 5; ++k) d->y[k] = 1;
+  if (e0 == e1) {
+    d->cat = Cat::kNone;
+    return;
+  }
+  d->cat = Cat::kGeneric;
+  for (int i = n - 1; i >= 0; --i) {
+    if (e0[i] == e1[i]) continue;
+    if (e0[i] == 1) d->cat = Cat::kFirstFast;
+    else if (e1[i] == 1) d->cat = Cat::kSecondFast;
+    else d->cat = Cat::kGeneric;
+    break;
+  }
+  if (d->cat == Cat::kGeneric) return;
+  const bool swap = d->cat == Cat::kSecondFast;
+  const std::vector<int64_t>& a = swap ? e1 : e0;
+  const std::vector<int64_t>& b = swap ? e0 : e1;
+  int i = n - 1;
+  while (i >= 0 && a[i] == b[i]) d->y[4] *= b[i--];
+  while (i >= 0 && a[i] == 1) d->y[3] *= b[i--];
+  while (i >= 0 && a[i] == b[i]) d->y[2] *= a[i--];
+  while (i >= 0 && b[i] == 1) d->y[1] *= a[i--];
+  while (i >= 0 && a[i] == b[i]) d->y[0] *= b[i--];
+  if (i >= 0) d->cat = Cat::kGeneric;
+}
+
+template <typename T>
+void RunAll(const QBinData& d, const T* in1, const T* in2, T* out, ThreadPool* pool) {
+  if (d.cat == Cat::kNone) {
+    const int64_t n = NumElements(d.so_shape);
+    if (pool == nullptr) {
+      ElementwiseRun(d, n, in1, in2, out);
+      return;
+    }
+    // Chunks of whole 16-element blocks keep TFLite's body / tail split (the tail is < 16).
+    const int64_t body = n / 16 * 16;
+    ParallelFor(pool, body / 16, [&](int64_t b, int64_t e) {
+      ElementwiseRun(d, (e - b) * 16, in1 + b * 16, in2 + b * 16, out + b * 16);
+    }, 256);
+    ElementwiseRun(d, n - body, in1 + body, in2 + body, out + body);
+    return;
+  }
+  if (d.cat == Cat::kGeneric) {
+    const Dims& so = d.so_shape;
+    const int64_t total = NumElements(so);
+    std::vector<int64_t> idx(so.size());
+    for (int64_t i = 0; i < total; ++i) {
+      int64_t rem = i;
+      for (int k = int(so.size()) - 1; k >= 0; --k) {
+        idx[k] = rem % so[k];
+        rem /= so[k];
+      }
+      const int32_t a = in1[BroadcastOffset(d.sa, so, idx)], b = in2[BroadcastOffset(d.sb, so, idx)];
+      out[i] = T(d.kind == QBinary::kMul ? MulRule(d, a, b) : AddScalarRule(d, a, b));
+    }
+    return;
+  }
+  // Five-fold: input 1 of the loops is the one that broadcasts fast.
+  QBinData p = d;
+  const T* i1 = in1;
+  const T* i2 = in2;
+  if (d.cat == Cat::kSecondFast) {
+    std::swap(p.off1, p.off2);
+    std::swap(p.m1, p.m2);
+    std::swap(p.s1, p.s2);
+    std::swap(i1, i2);
+  }
+  const int64_t y0 = d.y[0], y1 = d.y[1], y2 = d.y[2], y3 = d.y[3], y4 = d.y[4];
+  T* op = out;
+  const T* p1 = i1;
+  const T* reset2 = i2;
+  if (y4 > 1) {
+    for (int64_t a0 = 0; a0 < y0; ++a0) {
+      const T* p2 = nullptr;
+      for (int64_t a1 = 0; a1 < y1; ++a1) {
+        p2 = reset2;
+        for (int64_t a2 = 0; a2 < y2; ++a2) {
+          for (int64_t a3 = 0; a3 < y3; ++a3) {
+            ElementwiseRun(p, y4, p1, p2, op);
+            p2 += y4;
+            op += y4;
+          }
+          p1 += y4;
+        }
+      }
+      reset2 = p2;
+    }
+  } else {
+    for (int64_t a0 = 0; a0 < y0; ++a0) {
+      const T* p2 = nullptr;
+      for (int64_t a1 = 0; a1 < y1; ++a1) {
+        p2 = reset2;
+        for (int64_t a2 = 0; a2 < y2; ++a2) {
+          ScalarBcastRun(p, y3, *p1, p2, op);
+          p2 += y3;
+          op += y3;
+          p1 += 1;
+        }
+      }
+      reset2 = p2;
+    }
+  }
+}
+
+}  // namespace
+
+Status PrepareQuantBinary(OpContext& ctx, QBinary kind, int act) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  const Tensor& y = ctx.output(0);
+  const char* name = kind == QBinary::kAdd ? "ADD" : kind == QBinary::kSub ? "SUB" : "MUL";
+  if (a.type != b.type || y.type != a.type)
+    return ctx.Error(std::string("input and output types must match, got ") + DTypeName(a.type) + ", " +
+                     DTypeName(b.type) + " -> " + DTypeName(y.type));
+  if (a.type == DType::kInt16 && kind != QBinary::kMul)
+    return ctx.Error(std::string("quantized INT16 ") + name + " is not supported yet (supported: INT8, UINT8)");
+  quant::QuantRule rule;
+  rule.zero_point_zero = a.type == DType::kInt16;
+  quant::TensorQuant q1, q2, qo;
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, a, "input 1", rule, &q1));
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, b, "input 2", rule, &q2));
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, y, "output", rule, &qo));
+  auto d = std::make_shared<QBinData>();
+  d->kind = kind;
+  d->type = a.type;
+  d->off1 = -q1.ZeroPoint();
+  d->off2 = -q2.ZeroPoint();
+  d->out_off = qo.ZeroPoint();
+  if (kind == QBinary::kMul) {
+    quant::QuantizeMultiplier(double(q1.Scale()) * double(q2.Scale()) / double(qo.Scale()), &d->mo, &d->so);
+  } else {
+    const double twice_max = 2.0 * std::max(double(q1.Scale()), double(q2.Scale()));
+    quant::QuantizeMultiplier(double(q1.Scale()) / twice_max, &d->m1, &d->s1);
+    quant::QuantizeMultiplier(double(q2.Scale()) / twice_max, &d->m2, &d->s2);
+    quant::QuantizeMultiplier(twice_max / (double(1 << d->left_shift) * double(qo.Scale())), &d->mo, &d->so);
+    if (d->so > 0 || d->s1 > 0 || d->s2 > 0)
+      return ctx.Error("output scale " + std::to_string(qo.Scale()) + " is too small for the input scales (TFLite "
+                       "needs 2 * max(input scales) / (2^20 * output scale) < 1)");
+    if (kind == QBinary::kSub) d->m2 = -d->m2;
+  }
+  TFG_RETURN_IF_ERROR(quant::QuantizedActivationRange(ctx, act, y.type, qo.Scale(), qo.ZeroPoint(), &d->act_min,
+                                                      &d->act_max));
+  Dims out;
+  TFG_RETURN_IF_ERROR(ew::BroadcastShape(ctx, a.shape, b.shape, &out));
+  d->sa = a.shape;
+  d->sb = b.shape;
+  d->so_shape = out;
+  ProcessBroadcast(a.shape, b.shape, d.get());
+  ctx.node().user_data = d;
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, a.type));
+  return ctx.SetOutputShape(0, out);
+}
+
+Status EvalQuantBinary(OpContext& ctx, bool ref) {
+  const QBinData& d = *ctx.node().U<QBinData>();
+  ThreadPool* pool = ref ? nullptr : ctx.pool();
+  switch (d.type) {
+    case DType::kInt8: RunAll(d, ctx.input(0).as<int8_t>(), ctx.input(1).as<int8_t>(), ctx.output(0).as<int8_t>(), pool); break;
+    case DType::kUInt8: RunAll(d, ctx.input(0).as<uint8_t>(), ctx.input(1).as<uint8_t>(), ctx.output(0).as<uint8_t>(), pool); break;
+    case DType::kInt16: RunAll(d, ctx.input(0).as<int16_t>(), ctx.input(1).as<int16_t>(), ctx.output(0).as<int16_t>(), pool); break;
+    default: return ctx.Error(std::string("unsupported type ") + DTypeName(d.type));
+  }
+  return OkStatus();
+}
+
+}  // namespace ew
+}  // namespace tflite_gpu
