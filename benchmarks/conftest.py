@@ -8,15 +8,26 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if bs is None or not getattr(bs, "benchmarks", None):
         return
     stats = {}
+    qstats = {}
     for b in bs.benchmarks:
         info = b.extra_info or {}
         if info.get("suite") == "bench_cpu" and b.stats is not None:
             stats[(info["model"], info["engine"])] = (b.stats.min, b.stats.median)
-    models = sorted({m for m, _ in stats})
-    if not models:
-        return
+        elif info.get("suite") == "bench_quant_conv" and b.stats is not None:
+            qstats[(info["model"], info["num_threads"], info["engine"])] = (b.stats.min, b.stats.median)
     tr = terminalreporter
-    tr.write_sep("-", "tflite_gpu / litert (XNNPACK) time ratio, num_threads=2 (lower is better)")
+    if qstats:
+        tr.write_sep("-", "int8 conv family: tflite_gpu / litert (XNNPACK int8) time ratio (lower is better)")
+        for m, t in sorted({(m, t) for m, t, _ in qstats}):
+            a, b = qstats.get((m, t, "tflite_gpu")), qstats.get((m, t, "litert"))
+            if a and b:
+                tr.write_line(f"{m} threads={t}: min {a[0] * 1e3:.2f} ms vs {b[0] * 1e3:.2f} ms -> ratio {a[0] / b[0]:.2f}; "
+                              f"median ratio {a[1] / b[1]:.2f}")
+    models = sorted({m for m, _ in stats})
+    if not models and not qstats:
+        return
+    if models:
+        tr.write_sep("-", "tflite_gpu / litert (XNNPACK) time ratio, num_threads=2 (lower is better)")
     for m in models:
         a, b = stats.get((m, "tflite_gpu")), stats.get((m, "litert"))
         if not a or not b:

@@ -317,6 +317,22 @@ def hfc_model(in_shape, units, per_channel=False, asymmetric=False, act="NONE", 
     return mb.build()
 
 
+def hdw_model(in_shape, mult=1, per_channel=True, k=(3, 3), stride=(1, 1), padding="SAME", act="NONE", seed=0):
+    rng = np.random.default_rng(seed)
+    n, h, w, cin = in_shape
+    cout = cin * mult
+    wt, wqp = _hyb_weights(rng, (1, k[0], k[1], cout), 3, per_channel)
+    mb = ModelBuilder()
+    x = mb.add_input(list(in_shape), name="x")
+    wi = mb.add_const(wt, name="w", quant=Q.quant_dict(wqp))
+    b = mb.add_const(rng.standard_normal(cout).astype(np.float32), name="b")
+    y = mb.add_tensor([n, _out_size(padding, h, k[0], stride[0]), _out_size(padding, w, k[1], stride[1]), cout], name="y")
+    mb.add_op("DEPTHWISE_CONV_2D", [x, wi, b], [y], version=6, options=dict(
+        padding=padding, stride_h=stride[0], stride_w=stride[1], depth_multiplier=mult, fused_activation_function=act))
+    mb.mark_output(y)
+    return mb.build()
+
+
 def _finp(*shapes, shift=0.0):
     return lambda rng: [(rng.standard_normal(s) + shift).astype(np.float32) for s in shapes]
 
@@ -331,6 +347,9 @@ HYB_CASES = [
        (1, 8, 8, 4)),
     _h("CONV_2D", "hyb_pc_valid_relu6", lambda: hconv_model((1, 6, 6, 8), 8, padding="VALID", act="RELU6"), (1, 6, 6, 8),
        shift=-0.5),
+    _h("DEPTHWISE_CONV_2D", "hyb_pc", lambda: hdw_model((2, 7, 6, 12)), (2, 7, 6, 12), shift=0.7),
+    _h("DEPTHWISE_CONV_2D", "hyb_pc_s2_relu6_mult2", lambda: hdw_model((1, 9, 9, 5), mult=2, stride=(2, 2), act="RELU6"),
+       (1, 9, 9, 5), shift=-0.4),
     _h("FULLY_CONNECTED", "hyb_pt", lambda: hfc_model((3, 40), 17), (3, 40)),
     _h("FULLY_CONNECTED", "hyb_pc", lambda: hfc_model((3, 40), 17, per_channel=True), (3, 40)),
     _h("FULLY_CONNECTED", "hyb_asym", lambda: hfc_model((4, 33), 10, asymmetric=True), (4, 33), shift=0.8),

@@ -63,7 +63,59 @@ void MicroAvx2(const int16_t* A, int64_t lda, int rows, const int16_t* panel, in
 TFG_TARGET_END
 #endif
 
+#if TFG_X86
+TFG_TARGET_AVX2_BEGIN
+void RequantAvx2(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
+                 int32_t lo, int32_t hi, int32_t* out) {
+  const __m256i a = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc)),
+                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias)));
+  const __m256i sh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(shift));
+  const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mult));
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i left = _mm256_max_epi32(sh, zero);
+  const __m256i right = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
+  const __m256i xs = _mm256_sllv_epi32(a, left);  // wraps like TFLite's x * (1 << left)
+  // (xs * m + 2^30) >> 31 per lane (m >= 0, so the INT32_MIN * INT32_MIN saturation cannot occur)
+  const __m256i round = _mm256_set1_epi64x(int64_t(1) << 30);
+  const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(xs, m), round);
+  const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(xs, 32), _mm256_srli_epi64(m, 32)), round);
+  const __m256i he = _mm256_srli_epi64(pe, 31);                     // low 32 bits = even lanes
+  const __m256i ho = _mm256_slli_epi64(_mm256_srli_epi64(po, 31), 32);  // odd lanes in the high halves
+  const __m256i h = _mm256_blend_epi32(he, ho, 0xAA);
+  // round half up by 2^right without overflow: (h >> r) + ((h >> (r - 1)) & 1), r >= 1
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i r1 = _mm256_max_epi32(_mm256_sub_epi32(right, one), zero);
+  const __m256i bit = _mm256_and_si256(_mm256_srav_epi32(h, r1), one);
+  const __m256i has_right = _mm256_cmpgt_epi32(right, zero);
+  const __m256i q = _mm256_add_epi32(_mm256_srav_epi32(h, right), _mm256_and_si256(bit, has_right));
+  __m256i v = _mm256_add_epi32(q, _mm256_set1_epi32(zp));
+  v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(lo)), _mm256_set1_epi32(hi));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), v);
+}
+TFG_TARGET_END
+#endif
+
 }  // namespace
+
+bool HaveAvx2() {
+#if TFG_X86
+  static const bool avx2 = simd::ActiveIsa() >= simd::Isa::kAvx2;
+  return avx2;
+#else
+  return false;
+#endif
+}
+
+bool RequantHalfUp8(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
+                    int32_t lo, int32_t hi, int32_t* out) {
+#if TFG_X86
+  if (HaveAvx2()) {
+    RequantAvx2(acc, bias, mult, shift, zp, lo, hi, out);
+    return true;
+  }
+#endif
+  return false;
+}
 
 void MicroKernel(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, int32_t* C) {
 #if TFG_X86

@@ -12,6 +12,7 @@
 // scalar otherwise, chosen at run time as the float GEMM's ISA) hands each finished tile to a
 // caller writer (requantization, or the float rescale of the hybrid kernels).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -54,6 +55,12 @@ void PackB(int N, int K, const T* src, int64_t stride_n, int64_t stride_k, int32
       }
   }
 }
+
+// 8 lanes of the HalfUp requantization: out = clamp(HalfUp(acc + bias, mult, shift) + zp, lo, hi).
+// Returns false (nothing done) when the CPU has no AVX2.
+bool RequantHalfUp8(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
+                    int32_t lo, int32_t hi, int32_t* out);
+bool HaveAvx2();
 
 // C[r, 0..15] = sum over the K-pairs of A row r (rows <= kMr, row stride lda int16) times the panel.
 void MicroKernel(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, int32_t* C);
@@ -122,6 +129,7 @@ struct OutputStage {
   std::vector<int32_t> mult;
   std::vector<int> shift;
   std::vector<int64_t> bias;  // per channel (zeros when absent)
+  std::vector<int32_t> bias32, shift32;  // the same as int32 (8-bit kernels' vector path)
   int32_t zp = 0, lo = 0, hi = 0;
   Rounding rounding = Rounding::kHalfUp;
   // Channels from body_end on use tail_rounding (a vector body with a scalar tail, as TFLite's
@@ -133,6 +141,42 @@ struct OutputStage {
     const int32_t v = Rescale(c < body_end ? rounding : tail_rounding, acc, mult[c], shift[c]);
     const int32_t z = int32_t(uint32_t(v) + uint32_t(zp));
     return T(quant::Clamp32(z, lo, hi));
+  }
+  // A run of n channels from c0 (8-bit accumulators): the rounding switch hoisted out of the loop.
+  template <typename T>
+  void Row(const int32_t* acc, int c0, int n, T* out) const {
+    const int body = std::max(0, std::min(n, body_end - c0));
+    int done = 0;
+    if (rounding == Rounding::kHalfUp && HaveAvx2() && int(bias32.size()) >= c0 + n) {
+      int32_t tmp[8];
+      for (; done + 8 <= body; done += 8) {
+        RequantHalfUp8(acc + done, bias32.data() + c0 + done, mult.data() + c0 + done, shift32.data() + c0 + done, zp, lo,
+                       hi, tmp);
+        for (int j = 0; j < 8; ++j) out[done + j] = T(tmp[j]);
+      }
+    }
+    acc += done;
+    out += done;
+    c0 += done;
+    n -= done;
+    const int rest = body - done;
+    switch (rounding) {
+      case Rounding::kHalfUp: RowWith<T, Rounding::kHalfUp>(acc, c0, rest, out); break;
+      case Rounding::kDouble: RowWith<T, Rounding::kDouble>(acc, c0, rest, out); break;
+      default: for (int j = 0; j < rest; ++j) out[j] = Apply32<T>(acc[j], c0 + j); break;
+    }
+    for (int j = rest; j < n; ++j) out[j] = Apply32<T>(acc[j], c0 + j);
+  }
+  template <typename T, Rounding R>
+  void RowWith(const int32_t* __restrict acc, int c0, int n, T* __restrict out) const {
+    const int32_t* m = mult.data() + c0;
+    const int* sh = shift.data() + c0;
+    const int64_t* b = bias.data() + c0;
+    for (int j = 0; j < n; ++j) {
+      const int32_t a = int32_t(uint32_t(acc[j]) + uint32_t(int32_t(b[j])));
+      const int32_t v = Rescale(R, a, m[j], sh[j]);
+      out[j] = T(quant::Clamp32(int32_t(uint32_t(v) + uint32_t(zp)), lo, hi));
+    }
   }
   // 8-bit kernels: int32 accumulator + int32 bias, wrapping as TFLite's.
   template <typename T>

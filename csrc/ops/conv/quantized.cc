@@ -151,6 +151,8 @@ Status SetupQuant(OpContext& ctx, const QSpec& spec, int channels, int act, QCom
 
 // Copies the bias into the output stage (at every eval: the bias may be a runtime tensor).
 void LoadBias(OpContext& ctx, int b_index, QCommon* q) {
+  q->os.shift32.assign(q->os.shift.begin(), q->os.shift.end());
+  q->os.bias32.assign(q->channels, 0);
   if (!q->has_bias) return;
   const Tensor& b = ctx.input(b_index);
   if (b.type == DType::kInt64) {
@@ -160,6 +162,7 @@ void LoadBias(OpContext& ctx, int b_index, QCommon* q) {
     const int32_t* p = b.as<int32_t>();
     for (int c = 0; c < q->channels; ++c) q->os.bias[c] = p[c];
   }
+  for (int c = 0; c < q->channels; ++c) q->os.bias32[c] = int32_t(uint32_t(uint64_t(q->os.bias[c])));
 }
 
 template <typename T>
@@ -435,10 +438,7 @@ void ConvFast(const QConvState& s, const TI* in, TI* out, ThreadPool* pool) {
     }
   };
   const OutputStage& os = s.q.os;
-  auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) {
-    TI* o = out + m * s.out_c + n0;
-    for (int j = 0; j < ncols; ++j) o[j] = os.Apply32<TI>(acc[j], n0 + j);
-  };
+  auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) { os.Row<TI>(acc, n0, ncols, out + m * s.out_c + n0); };
   qgemm::Run(int64_t(s.batch) * hw, s.packed, fill, write, pool);
 }
 
@@ -622,10 +622,7 @@ void FcFast(const QFcState& s, const TI* in, TI* out, ThreadPool* pool) {
     for (int r = 0; r < rows; ++r) qgemm::WidenRow(in + (m0 + r) * s.depth, s.depth, Kp, s.q.in_offset, dst + int64_t(r) * Kp);
   };
   const OutputStage& os = s.q.os;
-  auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) {
-    TI* o = out + m * s.units + n0;
-    for (int j = 0; j < ncols; ++j) o[j] = os.Apply32<TI>(acc[j], n0 + j);
-  };
+  auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) { os.Row<TI>(acc, n0, ncols, out + m * s.units + n0); };
   qgemm::Run(s.batch, s.packed, fill, write, pool);
 }
 
@@ -702,6 +699,8 @@ namespace {
 
 struct QDwState {
   QCommon q;
+  bool hybrid = false;
+  HybridCommon h;
   int batch = 0, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0, k_h = 0, k_w = 0, mult = 1;
   int pad_t = 0, pad_l = 0, sh = 1, sw = 1, dh = 1, dw = 1;
   std::vector<int32_t> w32;  // weights + offset, [k_h * k_w][out_c]
@@ -776,17 +775,19 @@ void DwLoops(const QDwState& s, const TI* in, const TW* f, TI* out, ThreadPool* 
 
 // 8-bit fast path: per output pixel an int32 accumulator row over the channels, one vector loop
 // per tap (multiplier 1), the generic channel loop otherwise.
-template <typename TI>
-void DwFast(const QDwState& s, const TI* in, TI* out, ThreadPool* pool) {
+template <typename TI, typename OffsetOf, typename Finish>
+void DwRun(const QDwState& s, const TI* in, const OffsetOf& offset_of, const Finish& finish, ThreadPool* pool) {
   const int64_t pixels = int64_t(s.batch) * s.out_h * s.out_w;
   const int C = s.out_c;
   auto body = [&](int64_t b0, int64_t b1) {
-    thread_local std::vector<int32_t> acc;
-    acc.resize(C);
+    thread_local std::vector<int32_t> acc_tls;
+    acc_tls.resize(C);
+    int32_t* acc = acc_tls.data();  // one TLS lookup per range
     for (int64_t px = b0; px < b1; ++px) {
       const int b = int(px / (int64_t(s.out_h) * s.out_w));
       const int oy = int(px / s.out_w % s.out_h), ox = int(px % s.out_w);
-      std::fill(acc.begin(), acc.end(), 0);
+      const int32_t off = offset_of(b);
+      std::fill(acc, acc + C, 0);
       for (int ky = 0; ky < s.k_h; ++ky) {
         const int iy = oy * s.sh - s.pad_t + ky * s.dh;
         if (iy < 0 || iy >= s.in_h) continue;
@@ -796,19 +797,68 @@ void DwFast(const QDwState& s, const TI* in, TI* out, ThreadPool* pool) {
           const TI* ip = in + ((int64_t(b) * s.in_h + iy) * s.in_w + ix) * s.in_c;
           const int32_t* wp = s.w32.data() + (int64_t(ky) * s.k_w + kx) * C;
           if (s.mult == 1) {
-            Tap(ip, C, s.q.in_offset, wp, acc.data());
+            Tap(ip, C, off, wp, acc);
           } else {
             for (int oc = 0; oc < C; ++oc)
-              acc[oc] = int32_t(uint32_t(acc[oc]) + uint32_t((int32_t(ip[oc / s.mult]) + s.q.in_offset) * wp[oc]));
+              acc[oc] = int32_t(uint32_t(acc[oc]) + uint32_t((int32_t(ip[oc / s.mult]) + off) * wp[oc]));
           }
         }
       }
-      TI* o = out + px * C;
-      for (int oc = 0; oc < C; ++oc) o[oc] = s.q.os.Apply32<TI>(acc[oc], oc);
+      finish(px, acc);
     }
   };
   if (pool) gemm::ParallelRanges(pool, pixels, 4 * gemm::NumSlots(pool), body);
   else body(0, pixels);
+}
+
+template <typename TI>
+void DwFast(const QDwState& s, const TI* in, TI* out, ThreadPool* pool) {
+  const int32_t off = s.q.in_offset;
+  DwRun(s, in, [off](int) { return off; },
+        [&](int64_t px, const int32_t* acc) { s.q.os.Row<TI>(acc, 0, s.out_c, out + px * s.out_c); }, pool);
+}
+
+void FillW32(const Tensor& f, int32_t w_offset, std::vector<int32_t>* w32) {
+  const int64_t nw = f.num_elements();
+  w32->resize(nw);
+  if (f.type == DType::kUInt8)
+    for (int64_t i = 0; i < nw; ++i) (*w32)[i] = int32_t(f.as<uint8_t>()[i]) + w_offset;
+  else
+    for (int64_t i = 0; i < nw; ++i) (*w32)[i] = int32_t(f.as<int8_t>()[i]) + w_offset;
+}
+
+// Hybrid DEPTHWISE_CONV_2D: out = float(acc) * weight_scale[c] * input_scale[b] + bias[c], clamped.
+Status EvalHybridDw(OpContext& ctx, QDwState* s, bool ref) {
+  if (int64_t(s->batch) * s->out_h * s->out_w * s->out_c == 0) return OkStatus();
+  const float* x = ctx.input(0).as<float>();
+  const Tensor* bt = ctx.optional_input(2);
+  const float* bias = bt ? bt->as<float>() : nullptr;
+  float* out = ctx.output(0).as<float>();
+  HybridCommon& h = s->h;
+  QuantizeBatches(x, s->batch, int64_t(s->in_h) * s->in_w * s->in_c, h.asymmetric, &h.in);
+  const int64_t hw = int64_t(s->out_h) * s->out_w;
+  auto finish = [&](int64_t px, const int32_t* acc) {
+    const float sb = h.in.scale[px / hw];
+    float* o = out + px * s->out_c;
+    for (int c = 0; c < s->out_c; ++c)
+      o[c] = conv::Clamp(float(acc[c]) * h.wscale[c] * sb + (bias ? bias[c] : 0.f), h.lo, h.hi);
+  };
+  if (ref) {
+    const int8_t* w = ctx.input(1).as<int8_t>();
+    QDwState t = *s;
+    std::vector<int32_t> acc(s->out_c);
+    for (int64_t px = 0; px < int64_t(s->batch) * hw; ++px) {
+      const int b = int(px / hw), oy = int(px / s->out_w % s->out_h), ox = int(px % s->out_w);
+      t.q.in_offset = -h.in.zp[b];
+      t.q.w_offset = 0;
+      for (int c = 0; c < s->out_c; ++c) acc[c] = int32_t(uint32_t(uint64_t(DwDot(t, h.in.q.data(), w, b, oy, ox, c))));
+      finish(px, acc.data());
+    }
+    return OkStatus();
+  }
+  FillW32(ctx.input(1), 0, &s->w32);
+  DwRun(*s, h.in.q.data(), [&](int b) { return -h.in.zp[b]; }, finish, ctx.pool());
+  return OkStatus();
 }
 
 }  // namespace
@@ -842,6 +892,13 @@ Status PrepareDepthwise(OpContext& ctx, const conv::WindowParams& p) {
   s->dw = p.dil_w;
   conv::WindowOutput(p.padding, s->in_h, s->in_w, s->k_h, s->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, &s->out_h,
                      &s->out_w, &s->pad_t, &s->pad_l);
+  s->hybrid = in.type == DType::kFloat32;
+  if (s->hybrid) {
+    TFG_RETURN_IF_ERROR(SetupHybrid(ctx, 1, 2, 3, s->out_c, p.act, &s->h));
+    // TFLite's hybrid depthwise (EvalHybridPerChannel) quantizes the input asymmetrically.
+    s->h.asymmetric = true;
+    return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
+  }
   QSpec spec;
   spec.w_channel_axis = 3;
   spec.per_tensor = in.type == DType::kUInt8 ? ScaleProduct::kFloatThenDouble : ScaleProduct::kDouble;
@@ -857,6 +914,7 @@ Status PrepareDepthwise(OpContext& ctx, const conv::WindowParams& p) {
 
 Status EvalDepthwise(OpContext& ctx, bool ref) {
   QDwState* s = ctx.node().U<QDwState>();
+  if (s->hybrid) return EvalHybridDw(ctx, s, ref);
   LoadBias(ctx, 2, &s->q);
   const Tensor& in = ctx.input(0);
   const Tensor& f = ctx.input(1);
@@ -872,12 +930,7 @@ Status EvalDepthwise(OpContext& ctx, bool ref) {
     }
     return OkStatus();
   }
-  const int64_t nw = int64_t(s->k_h) * s->k_w * s->out_c;
-  s->w32.resize(nw);
-  if (f.type == DType::kUInt8)
-    for (int64_t i = 0; i < nw; ++i) s->w32[i] = int32_t(f.as<uint8_t>()[i]) + s->q.w_offset;
-  else
-    for (int64_t i = 0; i < nw; ++i) s->w32[i] = int32_t(f.as<int8_t>()[i]) + s->q.w_offset;
+  FillW32(f, s->q.w_offset, &s->w32);
   if (s->q.type == DType::kInt8) DwFast(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
   else DwFast(*s, in.as<uint8_t>(), out.as<uint8_t>(), pool);
   return OkStatus();
