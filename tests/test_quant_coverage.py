@@ -81,15 +81,13 @@ PENDING = {
     ("SUB", I16),
     ("DIV", I8), ("DIV", U8), ("DIV", I16),
     ("SQUARED_DIFFERENCE", I8),
-    ("MAXIMUM", I8), ("MAXIMUM", U8), ("MAXIMUM", I16),
-    ("MINIMUM", I8), ("MINIMUM", U8), ("MINIMUM", I16),
     ("LOGISTIC", I16),
     ("TANH", I16),
     ("PRELU", I8), ("PRELU", U8), ("PRELU", I16),
     ("EXP", I8), ("EXP", I16),
     ("MEAN", I8), ("MEAN", U8), ("MEAN", I16),
     ("SUM", I8), ("SUM", U8), ("SUM", I16),
-    ("SOFTMAX", I8), ("SOFTMAX", U8), ("SOFTMAX", I16),
+    ("SOFTMAX", I16),
     ("RESIZE_BILINEAR", I8), ("RESIZE_BILINEAR", U8), ("RESIZE_BILINEAR", I16),
 }
 

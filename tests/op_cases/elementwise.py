@@ -598,3 +598,10 @@ for k, (name, s1, s2) in enumerate(_QSHAPES[:8]):
     CASES.append(qcase("MUL", f"int16_{name}", [(s1, I16, Q.QParams(0.001, 0)), (s2, I16, Q.QParams(0.0005, 0))],
                        [(_bshape(s1, s2), I16, Q.QParams(0.02, 0))], dict(fused_activation_function="NONE"),
                        version=4))
+
+# MAXIMUM / MINIMUM compare the raw integers (TFLite checks no quantization parameters).
+for op in ("MAXIMUM", "MINIMUM"):
+    for dt, qp in [(I8, Q.QParams(0.05, -128)), (U8, Q.QParams(0.1, 255)), (I16, Q.QParams(0.001, 0))]:
+        for name, s1, s2 in [("same", [2, 4, 4, 5], [2, 4, 4, 5]), ("bcast", [2, 3, 4], [4]), ("scalar", [3, 17], [])]:
+            CASES.append(qcase(op, f"{dt.name}_{name}", [(s1, dt, qp), (s2, dt, qp)], [(_bshape(s1, s2), dt, qp)],
+                               version=2 if dt != I16 else 4))

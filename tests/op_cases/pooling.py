@@ -358,3 +358,12 @@ for dt in (np.int8, np.uint8):
     qcase("ARG_MAX", f"{np.dtype(dt).name}_ties", [([4, 8], dt, _QP[np.dtype(dt)][0])], [([4], np.int32, None)],
           dict(output_type="INT32"), version=2, consts=[np.array([1], np.int32)],
           gen=lambda rng, dt=dt: [rng.integers(0, 3, (4, 8)).astype(dt)])
+
+# SOFTMAX int8 / uint8: TFLite's output grid is fixed (scale 1/256, zero point -128 / 0).
+for dt, zp in [(np.int8, -128), (np.uint8, 0)]:
+    for k, (name, shape, beta) in enumerate([("2d", [3, 10], 1.0), ("4d", [2, 3, 4, 17], 1.0), ("logits", [2, 1001], 1.0),
+                                             ("beta_half", [4, 33], 0.5), ("beta_2", [2, 5, 8], 2.0),
+                                             ("single_class", [4, 1], 1.0)]):
+        qi = _QP[np.dtype(dt)][k % 3]
+        qcase("SOFTMAX", f"{np.dtype(dt).name}_{name}", [(shape, dt, qi)], [(shape, dt, Q.QParams(1 / 256, zp))],
+              dict(beta=beta), version=2)

@@ -11,6 +11,7 @@
 //  * PRELU is x >= 0 ? x : x * alpha with alpha broadcast to the input's shape.
 #include "ops/elementwise/ew_common.h"
 #include "ops/elementwise/quant_ew.h"
+#include "ops/quant_common.h"
 
 namespace tflite_gpu {
 namespace {
@@ -194,7 +195,9 @@ template <Op OP> Status EvalArithRef(OpContext& ctx) { return EvalArithImpl<OP>(
 template <Op OP>
 Status PreparePlain(OpContext& ctx) {
   if (OP == Op::kSqDiff) return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32});
-  // Maximum/minimum compare raw values, so the quantized types are plain integers here.
+  // Maximum/minimum compare raw values, so the quantized types are plain integers here (TFLite
+  // checks no quantization parameters); bad ones in the file are still refused.
+  TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
   return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32, DType::kInt64, DType::kInt8, DType::kUInt8,
                              DType::kInt16});
 }
