@@ -85,7 +85,6 @@ PENDING = {
     ("TANH", I16),
     ("PRELU", I8), ("PRELU", U8), ("PRELU", I16),
     ("EXP", I8), ("EXP", I16),
-    ("MEAN", I8), ("MEAN", U8), ("MEAN", I16),
     ("SUM", I8), ("SUM", U8), ("SUM", I16),
     ("SOFTMAX", I16),
     ("RESIZE_BILINEAR", I8), ("RESIZE_BILINEAR", U8), ("RESIZE_BILINEAR", I16),

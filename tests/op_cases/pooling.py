@@ -367,3 +367,20 @@ for dt, zp in [(np.int8, -128), (np.uint8, 0)]:
         qi = _QP[np.dtype(dt)][k % 3]
         qcase("SOFTMAX", f"{np.dtype(dt).name}_{name}", [(shape, dt, qi)], [(shape, dt, Q.QParams(1 / 256, zp))],
               dict(beta=beta), version=2)
+
+# MEAN / SUM on quantized tensors: global average pooling (4-D over {1, 2}) and other axes.
+for op in ("MEAN",):
+    for dt, qps in _QP.items():
+        for k, (name, shape, axes, keep) in enumerate([
+                ("hw_keep", [2, 7, 7, 40], [1, 2], True), ("hw", [1, 5, 6, 19], [2, 1], False),
+                ("hw_big", [1, 14, 14, 96], [1, 2], True), ("last", [3, 4, 10], [-1], False),
+                ("first", [6, 5], [0], True), ("all", [2, 3, 4], [0, 1, 2], False), ("c", [1, 3, 3, 8], [3], True)]):
+            qi = qps[k % len(qps)]
+            qo = qps[(k + 1) % len(qps)]
+            if op == "SUM":
+                qo = Q.QParams(qo.scale * 8, qo.zero_point)
+            r = len(shape)
+            ax = {a % r for a in axes}
+            oshape = [1 if i in ax else d for i, d in enumerate(shape) if keep or i not in ax]
+            qcase(op, f"{dt.name}_{name}", [(shape, dt, qi)], [(oshape, dt, qo)], dict(keep_dims=keep),
+                  version=2 if dt != np.int16 else 3, consts=[np.array(axes, np.int32)])

@@ -5,11 +5,23 @@
 //   * float32 accumulates in float and MEAN divides the sums by the element count (0/0 is NaN
 //     as in TFLite's optimized kernel); SUM of int32/int64 wraps like TFLite's; MEAN of
 //     int32/int64 sums in (wrapping) int64 and divides with truncation.
+// Quantized INT8 / UINT8 / INT16 as TFLite's builtin kernels:
+//   * MEAN of a 4-D input over axes {1, 2} with keep_dims (global average pooling), INT8 / UINT8: TFLite's
+//     optimized Mean: bias = out_zp - round_half_away(in_zp * in_scale / out_scale) (float),
+//     multiplier of in_scale / (count * out_scale); out = MBQM(sum) + bias, where the channels of
+//     each 16-channel block take the NEON rounding (both steps half up) and the remaining channels
+//     the scalar double rounding;
+//   * otherwise reference_ops::QuantizedMeanOrSum: int32 sums, minus in_zp * count, times the
+//     multiplier of in_scale / out_scale with 1 / count folded into it (TFLite's way), double
+//     rounding, + out_zp. (Quantized SUM is not there yet: LiteRT's builtin SUM rounds differently
+//     from this rule in places; refused rather than off by one.)
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
 #include "ops/op_registry.h"
+#include "ops/quant_common.h"
 #include "ops/pooling/pool_common.h"
 #include "runtime/thread_pool.h"
 
@@ -63,14 +75,37 @@ Status ShapeOutput(OpContext& ctx, std::vector<bool>* reduced) {
   return ctx.SetOutputShape(0, out);
 }
 
+struct QReduce {
+  quant::TensorQuant in, out;
+  int32_t mult = 0;
+  int shift = 0;
+};
+
 Status PrepareReduce(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
   const Tensor& in = ctx.input(0);
   const Tensor& ax = ctx.input(1);
   switch (in.type) {
     case DType::kFloat32: case DType::kInt32: case DType::kInt64: break;
+    case DType::kInt8: case DType::kUInt8: case DType::kInt16: {
+      if (!ctx.node().P<ReduceParams>().mean)
+        return ctx.Error(std::string("quantized ") + DTypeName(in.type) + " SUM is not supported yet (supported: FLOAT32, INT32, INT64)");
+      const Tensor& out = ctx.output(0);
+      if (out.type != in.type)
+        return ctx.Error(std::string("output type ") + DTypeName(out.type) + " differs from the input type " +
+                         DTypeName(in.type));
+      quant::QuantRule rule;
+      rule.zero_point_zero = in.type == DType::kInt16;
+      auto q = std::make_shared<QReduce>();
+      TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, in, "input", rule, &q->in));
+      TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, out, "output", rule, &q->out));
+      quant::QuantizeMultiplier(double(q->in.Scale()) / double(q->out.Scale()), &q->mult, &q->shift);
+      ctx.node().user_data = q;
+      break;
+    }
     default:
-      return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (FLOAT32, INT32, INT64)");
+      return ctx.Error(std::string("input type ") + DTypeName(in.type) +
+                       " is not supported (FLOAT32, INT32, INT64, INT8, UINT8, INT16)");
   }
   if (ax.type != DType::kInt32 && ax.type != DType::kInt64)
     return ctx.Error(std::string("axis tensor must be INT32 or INT64, got ") + DTypeName(ax.type));
@@ -241,6 +276,62 @@ Status Run(OpContext& ctx, const std::vector<bool>& red, bool ref) {
   return OkStatus();
 }
 
+template <typename T>
+Status RunQuant(OpContext& ctx, const std::vector<bool>& red, bool ref) {
+  const ReduceParams& p = ctx.node().P<ReduceParams>();
+  const QReduce& q = *ctx.node().U<QReduce>();
+  const Tensor& in = ctx.input(0);
+  Tensor& out = ctx.output(0);
+  const int64_t num_out = out.num_elements();
+  T* y = out.as<T>();
+  const int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  std::vector<int64_t> acc(std::max<int64_t>(num_out, 1));
+  if (ref) ReduceRef<T, int64_t>(in, red, acc.data(), num_out);
+  else ReduceFast<T, int64_t>(ctx.pool(), in, red, acc.data(), num_out);
+  for (int64_t i = 0; i < num_out; ++i) y[i] = T(0);
+  for (int64_t d : in.shape)
+    if (d == 0) return OkStatus();
+  const int64_t n = CountReduced(in.shape, red);
+  if (n == 0) return OkStatus();
+  const bool spatial =
+      p.mean && p.keep_dims && sizeof(T) == 1 && in.shape.size() == 4 && !red[0] && red[1] && red[2] && !red[3];
+  if (spatial) {
+    const float in_scale = q.in.Scale(), out_scale = q.out.Scale();
+    float t = float(q.in.ZeroPoint()) * in_scale / out_scale;
+    t = t > 0 ? t + 0.5f : t - 0.5f;
+    const int32_t bias = q.out.ZeroPoint() - int32_t(t);
+    const float real_scale = in_scale / (float(n) * out_scale);
+    int32_t m;
+    int s;
+    quant::QuantizeMultiplier(double(real_scale), &m, &s);
+    const int64_t depth = in.shape[3];
+    const int64_t vec = depth / 16 * 16;
+    for (int64_t i = 0; i < num_out; ++i) {
+      const int32_t sum = int32_t(acc[i]);
+      const int32_t v = (i % depth) < vec ? quant::MultiplyByQuantizedMultiplierHalfUp(sum, m, s)
+                                          : quant::MultiplyByQuantizedMultiplier(sum, m, s);
+      y[i] = T(std::min(std::max(v + bias, lo), hi));
+    }
+    return OkStatus();
+  }
+  int32_t m = q.mult;
+  int s = q.shift;
+  if (p.mean) {
+    int sh = 63 - __builtin_clzll(uint64_t(n));
+    sh = std::min(sh, 32);
+    sh = std::min(sh, 31 + s);
+    m = int32_t((int64_t(m) << sh) / n);
+    s -= sh;
+  }
+  const int32_t zp_n = int32_t(uint32_t(q.in.ZeroPoint()) * uint32_t(uint64_t(n)));
+  for (int64_t i = 0; i < num_out; ++i) {
+    const int32_t shifted = int32_t(uint32_t(int32_t(acc[i])) - uint32_t(zp_n));
+    const int32_t v = quant::MultiplyByQuantizedMultiplier(shifted, m, s) + q.out.ZeroPoint();
+    y[i] = T(std::min(std::max(v, lo), hi));
+  }
+  return OkStatus();
+}
+
 template <bool kRef>
 Status EvalReduce(OpContext& ctx) {
   std::vector<bool> red;
@@ -252,6 +343,9 @@ Status EvalReduce(OpContext& ctx) {
       return p.mean ? Run<int32_t, uint64_t>(ctx, red, kRef) : Run<int32_t, uint32_t>(ctx, red, kRef);
     case DType::kInt64:
       return p.mean ? Run<int64_t, uint64_t>(ctx, red, kRef) : Run<int64_t, uint64_t>(ctx, red, kRef);
+    case DType::kInt8: return RunQuant<int8_t>(ctx, red, kRef);
+    case DType::kUInt8: return RunQuant<uint8_t>(ctx, red, kRef);
+    case DType::kInt16: return RunQuant<int16_t>(ctx, red, kRef);
     default: return ctx.Error("unsupported input type");
   }
 }
