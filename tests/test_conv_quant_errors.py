@@ -109,6 +109,38 @@ BAD = [
 ]
 
 
+def _tc(xq=None, wq=None, bt=np.int32, const_shape=True):
+    mb = ModelBuilder()
+    rng = np.random.default_rng(0)
+    if const_shape:
+        os_ = mb.add_const(np.array([1, 8, 8, 4], np.int32), name="output_shape")
+    else:
+        os_ = mb.add_input([4], np.int32, name="output_shape")
+    w = mb.add_const(rng.integers(-127, 128, (4, 3, 3, 3)).astype(I8), name="w", quant=wq or _q(0.01))
+    x = mb.add_input([1, 4, 4, 3], I8, name="x", quant=xq or _q(0.05))
+    b = mb.add_const(np.zeros(4, bt), name="b", quant=_q(0.0005))
+    y = mb.add_tensor([1, 8, 8, 4], I8, name="y", quant=_q(0.1))
+    mb.add_op("TRANSPOSE_CONV", [os_, w, x, b], [y], options=dict(padding="SAME", stride_w=2, stride_h=2), version=3)
+    mb.mark_output(y)
+    return mb.build()
+
+
+@pytest.mark.parametrize("kw,frags", [
+    (dict(xq=_q(-1.0)), ["input 'x'", "scale"]),
+    (dict(wq=_q(0.01, 9)), ["weights 'w'", "zero point 9"]),
+    (dict(wq=_q([0.01] * 3, [0] * 3, 3)), ["weights 'w'", "dimension 3"]),
+    (dict(bt=np.int64), ["bias 'b'", "INT64"]),
+    (dict(const_shape=False), ["constant output_shape"]),
+], ids=["in_scale_negative", "weights_zp", "per_channel_axis", "bias_type", "dynamic_shape"])
+def test_transpose_conv_bad_quantization(kw, frags):
+    with pytest.raises(ValueError) as e:
+        _alloc(_tc(**kw))
+    msg = str(e.value)
+    assert "TRANSPOSE_CONV" in msg, msg
+    for f in frags:
+        assert f in msg, msg
+
+
 @pytest.mark.parametrize("kw,frags", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
 def test_bad_quantization_is_value_error(kw, frags):
     model = _model(**kw)

@@ -73,7 +73,6 @@ LITERT_QUANTIZED = {
 
 # (op, kind) pairs not done yet. Only ever remove entries.
 PENDING = {
-    ("TRANSPOSE_CONV", I8), ("TRANSPOSE_CONV", U8), ("TRANSPOSE_CONV", I16),
     ("BATCH_MATMUL", I8), ("BATCH_MATMUL", I16), ("BATCH_MATMUL", HYB),
     ("LSTM", I8), ("LSTM", HYB),
     ("UNIDIRECTIONAL_SEQUENCE_LSTM", I8), ("UNIDIRECTIONAL_SEQUENCE_LSTM", HYB),

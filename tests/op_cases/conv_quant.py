@@ -358,4 +358,60 @@ HYB_CASES = [
        shift=-0.6),
 ]
 
-CASES = CONV_CASES + FC_CASES + DW_CASES + HYB_CASES
+
+# ---------------------------------------------------------------------------------------------
+# TRANSPOSE_CONV
+# ---------------------------------------------------------------------------------------------
+
+def _tc_out(padding, n, k, s):
+    return n * s if padding == "SAME" else (n - 1) * s + k
+
+
+def qtc_model(spec, in_shape, cout, k=(3, 3), stride=(2, 2), padding="SAME", act="NONE", seed=0):
+    rng = np.random.default_rng(seed)
+    n, h, w, cin = in_shape
+    wt, wqp = spec.weights(rng, (cout, k[0], k[1], cin), 0)
+    oh, ow = _tc_out(padding, h, k[0], stride[0]), _tc_out(padding, w, k[1], stride[1])
+    mb = ModelBuilder()
+    os_ = mb.add_const(np.array([n, oh, ow, cout], np.int32), name="output_shape")
+    wi = mb.add_const(wt, name="w", quant=Q.quant_dict(wqp))
+    x = mb.add_input(list(in_shape), spec.dtype, name="x", quant=Q.quant_dict(spec.in_qp))
+    b = spec.bias_tensor(mb, rng, cout, wqp)
+    y = mb.add_tensor([n, oh, ow, cout], spec.dtype, name="y", quant=Q.quant_dict(spec.out_qp))
+    opts = dict(padding=padding, stride_w=stride[1], stride_h=stride[0])
+    if act != "NONE":
+        opts["fused_activation_function"] = act
+    mb.add_op("TRANSPOSE_CONV", [os_, wi, x, b], [y], version=4 if act != "NONE" else 3, options=opts)
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _qtc(name, spec, in_shape, cout, **kw):
+    return OpCase("TRANSPOSE_CONV", name, lambda: qtc_model(spec, in_shape, cout, **kw), spec.inputs(in_shape),
+                  tol=0.0, gpu=False, quant=KIND[spec.dtype])
+
+
+def _tc_spec(dtype, **kw):
+    if dtype == I8:
+        kw.setdefault("out_qp", Q.QParams(0.15, 4))
+    elif dtype == U8:
+        kw.setdefault("out_qp", Q.QParams(0.15, 130))
+    else:
+        kw.setdefault("out_qp", Q.QParams(0.002, 0))
+    return _spec(dtype, **kw)
+
+
+TC_CASES = [
+    _qtc("i8_pc_same_s2_b2", _tc_spec(I8), (2, 5, 4, 6), 7),
+    _qtc("i8_pt_valid_s1", _tc_spec(I8, per_channel=False), (1, 5, 5, 4), 5, stride=(1, 1), padding="VALID"),
+    _qtc("i8_relu6_s3", _tc_spec(I8, out_qp=Q.QParams(0.03, -128)), (1, 4, 4, 4), 6, k=(4, 4), stride=(3, 3), act="RELU6"),
+    _qtc("i8_ties", _ties(I8), (1, 5, 5, 4), 8, padding="VALID", stride=(1, 1)),
+    _qtc("i8_ties_tail", _ties(I8), (1, 5, 5, 4), 13, padding="VALID", stride=(1, 1)),
+    _qtc("u8_same", _tc_spec(U8), (1, 5, 5, 4), 6),
+    _qtc("u8_ties_tail", _ties(U8), (1, 5, 5, 4), 13, padding="VALID", stride=(1, 1)),
+    _qtc("u8_ties", _ties(U8), (1, 5, 5, 4), 8, padding="VALID", stride=(1, 1)),
+    _qtc("i16_pc", _tc_spec(I16), (1, 5, 5, 4), 6),
+    _qtc("i16_ties", _ties(I16), (1, 5, 5, 4), 8, padding="VALID", stride=(1, 1)),
+]
+
+CASES = CONV_CASES + FC_CASES + DW_CASES + HYB_CASES + TC_CASES

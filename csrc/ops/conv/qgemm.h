@@ -178,6 +178,13 @@ struct OutputStage {
       out[j] = T(quant::Clamp32(int32_t(uint32_t(v) + uint32_t(zp)), lo, hi));
     }
   }
+  // One value with an explicit rounding (scalar tails of TFLite's vectorised output stages).
+  template <typename T>
+  inline T ApplyWith(Rounding r, int32_t acc, int c) const {
+    const int32_t a = int32_t(uint32_t(acc) + uint32_t(int32_t(bias[c])));
+    const int32_t v = Rescale(r, a, mult[c], shift[c]);
+    return T(quant::Clamp32(int32_t(uint32_t(v) + uint32_t(zp)), lo, hi));
+  }
   // 8-bit kernels: int32 accumulator + int32 bias, wrapping as TFLite's.
   template <typename T>
   inline T Apply32(int32_t acc, int c) const {

@@ -58,7 +58,7 @@ struct QCommon {
 
 // What a kernel needs to know to validate its tensors.
 struct QSpec {
-  int w_index = 1, b_index = 2;
+  int in_index = 0, w_index = 1, b_index = 2;
   int w_channel_axis = 0;        // per-channel axis of the weights
   bool w_zero_point_any = false;  // int8 weights may have a zero point (FULLY_CONNECTED)
   bool w_per_channel = true;     // int8 weights may be per-channel
@@ -78,7 +78,7 @@ const char* TypeMixHelp() {
 }
 
 Status SetupQuant(OpContext& ctx, const QSpec& spec, int channels, int act, QCommon* q) {
-  const Tensor& in = ctx.input(0);
+  const Tensor& in = ctx.input(spec.in_index);
   const Tensor& w = ctx.input(spec.w_index);
   const Tensor& out = ctx.output(0);
   q->type = in.type;
@@ -933,6 +933,160 @@ Status EvalDepthwise(OpContext& ctx, bool ref) {
   FillW32(f, s->q.w_offset, &s->w32);
   if (s->q.type == DType::kInt8) DwFast(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
   else DwFast(*s, in.as<uint8_t>(), out.as<uint8_t>(), pool);
+  return OkStatus();
+}
+
+}  // namespace qconv
+}  // namespace tflite_gpu
+
+// ======================================================================= TRANSPOSE_CONV
+//
+// out[b, oy, ox, oc] = sum over (iy, ix, ky, kx, ic) with oy = iy * sh - pad_t + ky (and likewise x)
+// of (x + in_offset) * w[oc, ky, kx, ic]: for each output pixel a gather of the input taps that
+// reach it, so the fast path is the conv GEMM (qgemm) over the same OHWI weights. Rounding: int8
+// HalfUp on whole 8-channel chunks and Double on the remaining channels; uint8 HalfUp except the
+// last (n % 16) values of the flattened output (Double); int16x8
+// Reduced64 (LiteRT builtin, measured by the *ties cases).
+
+namespace tflite_gpu {
+namespace qconv {
+namespace {
+
+struct QTcState {
+  QCommon q;
+  int64_t flat_tail_from = std::numeric_limits<int64_t>::max();  // uint8: Double from this flat index on
+  TConvGeom g{};
+  qgemm::PackedB packed;
+  conv::PackKey key;
+  bool packed_valid = false;
+};
+
+// Input pixel feeding output coordinate o through kernel tap k, or -1.
+inline int TcSource(int o, int k, int pad, int stride, int in) {
+  const int t = o + pad - k;
+  if (t < 0 || t % stride != 0) return -1;
+  const int i = t / stride;
+  return i < in ? i : -1;
+}
+
+template <typename TI, typename TW>
+void TcLoops(const QTcState& s, const TI* in, const TW* w, TI* out, ThreadPool* pool) {
+  const TConvGeom& g = s.g;
+  const int64_t pixels = int64_t(g.batch) * g.out_h * g.out_w;
+  auto body = [&](int64_t p0, int64_t p1) {
+    for (int64_t px = p0; px < p1; ++px) {
+      const int b = int(px / (int64_t(g.out_h) * g.out_w)), oy = int(px / g.out_w % g.out_h), ox = int(px % g.out_w);
+      for (int oc = 0; oc < g.out_c; ++oc) {
+        int64_t acc = 0;
+        for (int ky = 0; ky < g.k_h; ++ky) {
+          const int iy = TcSource(oy, ky, g.pad_t, g.sh, g.in_h);
+          if (iy < 0) continue;
+          for (int kx = 0; kx < g.k_w; ++kx) {
+            const int ix = TcSource(ox, kx, g.pad_l, g.sw, g.in_w);
+            if (ix < 0) continue;
+            const TI* ip = in + ((int64_t(b) * g.in_h + iy) * g.in_w + ix) * g.in_c;
+            const TW* wp = w + ((int64_t(oc) * g.k_h + ky) * g.k_w + kx) * g.in_c;
+            for (int ic = 0; ic < g.in_c; ++ic) acc += (int64_t(ip[ic]) + s.q.in_offset) * (int64_t(wp[ic]) + s.q.w_offset);
+          }
+        }
+        const int64_t idx = px * g.out_c + oc;
+        out[idx] = idx >= s.flat_tail_from ? s.q.os.ApplyWith<TI>(Rounding::kDouble, int32_t(uint32_t(uint64_t(acc))), oc)
+                                           : OutputOf<TI>(s.q.os, s.q.type, acc, oc);
+      }
+    }
+  };
+  if (pool) gemm::ParallelRanges(pool, pixels, 4 * gemm::NumSlots(pool), body);
+  else body(0, pixels);
+}
+
+template <typename TI>
+void TcFast(const QTcState& s, const TI* in, TI* out, ThreadPool* pool) {
+  const TConvGeom& g = s.g;
+  const int K = g.k_h * g.k_w * g.in_c, Kp = s.packed.Kp;
+  const int64_t hw = int64_t(g.out_h) * g.out_w;
+  const int32_t off = s.q.in_offset;
+  auto fill = [&](int64_t m0, int rows, int16_t* dst) {
+    for (int r = 0; r < rows; ++r) {
+      const int64_t m = m0 + r;
+      int16_t* d = dst + int64_t(r) * Kp;
+      const int b = int(m / hw), oy = int(m / g.out_w % g.out_h), ox = int(m % g.out_w);
+      int16_t* dp = d;
+      for (int ky = 0; ky < g.k_h; ++ky) {
+        const int iy = TcSource(oy, ky, g.pad_t, g.sh, g.in_h);
+        for (int kx = 0; kx < g.k_w; ++kx, dp += g.in_c) {
+          const int ix = iy < 0 ? -1 : TcSource(ox, kx, g.pad_l, g.sw, g.in_w);
+          if (ix < 0) {
+            std::memset(dp, 0, sizeof(int16_t) * g.in_c);
+            continue;
+          }
+          const TI* ip = in + ((int64_t(b) * g.in_h + iy) * g.in_w + ix) * g.in_c;
+          for (int c = 0; c < g.in_c; ++c) dp[c] = int16_t(int32_t(ip[c]) + off);
+        }
+      }
+      for (int k = K; k < Kp; ++k) d[k] = 0;
+    }
+  };
+  const OutputStage& os = s.q.os;
+  const int64_t tail = s.flat_tail_from;
+  auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) {
+    TI* o = out + m * g.out_c + n0;
+    os.Row<TI>(acc, n0, ncols, o);
+    for (int j = 0; j < ncols; ++j)
+      if (m * g.out_c + n0 + j >= tail) o[j] = os.ApplyWith<TI>(Rounding::kDouble, acc[j], n0 + j);
+  };
+  qgemm::Run(int64_t(g.batch) * hw, s.packed, fill, write, pool);
+}
+
+}  // namespace
+
+Status PrepareTransposeConv(OpContext& ctx, const TConvGeom& g, int act) {
+  if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<QTcState>();
+  QTcState* s = ctx.node().U<QTcState>();
+  s->g = g;
+  const Tensor& in = ctx.input(2);
+  QSpec spec;
+  spec.in_index = 2;
+  spec.w_index = 1;
+  spec.b_index = 3;
+  spec.w_channel_axis = 0;
+  spec.per_tensor = in.type == DType::kUInt8 ? ScaleProduct::kFloatThenDouble : ScaleProduct::kDouble;
+  spec.check_bias_scale_u8 = true;
+  TFG_RETURN_IF_ERROR(SetupQuant(ctx, spec, g.out_c, act, &s->q));
+  // int8: TFLite's output stage (optimized_ops::Quantize) rounds HalfUp on 8-channel NEON chunks and
+  // Double on the remaining channels, as DEPTHWISE_CONV_2D (measured: i8_pt_valid_s1 with 5 channels).
+  if (in.type == DType::kInt8) s->q.os.body_end = g.out_c / 8 * 8;
+  // uint8: HalfUp over the flattened output in 16-value NEON blocks, Double on the last n % 16 values
+  // (measured: u8_ties_tail, where only the last pixel's values round as Double).
+  const int64_t total = int64_t(g.batch) * g.out_h * g.out_w * g.out_c;
+  s->flat_tail_from = in.type == DType::kUInt8 ? total / 16 * 16 : std::numeric_limits<int64_t>::max();
+  if (s->q.type != DType::kInt16)
+    TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, g.out_c, g.k_h * g.k_w * g.in_c, s->q.w_offset, &s->packed, &s->key,
+                                     &s->packed_valid, false));
+  return OkStatus();
+}
+
+Status EvalTransposeConv(OpContext& ctx, bool ref) {
+  QTcState* s = ctx.node().U<QTcState>();
+  LoadBias(ctx, 3, &s->q);
+  const TConvGeom& g = s->g;
+  if (int64_t(g.batch) * g.out_h * g.out_w * g.out_c == 0) return OkStatus();
+  const Tensor& in = ctx.input(2);
+  const Tensor& w = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  ThreadPool* pool = ref ? nullptr : ctx.pool();
+  if (ref || s->q.type == DType::kInt16) {
+    switch (s->q.type) {
+      case DType::kInt8: TcLoops(*s, in.as<int8_t>(), w.as<int8_t>(), out.as<int8_t>(), pool); break;
+      case DType::kUInt8: TcLoops(*s, in.as<uint8_t>(), w.as<uint8_t>(), out.as<uint8_t>(), pool); break;
+      case DType::kInt16: TcLoops(*s, in.as<int16_t>(), w.as<int8_t>(), out.as<int16_t>(), pool); break;
+      default: return ctx.Error("unsupported type");
+    }
+    return OkStatus();
+  }
+  TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, g.out_c, g.k_h * g.k_w * g.in_c, s->q.w_offset, &s->packed, &s->key,
+                                   &s->packed_valid, true));
+  if (s->q.type == DType::kInt8) TcFast(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
+  else TcFast(*s, in.as<uint8_t>(), out.as<uint8_t>(), pool);
   return OkStatus();
 }
 

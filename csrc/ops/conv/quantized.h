@@ -20,8 +20,12 @@ Status EvalFullyConnected(OpContext& ctx, bool ref);
 Status PrepareDepthwise(OpContext& ctx, const conv::WindowParams& p);
 Status EvalDepthwise(OpContext& ctx, bool ref);
 
-Status PrepareBatchMatMul(OpContext& ctx, bool adj_x, bool adj_y);
-Status EvalBatchMatMul(OpContext& ctx, bool ref);
+// TRANSPOSE_CONV (inputs: output_shape, weights, input, bias): geometry computed by the float op.
+struct TConvGeom {
+  int batch, in_h, in_w, in_c, out_h, out_w, out_c, k_h, k_w, sh, sw, pad_t, pad_l;
+};
+Status PrepareTransposeConv(OpContext& ctx, const TConvGeom& g, int act);
+Status EvalTransposeConv(OpContext& ctx, bool ref);
 
 }  // namespace qconv
 }  // namespace tflite_gpu

@@ -20,6 +20,7 @@
 
 #include "ops/conv/conv_common.h"
 #include "ops/conv/gemm.h"
+#include "ops/conv/quantized.h"
 
 namespace tflite_gpu {
 namespace {
@@ -77,9 +78,12 @@ Status ParseCustom(const OptionsView& o, Node& node) {
 }
 
 // Checks the weights/input/bias and fills everything of g but the output size and padding.
-Status CommonGeom(OpContext& ctx, const TcParams& p, const Tensor& w, const Tensor& x, const Tensor* bias, TcGeom* g) {
-  TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, x, "input"));
-  TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, w, "weights"));
+Status CommonGeom(OpContext& ctx, const TcParams& p, const Tensor& w, const Tensor& x, const Tensor* bias, TcGeom* g,
+                  bool quantized = false) {
+  if (!quantized) {
+    TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, x, "input"));
+    TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, w, "weights"));
+  }
   TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, x, 4, "input"));
   TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, w, 4, "weights"));
   if (p.stride_w <= 0 || p.stride_h <= 0)
@@ -102,7 +106,7 @@ Status CommonGeom(OpContext& ctx, const TcParams& p, const Tensor& w, const Tens
                      conv::Str(w.shape) + ")");
   TFG_RETURN_IF_ERROR(conv::CheckSize(ctx, int64_t(g->k_h) * g->k_w * g->out_c * std::max(g->in_c, 1), "weights"));
   TFG_RETURN_IF_ERROR(conv::CheckSize(ctx, int64_t(g->k_h) * g->k_w * g->out_c * std::max(g->in_w, 1), "column buffer row"));
-  if (bias) {
+  if (bias && !quantized) {
     TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, *bias, "bias"));
     if (bias->num_elements() != g->out_c)
       return ctx.Error("bias has " + std::to_string(bias->num_elements()) + " elements, expected " + std::to_string(g->out_c));
@@ -276,6 +280,19 @@ Status PrepareBuiltin(OpContext& ctx) {
   if (os.shape.size() != 1 || os.shape[0] != 4)
     return ctx.Error("output_shape must be a vector of 4 values, got shape " + conv::Str(os.shape));
   if (p.padding != 0 && p.padding != 1) return ctx.Error("unknown padding " + std::to_string(p.padding));
+  if (x.type != DType::kFloat32 || w.type != DType::kFloat32) {
+    // Integer kernels (quantized.cc): the output shape must be known at prepare.
+    if (!ctx.IsConstantOrPersistent(os))
+      return ctx.Error("a quantized TRANSPOSE_CONV needs a constant output_shape");
+    TcGeom g{};
+    TFG_RETURN_IF_ERROR(CommonGeom(ctx, p, w, x, bias, &g, /*quantized=*/true));
+    const int32_t* v = os.as<int32_t>();
+    std::string err = CheckOutShape({v[0], v[1], v[2], v[3]}, p.padding == 0 ? Padding::kSame : Padding::kValid, &g);
+    if (!err.empty()) return ctx.Error(err);
+    TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, {v[0], v[1], v[2], v[3]}));
+    qconv::TConvGeom qg{g.batch, g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.out_c, g.k_h, g.k_w, g.sh, g.sw, g.pad_t, g.pad_l};
+    return qconv::PrepareTransposeConv(ctx, qg, p.act);
+  }
   if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<TcState>();
   TcState* st = ctx.node().U<TcState>();
   TFG_RETURN_IF_ERROR(CommonGeom(ctx, p, w, x, bias, &st->g));
@@ -308,6 +325,7 @@ Status ResolveDynamic(OpContext& ctx, TcState* st) {
 }
 
 Status EvalBuiltin(OpContext& ctx) {
+  if (ctx.input(2).type != DType::kFloat32 || ctx.input(1).type != DType::kFloat32) return qconv::EvalTransposeConv(ctx, false);
   TcState* st = ctx.node().U<TcState>();
   TFG_RETURN_IF_ERROR(ResolveDynamic(ctx, st));
   const Tensor* bias = ctx.optional_input(3);
@@ -316,6 +334,7 @@ Status EvalBuiltin(OpContext& ctx) {
 }
 
 Status EvalRefBuiltin(OpContext& ctx) {
+  if (ctx.input(2).type != DType::kFloat32 || ctx.input(1).type != DType::kFloat32) return qconv::EvalTransposeConv(ctx, true);
   TcState* st = ctx.node().U<TcState>();
   TFG_RETURN_IF_ERROR(ResolveDynamic(ctx, st));
   const Tensor* bias = ctx.optional_input(3);
