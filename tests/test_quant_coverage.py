@@ -82,7 +82,7 @@ PENDING = {
     ("SQUARED_DIFFERENCE", I8),
     ("LOGISTIC", I16),
     ("TANH", I16),
-    ("PRELU", I8), ("PRELU", U8), ("PRELU", I16),
+    ("PRELU", I16),
     ("EXP", I8), ("EXP", I16),
     ("SUM", I8), ("SUM", U8), ("SUM", I16),
     ("SOFTMAX", I16),

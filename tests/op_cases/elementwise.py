@@ -605,3 +605,14 @@ for op in ("MAXIMUM", "MINIMUM"):
         for name, s1, s2 in [("same", [2, 4, 4, 5], [2, 4, 4, 5]), ("bcast", [2, 3, 4], [4]), ("scalar", [3, 17], [])]:
             CASES.append(qcase(op, f"{dt.name}_{name}", [(s1, dt, qp), (s2, dt, qp)], [(_bshape(s1, s2), dt, qp)],
                                version=2 if dt != I16 else 4))
+
+# PRELU on quantized tensors: alpha constant (as converters write it) or a graph input.
+for dt, qi, qa, qo in [(I8, Q.QParams(0.05, -3), Q.QParams(0.01, 0), Q.QParams(0.04, 5)),
+                       (I8, Q.QParams(0.1, 127), Q.QParams(0.004, -128), Q.QParams(0.02, -128)),
+                       (U8, Q.QParams(0.05, 128), Q.QParams(0.01, 100), Q.QParams(0.04, 120))]:
+    k = sum(1 for c in CASES if c.op == "PRELU" and c.quant == Q.quant_kind(dt))
+    for name, s, sa in [("chan", [1, 6, 6, 5], [5]), ("111c", [2, 4, 4, 7], [1, 1, 7]), ("hw", [2, 4, 5, 3], [4, 1, 3])]:
+        CASES.append(qcase("PRELU", f"{dt.name}_{k}_{name}", [(s, dt, qi)], [(s, dt, qo)],
+                           consts=[(Q.random_q(np.random.default_rng(9), sa, dt), qa)]))
+    CASES.append(qcase("PRELU", f"{dt.name}_{k}_input_alpha", [([2, 3, 3, 4], dt, qi), ([4], dt, qa)],
+                       [([2, 3, 3, 4], dt, qo)]))

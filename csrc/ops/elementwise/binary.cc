@@ -225,9 +225,18 @@ Status EvalAndRef(OpContext& ctx) { return Run<uint8_t>(ctx, true, AndOp()); }
 
 // ---- PRELU ----
 
-Status PreparePrelu(OpContext& ctx) { return PrepareBinary(ctx, {DType::kFloat32}, /*output_is_input1_shape=*/true); }
-Status EvalPrelu(OpContext& ctx) { return Run<float>(ctx, false, PreluOp()); }
-Status EvalPreluRef(OpContext& ctx) { return Run<float>(ctx, true, PreluOp()); }
+Status PreparePrelu(OpContext& ctx) {
+  if (ctx.num_inputs() == 2 && ctx.has_input(0) && IsQuantizedType(ctx.input(0).type)) return ew::PrepareQuantPrelu(ctx);
+  return PrepareBinary(ctx, {DType::kFloat32}, /*output_is_input1_shape=*/true);
+}
+Status EvalPrelu(OpContext& ctx) {
+  if (IsQuantizedType(ctx.input(0).type)) return ew::EvalQuantPrelu(ctx, false);
+  return Run<float>(ctx, false, PreluOp());
+}
+Status EvalPreluRef(OpContext& ctx) {
+  if (IsQuantizedType(ctx.input(0).type)) return ew::EvalQuantPrelu(ctx, true);
+  return Run<float>(ctx, true, PreluOp());
+}
 
 }  // namespace
 

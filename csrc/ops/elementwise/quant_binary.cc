@@ -305,3 +305,110 @@ Status EvalQuantBinary(OpContext& ctx, bool ref) {
 
 }  // namespace ew
 }  // namespace tflite_gpu
+
+// PRELU (INT8, UINT8; INT16 not yet: LiteRT's int16 PRELU differs from this rule), TFLite's prelu.cc: x = q - in_zp; x >= 0 ? MBQM(x, in_scale /
+// out_scale) : MBQM(x * (alpha_q - alpha_zp), in_scale * alpha_scale / out_scale); + out_zp, clamped
+// to the type. Double rounding (the builtin kernel's scalar loops).
+namespace tflite_gpu {
+namespace ew {
+namespace {
+
+struct QPreluData {
+  DType type = DType::kInt8;
+  int32_t in_zp = 0, alpha_zp = 0, out_zp = 0, qmin = 0, qmax = 0;
+  int32_t m1 = 0, m2 = 0;
+  int s1 = 0, s2 = 0;
+  Dims in_shape, alpha_shape;
+  int64_t alpha_period = 0;  // > 0: alpha index = i % period (alpha's dims are the input's trailing dims)
+};
+
+inline int32_t PreluRule(const QPreluData& d, int32_t q, int32_t a) {
+  const int32_t x = q - d.in_zp;
+  const int32_t v = x >= 0 ? quant::MultiplyByQuantizedMultiplier(x, d.m1, d.s1)
+                           : quant::MultiplyByQuantizedMultiplier(x * (a - d.alpha_zp), d.m2, d.s2);
+  return std::min(std::max(v + d.out_zp, d.qmin), d.qmax);
+}
+
+template <typename T>
+void PreluRun(const QPreluData& d, const T* x, const T* alpha, T* y, ThreadPool* pool) {
+  const int64_t n = NumElements(d.in_shape);
+  if (pool != nullptr && d.alpha_period > 0) {
+    const int64_t per = d.alpha_period;
+    ParallelFor(pool, n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) y[i] = T(PreluRule(d, x[i], alpha[i % per]));
+    }, kCheapChunk);
+    return;
+  }
+  std::vector<int64_t> idx(d.in_shape.size());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i;
+    for (int k = int(d.in_shape.size()) - 1; k >= 0; --k) {
+      idx[k] = rem % d.in_shape[k];
+      rem /= d.in_shape[k];
+    }
+    y[i] = T(PreluRule(d, x[i], alpha[BroadcastOffset(d.alpha_shape, d.in_shape, idx)]));
+  }
+}
+
+}  // namespace
+
+Status PrepareQuantPrelu(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
+  const Tensor& x = ctx.input(0);
+  const Tensor& a = ctx.input(1);
+  const Tensor& y = ctx.output(0);
+  if (x.type == DType::kInt16)
+    return ctx.Error("quantized INT16 PRELU is not supported yet (supported: INT8, UINT8)");
+  if (a.type != x.type || y.type != x.type)
+    return ctx.Error(std::string("input, alpha and output types must match, got ") + DTypeName(x.type) + ", " +
+                     DTypeName(a.type) + " -> " + DTypeName(y.type));
+  quant::QuantRule rule;
+  quant::TensorQuant qi, qa, qo;
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, x, "input", rule, &qi));
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, a, "alpha", rule, &qa));
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, y, "output", rule, &qo));
+  Dims out;
+  TFG_RETURN_IF_ERROR(ew::BroadcastShape(ctx, x.shape, a.shape, &out));
+  if (out != x.shape)
+    return ctx.Error("alpha of shape " + DimsToString(a.shape) + " does not broadcast to the input shape " +
+                     DimsToString(x.shape));
+  auto d = std::make_shared<QPreluData>();
+  d->type = x.type;
+  d->in_zp = qi.ZeroPoint();
+  d->alpha_zp = qa.ZeroPoint();
+  d->out_zp = qo.ZeroPoint();
+  quant::TypeRange(x.type, &d->qmin, &d->qmax);
+  quant::QuantizeMultiplier(double(qi.Scale()) / double(qo.Scale()), &d->m1, &d->s1);
+  quant::QuantizeMultiplier(double(qi.Scale()) * double(qa.Scale()) / double(qo.Scale()), &d->m2, &d->s2);
+  d->in_shape = x.shape;
+  d->alpha_shape = a.shape;
+  // alpha's dims (leading 1s dropped) equal to the input's trailing dims: a periodic index.
+  size_t lead = 0;
+  while (lead < a.shape.size() && a.shape[lead] == 1) ++lead;
+  bool periodic = true;
+  int64_t period = 1;
+  for (size_t k = lead; k < a.shape.size(); ++k) {
+    const size_t xi = x.shape.size() - (a.shape.size() - k);
+    periodic &= a.shape[k] == x.shape[xi];
+    period *= a.shape[k];
+  }
+  d->alpha_period = periodic ? period : 0;
+  ctx.node().user_data = d;
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, x.type));
+  return ctx.SetOutputShape(0, x.shape);
+}
+
+Status EvalQuantPrelu(OpContext& ctx, bool ref) {
+  const QPreluData& d = *ctx.node().U<QPreluData>();
+  ThreadPool* pool = ref ? nullptr : ctx.pool();
+  switch (d.type) {
+    case DType::kInt8: PreluRun(d, ctx.input(0).as<int8_t>(), ctx.input(1).as<int8_t>(), ctx.output(0).as<int8_t>(), pool); break;
+    case DType::kUInt8: PreluRun(d, ctx.input(0).as<uint8_t>(), ctx.input(1).as<uint8_t>(), ctx.output(0).as<uint8_t>(), pool); break;
+    case DType::kInt16: PreluRun(d, ctx.input(0).as<int16_t>(), ctx.input(1).as<int16_t>(), ctx.output(0).as<int16_t>(), pool); break;
+    default: return ctx.Error(std::string("unsupported type ") + DTypeName(d.type));
+  }
+  return OkStatus();
+}
+
+}  // namespace ew
+}  // namespace tflite_gpu

@@ -31,3 +31,13 @@ Status EvalQuantBinary(OpContext& ctx, bool ref);
 
 }  // namespace ew
 }  // namespace tflite_gpu
+
+namespace tflite_gpu {
+namespace ew {
+
+// Quantized PRELU (input and alpha of one type, alpha broadcast to the input).
+Status PrepareQuantPrelu(OpContext& ctx);
+Status EvalQuantPrelu(OpContext& ctx, bool ref);
+
+}  // namespace ew
+}  // namespace tflite_gpu
