@@ -133,12 +133,38 @@ def _tc(xq=None, wq=None, bt=np.int32, const_shape=True):
     (dict(const_shape=False), ["constant output_shape"]),
 ], ids=["in_scale_negative", "weights_zp", "per_channel_axis", "bias_type", "dynamic_shape"])
 def test_transpose_conv_bad_quantization(kw, frags):
+    _check(_tc(**kw), "TRANSPOSE_CONV", frags)
+
+
+def _check(model, op, frags):
     with pytest.raises(ValueError) as e:
-        _alloc(_tc(**kw))
+        _alloc(model)
     msg = str(e.value)
-    assert "TRANSPOSE_CONV" in msg, msg
+    assert op in msg, msg
     for f in frags:
         assert f in msg, msg
+
+
+def _bmm(dt=I8, aq=None, bq=None, oq=None, ot=None):
+    mb = ModelBuilder()
+    a = mb.add_input([2, 3, 4], dt, name="a", quant=aq or _q(0.05))
+    b = mb.add_input([2, 4, 5], dt, name="b", quant=bq or _q(0.05))
+    y = mb.add_tensor([2, 3, 5], ot or dt, name="y", quant=oq or _q(0.1))
+    mb.add_op("BATCH_MATMUL", [a, b], [y], options=dict(adj_x=False, adj_y=False))
+    mb.mark_output(y)
+    return mb.build()
+
+
+@pytest.mark.parametrize("kw,frags", [
+    (dict(aq=_q(0.0)), ["input 'a'", "scale"]),
+    (dict(bq=_q([0.05] * 5, [0] * 5, 2)), ["weights 'b'", "per-channel"]),
+    (dict(dt=I16, bq=_q(0.05, 2)), ["weights 'b'", "zero point"]),
+    (dict(oq=_q(0.1, 300)), ["output 'y'", "zero point 300"]),
+    (dict(ot=I16), ["output", "INT16"]),
+    (dict(dt=U8, aq=_q(0.05, 128), bq=_q(0.05, 128), oq=_q(0.1, 128)), ["UINT8"]),
+], ids=["scale_zero", "per_channel_rhs", "i16_zp", "out_zp", "out_type", "uint8"])
+def test_batch_matmul_bad_quantization(kw, frags):
+    _check(_bmm(**kw), "BATCH_MATMUL", frags)
 
 
 @pytest.mark.parametrize("kw,frags", [b[1:] for b in BAD], ids=[b[0] for b in BAD])

@@ -73,7 +73,7 @@ LITERT_QUANTIZED = {
 
 # (op, kind) pairs not done yet. Only ever remove entries.
 PENDING = {
-    ("BATCH_MATMUL", I8), ("BATCH_MATMUL", I16), ("BATCH_MATMUL", HYB),
+    ("BATCH_MATMUL", HYB),
     ("LSTM", I8), ("LSTM", HYB),
     ("UNIDIRECTIONAL_SEQUENCE_LSTM", I8), ("UNIDIRECTIONAL_SEQUENCE_LSTM", HYB),
     ("ADD", I16),

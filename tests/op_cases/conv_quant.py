@@ -414,4 +414,45 @@ TC_CASES = [
     _qtc("i16_ties", _ties(I16), (1, 5, 5, 4), 8, padding="VALID", stride=(1, 1)),
 ]
 
-CASES = CONV_CASES + FC_CASES + DW_CASES + HYB_CASES + TC_CASES
+
+# ---------------------------------------------------------------------------------------------
+# BATCH_MATMUL
+# ---------------------------------------------------------------------------------------------
+
+def qbmm_model(dtype, a_shape, b_shape, aq, bq, oq, adj_x=False, adj_y=False, const_b=True, seed=0):
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+    a = mb.add_input(list(a_shape), dtype, name="a", quant=Q.quant_dict(aq))
+    if const_b:
+        b = mb.add_const(Q.random_q(rng, b_shape, dtype), name="b", quant=Q.quant_dict(bq))
+    else:
+        b = mb.add_input(list(b_shape), dtype, name="b", quant=Q.quant_dict(bq))
+    M = a_shape[-1] if adj_x else a_shape[-2]
+    N = b_shape[-2] if adj_y else b_shape[-1]
+    batch = list(np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2])))
+    y = mb.add_tensor(batch + [M, N], dtype, name="y", quant=Q.quant_dict(oq))
+    mb.add_op("BATCH_MATMUL", [a, b], [y], version=4 if dtype == I16 else 2, options=dict(adj_x=adj_x, adj_y=adj_y))
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _qbmm(name, dtype, a_shape, b_shape, aq, bq, oq, const_b=True, rng_range=None, **kw):
+    lo, hi = rng_range or (None, None)
+    shapes = [a_shape] if const_b else [a_shape, b_shape]
+    return OpCase("BATCH_MATMUL", name, lambda: qbmm_model(dtype, a_shape, b_shape, aq, bq, oq, const_b=const_b, **kw),
+                  lambda rng: [Q.random_q(rng, s, dtype, lo, hi) for s in shapes], tol=0.0, gpu=False,
+                  quant=KIND[dtype])
+
+
+BMM_CASES = [
+    _qbmm("i8_const", I8, (2, 4, 16), (2, 16, 8), Q.QParams(0.05, 3), Q.QParams(0.02, 0), Q.QParams(0.3, -2)),
+    _qbmm("i8_inputs_bzp_adj", I8, (2, 16, 4), (1, 8, 16), Q.QParams(0.05, -7), Q.QParams(0.02, 5), Q.QParams(0.4, 1),
+          const_b=False, adj_x=True, adj_y=True),
+    _qbmm("i8_ties", I8, (2, 4, 16), (2, 16, 8), Q.QParams(1.0, 0), Q.QParams(1.0, 0), Q.QParams(8.0, 0),
+          rng_range=(-4, 4)),
+    _qbmm("i16_const", I16, (2, 4, 16), (2, 16, 8), Q.QParams(0.001, 0), Q.QParams(0.002, 0), Q.QParams(0.05, 0)),
+    _qbmm("i16_ties", I16, (3, 4, 16), (16, 8), Q.QParams(1.0, 0), Q.QParams(1.0, 0), Q.QParams(8.0, 0),
+          const_b=False, rng_range=(-4, 4)),
+]
+
+CASES = CONV_CASES + FC_CASES + DW_CASES + HYB_CASES + TC_CASES + BMM_CASES

@@ -7,6 +7,7 @@
 // GEMM per task; few batches run one after the other, each GEMM on the pool.
 #include "ops/conv/conv_common.h"
 #include "ops/conv/gemm.h"
+#include "ops/conv/quantized.h"
 
 namespace tflite_gpu {
 namespace {
@@ -24,7 +25,13 @@ struct BmmState {
   conv::AlignedFloats packed;
   bool packed_valid = false;
   size_t scratch_pack_off = 0, scratch_tr_off = 0, tr_floats = 0;
+  bool quantized = false;
+  std::shared_ptr<void> qstate;  // quantized kernels (quantized.cc)
 };
+
+qconv::BmmGeom GeomOf(const BmmState& s, const BmmParams& p) {
+  return qconv::BmmGeom{s.M, s.N, s.K, &s.lhs_of, &s.rhs_of, s.rhs_batches, p.adj_x, p.adj_y};
+}
 
 Status Parse(const OptionsView& raw, Node& node) {
   OptionsView o = conv::Opts(raw, conv::kBatchMatMulOptions);
@@ -51,8 +58,13 @@ Status Prepare(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
   const Tensor& lhs = ctx.input(0);
   const Tensor& rhs = ctx.input(1);
-  TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, lhs, "lhs"));
-  TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, rhs, "rhs"));
+  const bool quantized = lhs.type != DType::kFloat32 || rhs.type != DType::kFloat32;
+  if (!quantized) {
+    TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, lhs, "lhs"));
+    TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, rhs, "rhs"));
+  } else if (lhs.type == DType::kFloat32) {
+    return ctx.Error("hybrid BATCH_MATMUL (FLOAT32 lhs, INT8 rhs) is not supported yet");
+  }
   const int lr = int(lhs.shape.size()), rr = int(rhs.shape.size());
   if (lr < 2 || lr > 5 || rr < 2 || rr > 5)
     return ctx.Error("operands must have rank 2 to 5, got shapes " + conv::Str(lhs.shape) + " and " + conv::Str(rhs.shape));
@@ -81,7 +93,7 @@ Status Prepare(OpContext& ctx) {
   }
   out_shape[orank - 2] = s->M;
   out_shape[orank - 1] = s->N;
-  TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
+  if (!quantized) TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
   // Batch index maps (none needed when the output is empty).
   int64_t nout = conv::Prod(out_shape, 0, nbd);
@@ -106,6 +118,8 @@ Status Prepare(OpContext& ctx) {
       idx[i] = 0;
     }
   }
+  s->quantized = quantized;
+  if (quantized) return qconv::PrepareBatchMatMul(ctx, GeomOf(*s, p), &s->qstate);
   s->packed_floats = gemm::PackedFloats(s->K, s->N);
   conv::ScratchLayout sl;
   if (ctx.IsConstantOrPersistent(rhs)) {
@@ -130,6 +144,7 @@ Status Prepare(OpContext& ctx) {
 Status Eval(OpContext& ctx) {
   const BmmParams& p = ctx.node().P<BmmParams>();
   BmmState* s = ctx.node().U<BmmState>();
+  if (s->quantized) return qconv::EvalBatchMatMul(ctx, GeomOf(*s, p), &s->qstate, false);
   const int64_t nout = int64_t(s->lhs_of.size());
   if (nout == 0 || s->M == 0 || s->N == 0) return OkStatus();
   float* scratch = static_cast<float*>(ctx.scratch());
@@ -165,7 +180,8 @@ Status Eval(OpContext& ctx) {
 // Plain reference kernel.
 Status EvalRef(OpContext& ctx) {
   const BmmParams& p = ctx.node().P<BmmParams>();
-  const BmmState* s = ctx.node().U<BmmState>();
+  BmmState* s = ctx.node().U<BmmState>();
+  if (s->quantized) return qconv::EvalBatchMatMul(ctx, GeomOf(*s, p), &s->qstate, true);
   const float* lhs = ctx.input(0).as<float>();
   const float* rhs = ctx.input(1).as<float>();
   float* out = ctx.output(0).as<float>();

@@ -69,6 +69,7 @@ struct QSpec {
   // int16x8 with an INT32 bias: FULLY_CONNECTED only. (LiteRT's DEPTHWISE_CONV_2D refuses it; its CONV_2D
   // accepts it but its results match no reading of the bias we could find, so we refuse it too.)
   bool i16_bias32 = false;
+  bool i16_w16 = false;  // BATCH_MATMUL int16: both operands INT16
   bool bias_required = false;  // TFLite's int8/uint8 CONV_2D needs the bias
 };
 
@@ -86,7 +87,7 @@ Status SetupQuant(OpContext& ctx, const QSpec& spec, int channels, int act, QCom
   q->channels = channels;
   const bool ok_types = (in.type == DType::kInt8 && w.type == DType::kInt8) ||
                         (in.type == DType::kUInt8 && w.type == DType::kUInt8) ||
-                        (in.type == DType::kInt16 && w.type == DType::kInt8);
+                        (in.type == DType::kInt16 && w.type == (spec.i16_w16 ? DType::kInt16 : DType::kInt8));
   if (!ok_types)
     return ctx.Error(std::string("input type ") + DTypeName(in.type) + " with weights type " + DTypeName(w.type) +
                      " is not supported (" + TypeMixHelp() + ")");
@@ -102,7 +103,7 @@ Status SetupQuant(OpContext& ctx, const QSpec& spec, int channels, int act, QCom
   QuantRule wr;
   wr.allow_per_channel = w.type == DType::kInt8 && spec.w_per_channel;
   wr.channel_axis = spec.w_channel_axis;
-  wr.zero_point_zero = w.type == DType::kInt8 && !(spec.w_zero_point_any && !i16);
+  wr.zero_point_zero = (w.type == DType::kInt8 && !(spec.w_zero_point_any && !i16)) || w.type == DType::kInt16;
   TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, w, "weights", wr, &wq));
   if (wq.per_channel() && int(wq.channels()) != channels)
     return ctx.Error(quant::TensorLabel("weights", w) + " has " + std::to_string(wq.channels()) +
@@ -1087,6 +1088,140 @@ Status EvalTransposeConv(OpContext& ctx, bool ref) {
                                    &s->packed_valid, true));
   if (s->q.type == DType::kInt8) TcFast(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
   else TcFast(*s, in.as<uint8_t>(), out.as<uint8_t>(), pool);
+  return OkStatus();
+}
+
+}  // namespace qconv
+}  // namespace tflite_gpu
+
+// ======================================================================= BATCH_MATMUL
+//
+// int8 (per-tensor, both zero points applied) and int16 (zero points 0). Multiplier formed in float
+// (lhs_scale * rhs_scale / out_scale, as TFLite's batch_matmul.cc). Rounding (LiteRT builtin,
+// measured): int8 Double, int16 Reduced64. No fused activation: the output type's range.
+
+namespace tflite_gpu {
+namespace qconv {
+namespace {
+
+struct QBmmState {
+  QCommon q;
+  std::vector<qgemm::PackedB> packed;  // per rhs batch (8-bit)
+  conv::PackKey key;
+  bool packed_valid = false;
+};
+
+template <typename T>
+void PackRhsQ(const BmmGeom& g, const T* rhs, int32_t off, std::vector<qgemm::PackedB>* out) {
+  out->resize(g.rhs_batches);
+  const int64_t mat = int64_t(g.K) * g.N;
+  for (int64_t rb = 0; rb < g.rhs_batches; ++rb) {
+    if (g.adj_y) qgemm::PackB(g.N, g.K, rhs + rb * mat, g.K, 1, off, &(*out)[rb]);  // rhs [N, K]
+    else qgemm::PackB(g.N, g.K, rhs + rb * mat, 1, g.N, off, &(*out)[rb]);           // rhs [K, N]
+  }
+}
+
+template <typename T>
+void BmmLoops(const BmmGeom& g, const QBmmState& s, const T* lhs, const T* rhs, T* out, ThreadPool* pool) {
+  const int M = g.M, N = g.N, K = g.K;
+  const int64_t nout = int64_t(g.lhs_of->size());
+  auto body = [&](int64_t o0, int64_t o1) {
+    for (int64_t ob = o0; ob < o1; ++ob) {
+      const T* a = lhs + (*g.lhs_of)[ob] * int64_t(M) * K;
+      const T* b = rhs + (*g.rhs_of)[ob] * int64_t(K) * N;
+      T* o = out + ob * int64_t(M) * N;
+      for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) {
+          int64_t acc = 0;
+          for (int k = 0; k < K; ++k) {
+            const int64_t av = int64_t(g.adj_x ? a[int64_t(k) * M + m] : a[int64_t(m) * K + k]) + s.q.in_offset;
+            const int64_t bv = int64_t(g.adj_y ? b[int64_t(n) * K + k] : b[int64_t(k) * N + n]) + s.q.w_offset;
+            acc += av * bv;
+          }
+          o[int64_t(m) * N + n] = OutputOf<T>(s.q.os, s.q.type, acc, 0);
+        }
+    }
+  };
+  if (pool) gemm::ParallelRanges(pool, nout, 4 * gemm::NumSlots(pool), body);
+  else body(0, nout);
+}
+
+template <typename T>
+void BmmFast(const BmmGeom& g, const QBmmState& s, const T* lhs, T* out, ThreadPool* pool) {
+  const int M = g.M, N = g.N, K = g.K;
+  const int64_t nout = int64_t(g.lhs_of->size());
+  const OutputStage& os = s.q.os;
+  for (int64_t ob = 0; ob < nout; ++ob) {
+    const qgemm::PackedB& B = s.packed[(*g.rhs_of)[ob]];
+    const T* a = lhs + (*g.lhs_of)[ob] * int64_t(M) * K;
+    T* o = out + ob * int64_t(M) * N;
+    const int Kp = B.Kp;
+    auto fill = [&](int64_t m0, int rows, int16_t* dst) {
+      for (int r = 0; r < rows; ++r) {
+        int16_t* d = dst + int64_t(r) * Kp;
+        const int64_t m = m0 + r;
+        if (g.adj_x) {
+          for (int k = 0; k < K; ++k) d[k] = int16_t(int32_t(a[int64_t(k) * M + m]) + s.q.in_offset);
+          for (int k = K; k < Kp; ++k) d[k] = 0;
+        } else {
+          qgemm::WidenRow(a + m * K, K, Kp, s.q.in_offset, d);
+        }
+      }
+    };
+    auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) {
+      for (int j = 0; j < ncols; ++j) o[m * N + n0 + j] = os.Apply32<T>(acc[j], 0);
+    };
+    qgemm::Run(M, B, fill, write, pool);
+  }
+}
+
+}  // namespace
+
+Status PrepareBatchMatMul(OpContext& ctx, const BmmGeom& g, std::shared_ptr<void>* qstate) {
+  if (!*qstate) *qstate = std::make_shared<QBmmState>();
+  QBmmState* s = static_cast<QBmmState*>(qstate->get());
+  const Tensor& lhs = ctx.input(0);
+  if (lhs.type == DType::kUInt8)
+    return ctx.Error("UINT8 BATCH_MATMUL is not supported (TFLite has no uint8 kernel for it)");
+  QSpec spec;
+  spec.b_index = 99;  // no bias input
+  spec.w_per_channel = false;
+  spec.w_zero_point_any = true;
+  spec.i16_w16 = true;
+  spec.per_tensor = ScaleProduct::kFloat;
+  spec.r8 = Rounding::kDouble;
+  spec.r16 = spec.r16_b32 = Rounding::kReduced64;
+  TFG_RETURN_IF_ERROR(SetupQuant(ctx, spec, 1, /*act=*/0, &s->q));
+  s->q.os.bias32.assign(1, 0);
+  s->q.os.shift32.assign(s->q.os.shift.begin(), s->q.os.shift.end());
+  const Tensor& rhs = ctx.input(1);
+  if (s->q.type == DType::kInt8 && ctx.IsConstantOrPersistent(rhs)) {
+    conv::PackKey key{rhs.data, nullptr, rhs.shape, g.adj_y ? 1 : 0};
+    if (!s->packed_valid || !(s->key == key)) {
+      PackRhsQ(g, rhs.as<int8_t>(), s->q.w_offset, &s->packed);
+      s->key = key;
+      s->packed_valid = true;
+    }
+  } else {
+    s->packed_valid = false;
+  }
+  return OkStatus();
+}
+
+Status EvalBatchMatMul(OpContext& ctx, const BmmGeom& g, std::shared_ptr<void>* qstate, bool ref) {
+  QBmmState* s = static_cast<QBmmState*>(qstate->get());
+  if (g.lhs_of->empty() || g.M == 0 || g.N == 0) return OkStatus();
+  ThreadPool* pool = ref ? nullptr : ctx.pool();
+  const Tensor& lhs = ctx.input(0);
+  const Tensor& rhs = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  if (ref || s->q.type == DType::kInt16) {
+    if (s->q.type == DType::kInt16) BmmLoops(g, *s, lhs.as<int16_t>(), rhs.as<int16_t>(), out.as<int16_t>(), pool);
+    else BmmLoops(g, *s, lhs.as<int8_t>(), rhs.as<int8_t>(), out.as<int8_t>(), pool);
+    return OkStatus();
+  }
+  if (!s->packed_valid) PackRhsQ(g, rhs.as<int8_t>(), s->q.w_offset, &s->packed);
+  BmmFast(g, *s, lhs.as<int8_t>(), out.as<int8_t>(), pool);
   return OkStatus();
 }
 

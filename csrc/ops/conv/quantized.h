@@ -20,6 +20,17 @@ Status EvalFullyConnected(OpContext& ctx, bool ref);
 Status PrepareDepthwise(OpContext& ctx, const conv::WindowParams& p);
 Status EvalDepthwise(OpContext& ctx, bool ref);
 
+// BATCH_MATMUL: geometry computed by the float op; the quantized state lives in *qstate.
+struct BmmGeom {
+  int M, N, K;
+  const std::vector<int64_t>* lhs_of;
+  const std::vector<int64_t>* rhs_of;
+  int64_t rhs_batches;
+  bool adj_x, adj_y;
+};
+Status PrepareBatchMatMul(OpContext& ctx, const BmmGeom& g, std::shared_ptr<void>* qstate);
+Status EvalBatchMatMul(OpContext& ctx, const BmmGeom& g, std::shared_ptr<void>* qstate, bool ref);
+
 // TRANSPOSE_CONV (inputs: output_shape, weights, input, bias): geometry computed by the float op.
 struct TConvGeom {
   int batch, in_h, in_w, in_c, out_h, out_w, out_c, k_h, k_w, sh, sw, pad_t, pad_l;
