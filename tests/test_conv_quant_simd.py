@@ -1,0 +1,33 @@
+"""The quantized conv-family kernels on every SIMD path this CPU has (TFLITE_GPU_CPU_ISA lowers it):
+fast kernels (qgemm's AVX2 madd micro-kernel and AVX2 requantization, or their scalar fallbacks)
+against our plain reference kernels, exactly for integer outputs (the reference kernels themselves
+are checked against LiteRT in tests/test_ops.py)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+@pytest.mark.parametrize("isa", ["scalar", "sse2", "avx2"])
+def test_quantized_simd_paths_match_reference_kernels(isa):
+    code = textwrap.dedent("""
+        import sys, zlib
+        import numpy as np
+        sys.path.insert(0, sys.argv[1])
+        from harness import run_tflite_gpu, assert_close
+        from op_cases.conv_quant import CASES
+        for case in CASES:
+            rng = np.random.default_rng(zlib.crc32(case.id.encode()))
+            xs = list(case.inputs(rng))
+            fast = run_tflite_gpu(case.model(), xs, reference=False, num_threads=2)
+            ref = run_tflite_gpu(case.model(), xs, reference=True)
+            assert_close(fast, ref, 2e-6, case.id)
+        print("ok", len(CASES))
+    """)
+    env = dict(os.environ, TFLITE_GPU_CPU_ISA=isa)
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run([sys.executable, "-c", code, tests_dir], env=env, capture_output=True, text=True, timeout=600,
+                       cwd=tests_dir)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
