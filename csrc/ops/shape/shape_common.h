@@ -136,6 +136,7 @@ int MirrorPadModeOf(const Node& node);                       // MIRROR_PAD: 0 RE
 void GatherParamsOf(const Node& node, int* axis, int* batch_dims);  // GATHER: raw values
 // STRIDED_SLICE: the resolved effective dims, 5 values each: size, start, stride, count, shrink.
 Status StridedSliceDimsOf(OpContext& ctx, std::vector<int64_t>* dims);
+int OneHotAxisOf(const Node& node);                          // ONE_HOT: raw axis (-1: last)
 
 }  // namespace shape_ops
 }  // namespace tflite_gpu
