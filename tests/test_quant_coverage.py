@@ -76,8 +76,6 @@ PENDING = {
     ("BATCH_MATMUL", HYB),
     ("LSTM", I8), ("LSTM", HYB),
     ("UNIDIRECTIONAL_SEQUENCE_LSTM", I8), ("UNIDIRECTIONAL_SEQUENCE_LSTM", HYB),
-    ("ADD", I16),
-    ("SUB", I16),
     ("DIV", I8), ("DIV", U8), ("DIV", I16),
     ("SQUARED_DIFFERENCE", I8),
     ("LOGISTIC", I16),

@@ -616,3 +616,17 @@ for dt, qi, qa, qo in [(I8, Q.QParams(0.05, -3), Q.QParams(0.01, 0), Q.QParams(0
                            consts=[(Q.random_q(np.random.default_rng(9), sa, dt), qa)]))
     CASES.append(qcase("PRELU", f"{dt.name}_{k}_input_alpha", [([2, 3, 3, 4], dt, qi), ([4], dt, qa)],
                        [([2, 3, 3, 4], dt, qo)]))
+
+# int16 ADD / SUB (16x8 models: the converter writes pot_scale_int16 = False, general scales).
+for op in ("ADD", "SUB"):
+    for k, (name, s1, s2) in enumerate(_QSHAPES[:10] + [("tail_7", [2, 23], [2, 23])]):
+        q1, q2, qo = [(Q.QParams(0.001, 0), Q.QParams(0.0005, 0), Q.QParams(0.0012, 0)),
+                      (Q.QParams(0.0003, 0), Q.QParams(0.002, 0), Q.QParams(0.0004, 0))][k % 2]
+        CASES.append(qcase(op, f"int16_{name}", [(s1, I16, q1), (s2, I16, q2)], [(_bshape(s1, s2), I16, qo)],
+                           dict(fused_activation_function="NONE", pot_scale_int16=False), version=3))
+    CASES.append(qcase(op, "int16_relu6", [([2, 37], I16, Q.QParams(0.001, 0)), ([2, 37], I16, Q.QParams(0.0005, 0))],
+                       [([2, 37], I16, Q.QParams(0.0003, 0))],
+                       dict(fused_activation_function="RELU6", pot_scale_int16=False), version=3))
+    CASES.append(qcase(op, "int16_pot_flag_general_scales", [([3, 33], I16, Q.QParams(0.001, 0)),
+                                                              ([3, 33], I16, Q.QParams(0.0005, 0))],
+                       [([3, 33], I16, Q.QParams(0.0012, 0))], dict(fused_activation_function="NONE"), version=3))

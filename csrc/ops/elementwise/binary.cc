@@ -20,6 +20,7 @@ using ew::BcastPlan;
 
 struct ActParams {
   Activation act = Activation::kNone;
+  bool pot_scale_int16 = true;  // AddOptions / SubOptions field 1
 };
 
 struct BinaryData {
@@ -32,6 +33,7 @@ bool IsQuantizedType(DType t) { return t == DType::kInt8 || t == DType::kUInt8 |
 Status ParseAct(const OptionsView& opts, Node& node) {
   auto p = std::make_shared<ActParams>();
   TFG_RETURN_IF_ERROR(ew::ParseFusedActivation(opts.Get<int8_t>(0, 0), &p->act));
+  if (opts.type == 11 || opts.type == 28) p->pot_scale_int16 = opts.GetBool(1, true);  // Add / SubOptions
   node.params = p;
   return OkStatus();
 }
@@ -161,7 +163,7 @@ Status PrepareArith(OpContext& ctx) {
   // Quantized ADD / SUB / MUL: quant_binary.cc.
   if (OP != Op::kDiv && ctx.num_inputs() == 2 && ctx.has_input(0) && IsQuantizedType(ctx.input(0).type))
     return ew::PrepareQuantBinary(ctx, OP == Op::kAdd ? ew::QBinary::kAdd : OP == Op::kSub ? ew::QBinary::kSub : ew::QBinary::kMul,
-                                  int(ctx.node().P<ActParams>().act));
+                                  int(ctx.node().P<ActParams>().act), ctx.node().P<ActParams>().pot_scale_int16);
   if (OP == Op::kDiv) return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32});
   return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32, DType::kInt64});
 }

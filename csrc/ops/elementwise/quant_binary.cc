@@ -25,6 +25,7 @@
 //   multiplier negated, as TFLite's optimized SUB does.
 // The reference kernel here runs the same split with plain per-element code (single thread); the
 // fast kernel parallelises the non-broadcast case over 16-element-aligned chunks.
+#include <cmath>
 #include <memory>
 #include <type_traits>
 
@@ -86,6 +87,13 @@ inline int32_t AddBodyElementwise(const QBinData& d, int32_t a, int32_t b) {
   return VectorOut(d, int32_t(uint32_t(x1) + uint32_t(x2)));
 }
 
+inline int32_t AddBodyElementwise16(const QBinData& d, int32_t a, int32_t b) {
+  const int32_t x1 = quant::SaturatingRoundingDoublingHighMul(ShiftLeftOrFloor(a + d.off1, d.left_shift + d.s1), d.m1);
+  const int32_t x2 = quant::SaturatingRoundingDoublingHighMul(ShiftLeftOrFloor(b + d.off2, d.left_shift + d.s2), d.m2);
+  const int32_t r = OutputStage(d, int32_t(uint32_t(x1) + uint32_t(x2))) + d.out_off;
+  return std::min(std::max(r, d.act_min), d.act_max);
+}
+
 // Scalar-broadcast vector body.
 inline int32_t AddBodyScalarBcast(const QBinData& d, int32_t a, int32_t b) {
   const int32_t x1 = ShiftLeftOrFloor(
@@ -117,7 +125,12 @@ void ElementwiseRun(const QBinData& p, int64_t n, const T* a, const T* b, T* o) 
     return;
   }
   const int64_t body = n / 16 * 16;
-  for (int64_t i = 0; i < body; ++i) o[i] = T(AddBodyElementwise(p, a[i], b[i]));
+  if (std::is_same<T, int16_t>::value) {
+    // int16 (AddElementwiseInt16): the same 16-wide body, the output stage in 32 bits.
+    for (int64_t i = 0; i < body; ++i) o[i] = T(AddBodyElementwise16(p, a[i], b[i]));
+  } else {
+    for (int64_t i = 0; i < body; ++i) o[i] = T(AddBodyElementwise(p, a[i], b[i]));
+  }
   for (int64_t i = body; i < n; ++i) o[i] = T(AddScalarRule(p, a[i], b[i]));
 }
 template <typename T>
@@ -243,7 +256,13 @@ void RunAll(const QBinData& d, const T* in1, const T* in2, T* out, ThreadPool* p
 
 }  // namespace
 
-Status PrepareQuantBinary(OpContext& ctx, QBinary kind, int act) {
+// TFLite's CheckedLog2: whether x is a power of two (to 1e-3 in log2).
+bool IsPot(float x) {
+  const float l = std::log(x) * (1.0f / std::log(2.0f));
+  return std::fabs(l - std::round(l)) < 1e-3f;
+}
+
+Status PrepareQuantBinary(OpContext& ctx, QBinary kind, int act, bool pot_scale_int16) {
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 2, 1, 1));
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
@@ -252,20 +271,23 @@ Status PrepareQuantBinary(OpContext& ctx, QBinary kind, int act) {
   if (a.type != b.type || y.type != a.type)
     return ctx.Error(std::string("input and output types must match, got ") + DTypeName(a.type) + ", " +
                      DTypeName(b.type) + " -> " + DTypeName(y.type));
-  if (a.type == DType::kInt16 && kind != QBinary::kMul)
-    return ctx.Error(std::string("quantized INT16 ") + name + " is not supported yet (supported: INT8, UINT8)");
   quant::QuantRule rule;
   rule.zero_point_zero = a.type == DType::kInt16;
   quant::TensorQuant q1, q2, qo;
   TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, a, "input 1", rule, &q1));
   TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, b, "input 2", rule, &q2));
   TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, y, "output", rule, &qo));
+  if (a.type == DType::kInt16 && kind != QBinary::kMul && pot_scale_int16 && IsPot(q1.Scale()) && IsPot(q2.Scale()) &&
+      IsPot(qo.Scale()))
+    return ctx.Error(std::string("quantized INT16 ") + name +
+                     " with power-of-two scales (pot_scale_int16) is not supported yet");
   auto d = std::make_shared<QBinData>();
   d->kind = kind;
   d->type = a.type;
   d->off1 = -q1.ZeroPoint();
   d->off2 = -q2.ZeroPoint();
   d->out_off = qo.ZeroPoint();
+  if (a.type == DType::kInt16) d->left_shift = 15;  // TFLite: 15 for int16 outputs, 20 otherwise
   if (kind == QBinary::kMul) {
     quant::QuantizeMultiplier(double(q1.Scale()) * double(q2.Scale()) / double(qo.Scale()), &d->mo, &d->so);
   } else {
@@ -286,6 +308,8 @@ Status PrepareQuantBinary(OpContext& ctx, QBinary kind, int act) {
   d->sb = b.shape;
   d->so_shape = out;
   ProcessBroadcast(a.shape, b.shape, d.get());
+  // int16 ADD / SUB with broadcasting: TFLite's reference BroadcastAdd6DSlow (the scalar rule).
+  if (a.type == DType::kInt16 && kind != QBinary::kMul && d->cat != Cat::kNone) d->cat = Cat::kGeneric;
   ctx.node().user_data = d;
   TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, a.type));
   return ctx.SetOutputShape(0, out);

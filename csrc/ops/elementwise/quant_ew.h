@@ -26,7 +26,7 @@ namespace ew {
 enum class QBinary { kAdd, kSub, kMul };
 
 // Quantized ADD / SUB / MUL (fused activation `act`, TFLite's ActivationFunctionType value).
-Status PrepareQuantBinary(OpContext& ctx, QBinary kind, int act);
+Status PrepareQuantBinary(OpContext& ctx, QBinary kind, int act, bool pot_scale_int16 = true);
 Status EvalQuantBinary(OpContext& ctx, bool ref);
 
 }  // namespace ew
