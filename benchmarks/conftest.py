@@ -2,6 +2,13 @@
 with the conditions (CPU count, load average: the numbers are only comparable on a quiet machine)."""
 import os
 
+# pytest-benchmark suites of int8 runs (extra_info suite) -> the heading of their ratio table.
+QUANT_SUITES = {
+    "bench_quant_conv": "int8 conv family: tflite_gpu / litert (XNNPACK int8) time ratio (lower is better)",
+    "bench_quant": "int8 MobileNets (zoo mobilenet_v{1,2}_int8): tflite_gpu CPU / litert (XNNPACK int8) time ratio "
+                   "(lower is better)",
+}
+
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     bs = getattr(config, "_benchmarksession", None)
@@ -13,16 +20,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         info = b.extra_info or {}
         if info.get("suite") == "bench_cpu" and b.stats is not None:
             stats[(info["model"], info["engine"])] = (b.stats.min, b.stats.median)
-        elif info.get("suite") == "bench_quant_conv" and b.stats is not None:
-            qstats[(info["model"], info["num_threads"], info["engine"])] = (b.stats.min, b.stats.median)
+        elif info.get("suite") in QUANT_SUITES and b.stats is not None:
+            qstats.setdefault(info["suite"], {})[(info["model"], info["num_threads"], info["engine"])] = \
+                (b.stats.min, b.stats.median)
     tr = terminalreporter
-    if qstats:
-        tr.write_sep("-", "int8 conv family: tflite_gpu / litert (XNNPACK int8) time ratio (lower is better)")
-        for m, t in sorted({(m, t) for m, t, _ in qstats}):
-            a, b = qstats.get((m, t, "tflite_gpu")), qstats.get((m, t, "litert"))
+    for suite, st in sorted(qstats.items()):
+        tr.write_sep("-", QUANT_SUITES[suite])
+        for m, t in sorted({(m, t) for m, t, _ in st}):
+            a, b = st.get((m, t, "tflite_gpu")), st.get((m, t, "litert"))
             if a and b:
                 tr.write_line(f"{m} threads={t}: min {a[0] * 1e3:.2f} ms vs {b[0] * 1e3:.2f} ms -> ratio {a[0] / b[0]:.2f}; "
-                              f"median ratio {a[1] / b[1]:.2f}")
+                              f"median {a[1] * 1e3:.2f} ms vs {b[1] * 1e3:.2f} ms -> ratio {a[1] / b[1]:.2f}")
     models = sorted({m for m, _ in stats})
     if not models and not qstats:
         return

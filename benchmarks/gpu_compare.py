@@ -1,7 +1,13 @@
 """MobileNet v1/v2 (224) through the tflite_gpu GPU delegate, against TensorFlow Lite on the CPU
 (ai-edge-litert, XNNPACK) and PyTorch on the same GPU (eager and CUDA graphs), in one run.
 
-    python benchmarks/gpu_compare.py [--batches 1,32] [--runs 50] [--json out.json]
+    python benchmarks/gpu_compare.py [--batches 1,32] [--runs 50] [--json out.json] [--int8]
+
+--int8 also runs the post-training int8 variant of each model (full-integer, float I/O:
+tflite_gpu.testing.zoo.quantized(..., "int8"), calibrated with LiteRT) through the delegate with
+the same options, next to its float version, and prints the int8/float time ratio (the seeds:
+quantized models with GPU performance equivalent to the float versions) and whether the int8
+model was delegated whole.
 
 Prints one line per configuration and the ratios. PyTorch/litert columns are skipped with the
 reason when the package or a CUDA device is missing. The same models (same topology, seeded
@@ -146,6 +152,8 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--no-litert", action="store_true")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--int8", action="store_true",
+                    help="also run the post-training int8 (float I/O) variant of each model next to the float one")
     ap.add_argument("--sustained", action="store_true",
                     help="also run with inference_preference=SUSTAINED_SPEED (work-group tuning at init)")
     a = ap.parse_args(argv)
@@ -154,6 +162,7 @@ def main(argv=None):
         for batch in [int(b) for b in a.batches.split(",")]:
             fn = zoo.mobilenet_v1 if name == "v1" else zoo.mobilenet_v2
             model = fn(batch=batch)
+            qmodel = zoo.quantized(fn, "int8", batch=batch) if a.int8 else None
             lit = None if a.no_litert else run_litert(model, batch, a.runs, a.threads)
             for prec in a.precisions.split(","):
                 fp16 = prec == "fp16"
@@ -177,6 +186,14 @@ def main(argv=None):
                     else:
                         line += f" | {k} {v['median_ms']:.3f} ms -> ratio ours/{k} {ours['median_ms'] / v['median_ms']:.2f}"
                 print(line, flush=True)
+                if qmodel is not None:
+                    q = run_tflite_gpu(qmodel, batch, fp16, a.runs)
+                    row["tflite_gpu_int8"] = q
+                    print(f"mobilenet_{name}_int8 b{batch} {prec}: tflite_gpu {q['median_ms']:.3f} ms (min {q['min_ms']:.3f}, "
+                          f"kernels {q['device_kernel_ms']:.3f} ms device time in {q['kernels']} kernels, delegated "
+                          f"{q['delegated']} in {q['partitions']} partition(s), {q['precision']}) | float "
+                          f"{ours['median_ms']:.3f} ms -> ratio int8/float {q['median_ms'] / ours['median_ms']:.2f} "
+                          f"(device time {q['device_kernel_ms'] / max(ours['device_kernel_ms'], 1e-9):.2f})", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -133,3 +133,146 @@ def test_quantized_model_files_follow_the_spec_and_run_in_litert(net, mode):
         want = run_litert(model(net, "float"), [x])[0]
         got = to_real(m, run_litert(m, [model_input(m, x)])[0])
         assert np.abs(got - want).max() <= 3 / 256, np.abs(got - want).max()
+
+
+# ------------------------------------------------------------------------------------------------
+# Which CPU quantized kernels a model needs (the quantized-kernel column of the op table).
+# ------------------------------------------------------------------------------------------------
+
+def required_kernels(m):
+    """{(op, kind)} the model needs: kind from each op's non-constant integer tensors ('int8',
+    'uint8', 'int16x8'), or 'hybrid' for a weight op with float input and int8 weights."""
+    from tflite_gpu.testing import quant as Q
+    it = litert(m)
+    det = {d["index"]: d for d in it.get_tensor_details()}
+    need = set()
+    for op in it._get_ops_details():
+        name = op["op_name"]
+        ins = [i for i in op["inputs"] if i >= 0]
+        if name in QZ.WEIGHT_OPS and det[ins[0]]["dtype"] == np.float32 and det[ins[1]]["dtype"] == np.int8:
+            need.add((name, "hybrid"))
+            continue
+        for i in list(ins) + list(op["outputs"]):
+            if len(ins) > 1 and i in ins[1:] and name in QZ.WEIGHT_OPS:
+                continue
+            k = Q.quant_kind(det[i]["dtype"])
+            if k:
+                need.add((name, k))
+    return need
+
+
+def missing_cpu_kernels(m):
+    have = {o["name"]: set(o["quantized_kernels"]) for o in tflite_gpu.supported_ops()}
+    return sorted(f"{op}[{k}]" for op, k in required_kernels(m) if k not in have.get(op, set()))
+
+
+def require_cpu_kernels(m, what):
+    missing = missing_cpu_kernels(m)
+    if missing:
+        msg = f"{what}: the CPU has no quantized kernel yet for {', '.join(missing)} (op table QUANT column)"
+        print("SKIP:", msg)
+        pytest.skip(msg)
+
+
+def run_ours(m, x, delegates=None, threads=1):
+    it = tflite_gpu.Interpreter(model_content=m, experimental_delegates=delegates, num_threads=threads)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    return it, it.get_tensor(it.get_output_details()[0]["index"])
+
+
+def steps(a, b, step):
+    return float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max() / step)
+
+
+def litert_spread(m, xs, step):
+    """LiteRT's own XNNPACK-vs-builtin disagreement on these inputs, in output steps."""
+    return max(steps(run_litert(m, [x], xnnpack=True)[0], run_litert(m, [x])[0], step) for x in xs)
+
+
+def out_step(m, y):
+    """Output grid step in the units the output is read in (uint8 outputs: 1 integer step)."""
+    return 1.0 if y.dtype != np.float32 else output_step(m)
+
+
+# ------------------------------------------------------------------------------------------------
+# CPU: <= 1 step from LiteRT builtin.
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("net", sorted(NETS))
+def test_quantized_model_on_cpu_matches_litert_builtin(net, mode):
+    m = model(net, mode)
+    require_cpu_kernels(m, f"{net} {mode}")
+    for x in float_inputs(11):
+        xi = model_input(m, x)
+        want = run_litert(m, [xi])[0]
+        _, got = run_ours(m, xi, threads=2)
+        assert got.dtype == want.dtype
+        if mode == "dynamic":
+            # Float output of hybrid kernels: the same arithmetic as LiteRT's hybrid path, so
+            # within float rounding of it (<= 1 step of a 1/256 probability grid is far looser).
+            assert np.abs(got - want).max() <= 1 / 256
+        else:
+            assert steps(got, want, out_step(m, want)) <= 1
+
+
+# ------------------------------------------------------------------------------------------------
+# GPU delegate: one partition, <= max(2 steps, 2 x LiteRT's XNNPACK-vs-builtin spread).
+# ------------------------------------------------------------------------------------------------
+
+GPU_PARAMS = [(n, m, "F32") for n in sorted(NETS) for m in MODES] + \
+             [(n, m, "F32_F16") for n in sorted(NETS) for m in ("int8", "uint8io", "dynamic")]
+
+
+@pytest.mark.parametrize("net,mode,precision", GPU_PARAMS)
+def test_quantized_model_through_the_gpu_delegate(net, mode, precision):
+    require_gpu()
+    m = model(net, mode)
+    # ModifyGraphWithDelegate partitions a prepared graph, so the CPU kernels' prepare must accept
+    # every node first.
+    require_cpu_kernels(m, f"{net} {mode}")
+    xs = float_inputs(13)
+    d = delegate(precision)
+    for k, x in enumerate(xs):
+        xi = model_input(m, x)
+        it, got = run_ours(m, xi, [d])
+        rep = it.delegation_report()
+        assert rep["partitions"] == 1 and rep["delegated_nodes"] == rep["total_nodes"], rep["unsupported"]
+        want = run_litert(m, [xi])[0]
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if mode == "dynamic":
+            # The delegate computes the float model whose weights are the dequantized int8 weights
+            # (TFLite's GPU design); LiteRT builtin on that model is the exact reference for it ...
+            twin = QZ.dequantized_weights_model(zoo.builder_of(NETS[net][0], **NETS[net][1]))
+            ref = run_litert(twin, [xi])[0]
+            assert rel_l2(got, ref) <= (1e-5 if precision == "F32" else 5e-3), rel_l2(got, ref)
+            # ... and it stays within LiteRT's own spread of the hybrid model's result.
+            spread = np.abs(run_litert(m, [xi], xnnpack=True)[0] - want).max()
+            bound = max(2 / 256, 2 * spread)
+            assert np.abs(got - want).max() <= bound, (np.abs(got - want).max(), bound)
+            continue
+        step = out_step(m, want)
+        bound = max(2.0, 2 * litert_spread(m, [xi], step))
+        assert steps(got, want, step) <= bound, (steps(got, want, step), bound)
+
+
+@pytest.mark.parametrize("mode", ["int8", "dynamic"])
+def test_enable_quantization_off_keeps_quantized_nodes_on_the_cpu(mode):
+    require_gpu()
+    m = model("mobilenet_v1", mode)
+    require_cpu_kernels(m, f"mobilenet_v1 {mode}")
+    xi = model_input(m, float_inputs(17, 1)[0])
+    _, want = run_ours(m, xi)
+    it, got = run_ours(m, xi, [delegate(enable_quantization=False)])
+    rep = it.delegation_report()
+    refused = rep["unsupported"]
+    # Every node touches a quantized tensor (int8 activations, or int8 weights), so none is taken.
+    assert rep["delegated_nodes"] == 0 or mode == "dynamic", rep
+    weight_nodes = [u for u in refused if u[1] in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")]
+    assert weight_nodes and all("ENABLE_QUANT" in u[3] for u in weight_nodes), refused
+    if mode == "int8":
+        np.testing.assert_array_equal(got, want)  # all on the CPU
+    else:  # float nodes between the refused ones (pool, reshape, softmax) may run on the GPU in F32
+        assert rel_l2(got, want) <= 1e-5

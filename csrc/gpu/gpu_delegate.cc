@@ -197,6 +197,7 @@ Status GpuDelegate::InitLocked() {
     break;
   }
   precision_ = !loss ? Precision::kF32 : (d.fp16 ? Precision::kF16 : Precision::kF32F16);
+  caps_.fp16_storage = precision_ != Precision::kF32;
   info_.device_name = d.name;
   info_.device_vendor = d.vendor;
   info_.platform_name = d.platform_name;

@@ -13,6 +13,18 @@
 // need no cl_khr_fp16); arithmetic is always done in FLT4 = float4, so accumulators never
 // overflow in fp16.
 //
+// Quantized tensors (TFLite's "floating-point view", taken with ENABLE_QUANT /
+// enable_quantization, the default): on the device every int8/uint8/int16 tensor with
+// quantization parameters holds its real value scale * (q - zero_point) as a float. Constant
+// weights (per-tensor or per-channel, incl. int32/int64 biases) are dequantized once at init:
+// generators read constants through GpuBuildContext::const_input(i), never cpu_input(i).as<>().
+// Partition inputs are dequantized and outputs quantized (round half to even, saturating) by the
+// boundary kernels. After every op whose output carries quantization parameters the framework
+// snaps the value to that grid, q = clamp(rint(v / scale) + zp, qmin, qmax), v = (q - zp) * scale,
+// inside the WRITE_ of the kernel that writes it (so results follow the integer model). Generators
+// therefore compute in real values exactly as for float tensors and need no quantization code;
+// their checks accept quantized tensors through InputsFloat32/OutputsFloat32 (see there).
+//
 // A generator writes a kernel body with the macros the KernelBuilder defines:
 //   READ_<name>(b, y, x, s)      -> float4 of input tensor <name> (shapes are compile-time:
 //   <name>_B, <name>_H, <name>_W, <name>_C, <name>_S)
@@ -41,6 +53,14 @@ struct BHWC {
   bool operator==(const BHWC& o) const { return b == o.b && h == o.h && w == o.w && c == o.c; }
   bool operator!=(const BHWC& o) const { return !(*this == o); }
 };
+// Quantized tensors the device holds as real values and snaps after each write: int8/uint8/int16
+// with exactly one scale.
+bool IsQuantizedActivation(const Tensor& t);
+// Real values of a constant tensor (see GpuBuildContext::const_input); a reason when its type or
+// quantization parameters cannot be read.
+Status DequantizeConst(const Tensor& t, std::vector<float>* out);
+// OpenCL statements snapping float4 `v` to the grid of quantized tensor `t`.
+std::string SnapCode(const Tensor& t, const std::string& v);
 // Codegen helpers shared by the op families.
 std::string FloatLiteral(float v);  // exact OpenCL literal, also for inf/NaN: as_float(0x...u)
 size_t NextPow2(size_t v);
@@ -54,6 +74,7 @@ enum class Precision { kF32, kF32F16, kF16 };  // F32_F16: fp16 storage, fp32 ar
 
 struct GpuDeviceCaps {
   bool enable_quant = true;  // delegate setting the checks need: ENABLE_QUANT / enable_quantization
+  bool fp16_storage = false;  // the partition stores tensors in half (F16 / F32_F16 precision)
   bool fp16 = false;
   size_t max_work_group_size = 256;
   bool is_gpu = true;
@@ -72,8 +93,14 @@ class GpuCheckContext {
   const Tensor& output(int i) const;
   const GpuDeviceCaps& caps() const { return caps_; }
   // Common checks; each returns a reason on failure.
+  // "Real-valued" tensors: FLOAT32, or with ENABLE_QUANT a quantized tensor the device holds as
+  // real values (see the header comment): int8/uint8 (and int16 in F32 precision) with one
+  // scale/zero point, or a constant int8/uint8/int16/int32/int64 tensor with per-tensor or
+  // per-channel parameters (dequantized once). Refusals name the reason (ENABLE_QUANT off,
+  // per-channel activations, int16 in fp16 storage, bad parameters).
   Status InputsFloat32(std::initializer_list<int> which) const;
   Status OutputsFloat32() const;
+  Status RealTensor(const Tensor& t, const std::string& what) const;
   Status Rank4OrLess(const Tensor& t, const char* what) const;
   Status Constant(int input, const char* what) const;
 
@@ -111,7 +138,15 @@ class KernelBuilder {
   std::array<size_t, 3> local{0, 0, 0};  // 0: the framework picks
 
   // Used by the framework.
-  struct Arg { enum Kind { kIn, kOut, kConst } kind; std::string name; int tensor = -1; int const_index = -1; BHWC shape; bool exact = false; };
+  struct Arg {
+    enum Kind { kIn, kOut, kConst } kind;
+    std::string name;
+    int tensor = -1;
+    int const_index = -1;
+    BHWC shape;
+    bool exact = false;
+    std::string post;  // outputs: code WRITE_ applies first (the quantization snap of this output)
+  };
   const std::vector<Arg>& args() const { return args_; }
   const std::string& name() const { return name_; }
   const std::string& defines() const { return defines_; }
@@ -133,6 +168,10 @@ class GpuBuildContext {
   virtual const Tensor& cpu_input(int i) const = 0;
   virtual const Tensor& cpu_output(int i) const = 0;
   virtual bool has_input(int i) const = 0;
+  // The real values of constant input i as float (FLOAT32 as is, FLOAT16 widened, quantized
+  // types dequantized per tensor or per channel), computed once and kept while the partition
+  // is built.
+  virtual const std::vector<float>& const_input(int i) = 0;
   virtual GpuTensorRef input(int i) = 0;   // a GPU tensor (constants are uploaded once)
   virtual GpuTensorRef output(int i) = 0;
   virtual KernelBuilder& NewKernel(const std::string& name) = 0;

@@ -23,15 +23,22 @@ std::string Join(const std::string& code) {
 }
 
 // How a host tensor type crosses a partition boundary (staging buffer <-> float on the device).
+// Quantized tensors are dequantized on the way in and quantized on the way out (TFLite's
+// QUANTIZE rounding: half to even of x * (1 / scale), saturating), so the device holds real
+// values; integers without quantization parameters are held exactly.
 struct BoundaryType {
   std::string cl_type;
   DType type;
+  bool quant = false;
+  float scale = 1.f, zp = 0.f;
   std::string Read(const std::string& i) const {
     switch (type) {
       case DType::kBool: return "(float)(src[" + i + "] != 0)";
       case DType::kFloat16: return "vload_half(" + i + ", src)";
       case DType::kFloat32: return "src[" + i + "]";
-      default: return "(float)(src[" + i + "])";
+      default:
+        if (quant) return "(((float)(src[" + i + "]) - " + FloatLiteral(zp) + ") * " + FloatLiteral(scale) + ")";
+        return "(float)(src[" + i + "])";
     }
   }
   std::string Write(const std::string& i, const std::string& v) const {
@@ -39,20 +46,32 @@ struct BoundaryType {
       case DType::kBool: return "dst[" + i + "] = (uchar)(" + v + " != 0.0f)";
       case DType::kFloat16: return "vstore_half(" + v + ", " + i + ", dst)";
       case DType::kFloat32: return "dst[" + i + "] = " + v;
-      default: return "dst[" + i + "] = convert_" + cl_type + "_sat_rte(" + v + ")";
+      default:
+        if (quant)
+          return "dst[" + i + "] = convert_" + cl_type + "_sat(rint(" + v + " * " + FloatLiteral(1.0f / scale) + ") + " +
+                 FloatLiteral(zp) + ")";
+        return "dst[" + i + "] = convert_" + cl_type + "_sat_rte(" + v + ")";
     }
   }
 };
 
-BoundaryType BoundaryTypeOf(DType t) {
+BoundaryType BoundaryTypeOf(const Tensor& tensor) {
+  const DType t = tensor.type;
+  BoundaryType b;
   switch (t) {
-    case DType::kBool: return {"uchar", t};
-    case DType::kInt8: return {"char", t};
-    case DType::kUInt8: return {"uchar", t};
-    case DType::kInt16: return {"short", t};
-    case DType::kFloat16: return {"half", t};
+    case DType::kBool: b = {"uchar", t}; break;
+    case DType::kInt8: b = {"char", t}; break;
+    case DType::kUInt8: b = {"uchar", t}; break;
+    case DType::kInt16: b = {"short", t}; break;
+    case DType::kFloat16: b = {"half", t}; break;
     default: return {"float", DType::kFloat32};
   }
+  if (IsQuantizedActivation(tensor)) {
+    b.quant = true;
+    b.scale = tensor.quant.scale[0];
+    b.zp = tensor.quant.zero_point.empty() ? 0.f : float(tensor.quant.zero_point[0]);
+  }
+  return b;
 }
 
 class Builder : public GpuBuildContext {
@@ -69,6 +88,21 @@ class Builder : public GpuBuildContext {
   bool has_input(int i) const override { return i < int(node_->inputs.size()) && node_->inputs[i] >= 0; }
   GpuTensorRef input(int i) override { return TensorFor(node_->inputs[i]); }
   GpuTensorRef output(int i) override { return TensorFor(node_->outputs[i]); }
+  const std::vector<float>& const_input(int i) override {
+    static const std::vector<float> kNone;
+    if (!has_input(i)) return kNone;
+    const int t = node_->inputs[i];
+    auto it = const_values_.find(t);
+    if (it != const_values_.end()) return it->second;
+    std::vector<float> v;
+    Status st = DequantizeConst(sg_.tensor(t), &v);
+    if (!st.ok()) {
+      // The support check refused such tensors already; a generator reading one gets zeros of
+      // the right size rather than reading out of bounds.
+      v.assign(size_t(std::max<int64_t>(0, sg_.tensor(t).num_elements())), 0.f);
+    }
+    return const_values_.emplace(t, std::move(v)).first->second;
+  }
   KernelBuilder& NewKernel(const std::string& name) override {
     kbs_.emplace_back(new KernelBuilder(name));
     kb_node_.push_back(node_->index);
@@ -92,9 +126,11 @@ class Builder : public GpuBuildContext {
     ToBHWC(t.shape, &s);
     GpuTensorDesc d{s, cpu, -1};
     if (t.is_const) {
-      // Constant operand: convert BHWC float32 -> PHWC4 once, on the host.
+      // Constant operand: convert BHWC (dequantized) -> PHWC4 once, on the host.
       std::vector<float> data(size_t(s.elements4()), 0.f);
-      const float* src = t.as<float>();
+      std::vector<float> values;
+      if (!DequantizeConst(t, &values).ok()) values.assign(size_t(std::max<int64_t>(0, t.num_elements())), 0.f);
+      const float* src = values.data();
       for (int b = 0; b < s.b; ++b)
         for (int y = 0; y < s.h; ++y)
           for (int x = 0; x < s.w; ++x)
@@ -112,6 +148,7 @@ class Builder : public GpuBuildContext {
   }
 
   bool FuseElementwise(const Node& n, const GpuOpSupport* g);
+  void SnapOutputs(const Node& n, int chain_kb);
   Status Assemble();
   void PlanMemory();
   std::string Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args);
@@ -122,6 +159,7 @@ class Builder : public GpuBuildContext {
   GpuPartitionModel* m_;
   const Node* node_ = nullptr;
   std::map<int, int> gpu_of_cpu_;
+  std::map<int, std::vector<float>> const_values_;  // const_input cache (stable addresses)
   std::vector<std::unique_ptr<KernelBuilder>> kbs_;
   std::vector<int> kb_node_;
   std::map<int, int> producer_kb_;   // cpu tensor -> kernel builder whose first output it is
@@ -168,9 +206,32 @@ bool Builder::FuseElementwise(const Node& n, const GpuOpSupport* g) {
       if (a.kind == KernelBuilder::Arg::kOut && a.tensor == old_gpu) { a.tensor = o.id; a.shape = o.shape; break; }
     producer_kb_.erase(t);
     producer_kb_[n.outputs[0]] = kbi;
+    SnapOutputs(n, kbi);
     return true;
   }
   return false;
+}
+
+// After node n: every quantized output is snapped to its grid by the kernel(s) that write it.
+// An elementwise node (fused into kernel `chain_kb`, or run as its own kernel there) computes in
+// that kernel's post_ops chain, so its snap follows its code there; a node with its own generator
+// gets the snap as the first thing WRITE_ does for that output (Arg::post), before any elementwise
+// op fused into the kernel later.
+void Builder::SnapOutputs(const Node& n, int chain_kb) {
+  for (size_t oi = 0; oi < n.outputs.size(); ++oi) {
+    const int t = n.outputs[oi];
+    if (t < 0 || !IsQuantizedActivation(sg_.tensor(t))) continue;
+    auto it = gpu_of_cpu_.find(t);
+    if (it == gpu_of_cpu_.end()) continue;
+    const std::string code = SnapCode(sg_.tensor(t), "wr_") + " ";
+    if (chain_kb >= 0 && oi == 0) {
+      kbs_[chain_kb]->post_ops += code;
+      continue;
+    }
+    for (auto& kb : kbs_)
+      for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kb->args()))
+        if (a.kind == KernelBuilder::Arg::kOut && a.tensor == it->second) a.post += code;
+  }
 }
 
 Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
@@ -243,6 +304,7 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
       *failed_node = n.index;
       return Status(st.code(), std::string(n.op->name) + " GPU kernel: " + st.message());
     }
+    SnapOutputs(n, g->build ? -1 : int(kbs_.size()) - 1);
     // A later elementwise op may fuse into the kernel that writes this output, but only when a
     // single kernel writes it (fusing into one of several writers would miss the others' part).
     if (n.outputs.size() == 1) {
@@ -302,7 +364,7 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
       }
       src += "#define READ_" + n + "(b, y, x, s) LOAD4(" + n + ", IDX_" + n + "(b, y, x, s))\n";
       src += "#define WRITE_" + n + "(v_w, b_w, y_w, x_w, s_w) do { float4 wr_ = (v_w); int wb_ = (b_w), wy_ = (y_w), wx_ = (x_w), ws_ = (s_w); " +
-             (first_out ? kb.post_ops : std::string()) + pad + "STORE4(" + n + ", IDX_" + n +
+             a.post + (first_out ? kb.post_ops : std::string()) + pad + "STORE4(" + n + ", IDX_" + n +
              "(wb_, wy_, wx_, ws_), wr_); (void)wb_; (void)wy_; (void)wx_; } while (0)\n";
       first_out = false;
     }
@@ -321,7 +383,7 @@ Status Builder::Assemble() {
     k.name = "to_phwc4";
     // Host tensors are FLOAT32, or (for BOOL, quantized and FLOAT16 boundaries) values the device
     // holds as float: bools as 0/1, integers exactly, halves widened.
-    const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor).type);
+    const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
     auto lane = [&](int l) { return bt.Read("base + " + std::to_string(l)); };
     k.source = hdr + "__kernel void main_function(__global const " + bt.cl_type + "* src, __global STORAGE* dst) {\n"
                "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
@@ -366,7 +428,7 @@ Status Builder::Assemble() {
     const BHWC& s = m_->tensors[b.gpu_tensor].shape;
     GpuKernelDesc k;
     k.name = "from_phwc4";
-    const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor).type);
+    const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
     k.source = hdr + "__kernel void main_function(__global const STORAGE* src, __global " + bt.cl_type + "* dst) {\n"
                "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
                "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +

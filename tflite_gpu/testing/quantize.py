@@ -40,7 +40,7 @@ import numpy as np
 from . import quant as Q
 from .builder import BUILTIN_NAMES, ModelBuilder
 
-__all__ = ["MODES", "calibrate", "quantize_model", "activation_params"]
+__all__ = ["MODES", "calibrate", "quantize_model", "activation_params", "dequantized_weights_model"]
 
 MODES = ("int8", "uint8io", "dynamic", "int16x8")
 
@@ -142,10 +142,11 @@ def _symmetric_weights(w: np.ndarray, axis: Optional[int]):
 
 
 class _Quantizer:
-    def __init__(self, mb: ModelBuilder, mode: str, ranges: Dict[int, Tuple[float, float]]):
+    def __init__(self, mb: ModelBuilder, mode: str, ranges: Dict[int, Tuple[float, float]], twin: bool = False):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         self.src, self.mode, self.ranges = mb, mode, ranges
+        self.twin = twin  # dynamic mode: write the dequantized weights as FLOAT32 instead
         self.act = "int16" if mode == "int16x8" else "int8"
         self.act_np = np.int16 if mode == "int16x8" else np.int8
         self.out = ModelBuilder(mb.description + f" [{mode}]")
@@ -212,7 +213,14 @@ class _Quantizer:
         w = _const_array(self.src, op.inputs[wi])
         q, ws = _symmetric_weights(w, axis)
         wq = dict(scale=ws.tolist(), zero_point=[0] * len(ws), quantized_dimension=axis or 0)
-        new_w = self.out.add_tensor(w.shape, np.int8, name=self.name(op.inputs[wi]), data=q, quant=wq)
+        if self.twin:
+            shape = [1] * w.ndim
+            if axis is not None:
+                shape[axis] = -1
+            deq = (q.astype(np.float64) * ws.reshape(shape) if axis is not None else q * ws[0]).astype(np.float32)
+            new_w = self.out.add_tensor(w.shape, np.float32, name=self.name(op.inputs[wi]), data=deq)
+        else:
+            new_w = self.out.add_tensor(w.shape, np.int8, name=self.name(op.inputs[wi]), data=q, quant=wq)
         new_b = -1
         if len(op.inputs) > bi and op.inputs[bi] >= 0:
             b = _const_array(self.src, op.inputs[bi])
@@ -329,7 +337,7 @@ class _Quantizer:
                 ins[wi] = new_w
                 if bi < len(ins):
                     ins[bi] = new_b
-                version = _VERSIONS["dynamic"][name]
+                version = version if self.twin else _VERSIONS["dynamic"][name]
             for i, t in enumerate(op.inputs):
                 if ins[i] is None:
                     ins[i] = self.map[t] if t in self.map else self.map.setdefault(t, self.copy_tensor(t))
@@ -351,6 +359,13 @@ class _Quantizer:
 def _np_type(type_id):
     from .builder import TENSOR_TYPE_TO_NP
     return TENSOR_TYPE_TO_NP.get(type_id, type_id)
+
+
+def dequantized_weights_model(mb: ModelBuilder) -> bytes:
+    """The float model that computes what the GPU delegate computes for the "dynamic" variant of
+    `mb`: the same graph with each int8 weight of that variant replaced by its dequantized
+    FLOAT32 value (q * scale)."""
+    return _Quantizer(mb, "dynamic", {}, twin=True).run()
 
 
 def quantize_model(mb: ModelBuilder, mode: str, ranges: Optional[Dict[int, Tuple[float, float]]] = None,

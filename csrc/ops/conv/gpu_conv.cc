@@ -390,12 +390,12 @@ Status BuildConv2D(GpuBuildContext& ctx) {
   c.IC = g.in_c;
   c.groups = g.groups;
   c.act = o.act;
-  const float* fw = f.as<float>();
+  const float* fw = ctx.const_input(1).data();
   const int fc = g.f_c, kh = g.k_h, kw = g.k_w;
   c.W = [fw, fc, kh, kw](int oc, int ky, int kx, int ic) {
     return fw[((int64_t(oc) * kh + ky) * kw + kx) * fc + ic % fc];
   };
-  c.bias = ctx.has_input(2) ? ctx.cpu_input(2).as<float>() : nullptr;
+  c.bias = ctx.has_input(2) ? ctx.const_input(2).data() : nullptr;
   return EmitConv(ctx, "conv2d", src, dst, c);
 }
 
@@ -437,7 +437,7 @@ Status BuildDepthwise(GpuBuildContext& ctx) {
   const int SH = o.stride_h, SW = o.stride_w, DH = o.dil_h, DW = o.dil_w;
   // Weights [slice][ky][kx] float4, bias [slice] float4.
   std::vector<float> w(size_t(dS) * KH * KW * 4, 0.f);
-  const float* fw = f.as<float>();
+  const float* fw = ctx.const_input(1).data();
   for (int ky = 0; ky < KH; ++ky)
     for (int kx = 0; kx < KW; ++kx)
       for (int oc = 0; oc < OC; ++oc)
@@ -449,7 +449,7 @@ Status BuildDepthwise(GpuBuildContext& ctx) {
   const bool has_bias = ctx.has_input(2);
   if (has_bias) {
     std::vector<float> bias(size_t(dS) * 4, 0.f);
-    const float* bp = ctx.cpu_input(2).as<float>();
+    const float* bp = ctx.const_input(2).data();
     for (int oc = 0; oc < OC; ++oc) bias[oc] = bp[oc];
     kb.AddConstBuffer("bias", std::move(bias));
   }
@@ -578,7 +578,7 @@ Status BuildFullyConnected(GpuBuildContext& ctx) {
   c.OC = units;
   c.IC = src.shape.c;
   c.act = o.act;
-  const float* wp = wt.as<float>();
+  const float* wp = ctx.const_input(1).data();
   if (m == FcMap::kWindow) {
     c.KH = src.shape.h;
     c.KW = src.shape.w;
@@ -590,7 +590,7 @@ Status BuildFullyConnected(GpuBuildContext& ctx) {
     c.remap = m == FcMap::kPerPixelRemap;
     c.W = [wp, input_size](int oc, int, int, int i) { return wp[int64_t(oc) * input_size + i]; };
   }
-  c.bias = ctx.has_input(2) ? ctx.cpu_input(2).as<float>() : nullptr;
+  c.bias = ctx.has_input(2) ? ctx.const_input(2).data() : nullptr;
   return EmitConv(ctx, "fully_connected", src, dst, c);
 }
 
@@ -650,10 +650,10 @@ Status BuildTransposeCommon(GpuBuildContext& ctx, int xi, int wi, int bi) {
   const Tensor& w = ctx.cpu_input(wi);
   TFG_RETURN_IF_ERROR(TransposeGeometry(conv::TransposeConvOptionsOf(ctx.node()), ctx.cpu_input(xi).shape, w.shape,
                                         ctx.cpu_output(0).shape, &c));
-  const float* wp = w.as<float>();
+  const float* wp = ctx.const_input(wi).data();
   const int kh = c.KH, kw = c.KW, ic_n = c.IC;
   c.W = [wp, kh, kw, ic_n](int oc, int ky, int kx, int ic) { return wp[((int64_t(oc) * kh + ky) * kw + kx) * ic_n + ic]; };
-  c.bias = ctx.has_input(bi) ? ctx.cpu_input(bi).as<float>() : nullptr;
+  c.bias = ctx.has_input(bi) ? ctx.const_input(bi).data() : nullptr;
   return EmitConv(ctx, "transpose_conv", ctx.input(xi), ctx.output(0), c);
 }
 
@@ -734,7 +734,7 @@ Status BuildBatchMatMul(GpuBuildContext& ctx) {
     ConvCore c;
     c.OC = p.N;
     c.IC = p.K;
-    const float* rp = rhs.as<float>();
+    const float* rp = ctx.const_input(1).data();
     const int N = p.N, K = p.K;
     if (o.adj_y)
       c.W = [rp, K](int n, int, int, int k) { return rp[int64_t(n) * K + k]; };

@@ -122,65 +122,42 @@ Status CheckLogicalAnd(const GpuCheckContext& c) {
   return c.Rank4OrLess(c.output(0), "output");
 }
 
-// DEQUANTIZE of a non-constant tensor and QUANTIZE: the quantized values cross the partition
-// boundary as bytes and are held as exact floats on the device, so these are snippets. Constant
-// weights never get here (DEQUANTIZE of constants is folded at allocation). Taken only with
-// ENABLE_QUANT / enable_quantization, as in TFLite.
-Status CheckQuantCommon(const GpuCheckContext& c, const Tensor& q) {
-  if (!c.caps().enable_quant)
-    return Unimplemented("quantized tensors need ENABLE_QUANT (enable_quantization) in the delegate options");
-  if (q.type == DType::kFloat16) return OkStatus();
-  if (q.type != DType::kInt8 && q.type != DType::kUInt8)
-    return Unimplemented(std::string("quantized type ") + DTypeName(q.type) +
-                         " is not supported on the GPU (int16 values are not exact in fp16 storage)");
-  if (q.quant.scale.size() != 1) return Unimplemented("per-channel quantized activations are not supported on the GPU");
-  return OkStatus();
-}
-
+// DEQUANTIZE and QUANTIZE with ENABLE_QUANT / enable_quantization (as in TFLite): the device
+// holds quantized tensors as their real values (gpu_op.h), so DEQUANTIZE (int8/uint8/int16, or
+// FLOAT16) passes the value through, and QUANTIZE (from float, or requantizing from another
+// grid) passes it through too: the framework snaps every quantized output to its grid.
+// Constant weights never get here (DEQUANTIZE of constants is folded at allocation).
 Status CheckDequantize(const GpuCheckContext& c) {
   TFG_RETURN_IF_ERROR(c.OutputsFloat32());
   TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.input(0), "input"));
-  return CheckQuantCommon(c, c.input(0));
+  if (!c.caps().enable_quant)
+    return Unimplemented("quantized tensors need ENABLE_QUANT (enable_quantization) in the delegate options");
+  if (c.input(0).type == DType::kFloat16) return OkStatus();
+  return c.InputsFloat32({0});  // quantized, per tensor (the reason names what is not)
 }
 
 Status CheckQuantize(const GpuCheckContext& c) {
-  TFG_RETURN_IF_ERROR(c.InputsFloat32({0}));
   TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.input(0), "input"));
   if (c.output(0).type == DType::kFloat16) return Unimplemented("QUANTIZE to FLOAT16 stays on the CPU");
-  return CheckQuantCommon(c, c.output(0));
-}
-
-Status DequantizeSnippet(GpuBuildContext& ctx, KernelBuilder&, const std::string& v, const std::string&,
-                         std::string* code) {
-  const Tensor& q = ctx.cpu_input(0);
-  if (q.type == DType::kFloat16) {
-    *code = "";
-    return OkStatus();
-  }
-  const float scale = q.quant.scale[0];
-  const float zp = q.quant.zero_point.empty() ? 0.f : float(q.quant.zero_point[0]);
-  *code = v + " = (" + v + " - " + gpu::FloatLiteral(zp) + ") * " + gpu::FloatLiteral(scale) + ";";
+  if (!c.caps().enable_quant)
+    return Unimplemented("quantized tensors need ENABLE_QUANT (enable_quantization) in the delegate options");
+  TFG_RETURN_IF_ERROR(c.InputsFloat32({0}));
+  TFG_RETURN_IF_ERROR(c.OutputsFloat32());  // names per-channel outputs, missing parameters
+  if (!gpu::IsQuantizedActivation(c.output(0)))
+    return Unimplemented(std::string("QUANTIZE output of type ") + DTypeName(c.output(0).type) +
+                         " is not a quantized int8/uint8/int16 tensor");
   return OkStatus();
 }
 
-Status QuantizeSnippet(GpuBuildContext& ctx, KernelBuilder&, const std::string& v, const std::string&,
-                       std::string* code) {
-  const Tensor& q = ctx.cpu_output(0);
-  const float scale = q.quant.scale[0];
-  const float zp = q.quant.zero_point.empty() ? 0.f : float(q.quant.zero_point[0]);
-  float lo = q.type == DType::kInt8 ? -128.f : 0.f;
-  float hi = q.type == DType::kInt8 ? 127.f : 255.f;
-  // TFLite's vectorised QUANTIZE (every element but a tail of < 8): round half to even of
-  // x * (1.0f / scale), with the reciprocal computed in float.
-  *code = v + " = clamp(rint(" + v + " * " + gpu::FloatLiteral(1.0f / scale) + ") + " + gpu::FloatLiteral(zp) + ", " +
-          gpu::FloatLiteral(lo) + ", " + gpu::FloatLiteral(hi) + ");";
+Status PassThroughSnippet(GpuBuildContext&, KernelBuilder&, const std::string&, const std::string&, std::string* code) {
+  *code = "";
   return OkStatus();
 }
 
 }  // namespace
 
-const GpuOpSupport kGpu_DEQUANTIZE = {CheckDequantize, nullptr, DequantizeSnippet, false};
-const GpuOpSupport kGpu_QUANTIZE = {CheckQuantize, nullptr, QuantizeSnippet, false};
+const GpuOpSupport kGpu_DEQUANTIZE = {CheckDequantize, nullptr, PassThroughSnippet, false};
+const GpuOpSupport kGpu_QUANTIZE = {CheckQuantize, nullptr, PassThroughSnippet, false};
 const GpuOpSupport kGpu_ADD = {CheckBinary, nullptr, BinarySnippet<0>, true};
 const GpuOpSupport kGpu_SUB = {CheckBinary, nullptr, BinarySnippet<1>, false};
 const GpuOpSupport kGpu_MUL = {CheckBinary, nullptr, BinarySnippet<2>, true};

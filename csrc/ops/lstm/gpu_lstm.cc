@@ -32,8 +32,14 @@ Status CheckLstm(const GpuCheckContext& c) {
         "place across invokes");
   for (int i = 0; i < 5; ++i)
     if (!c.has_input(i)) return Unimplemented("input " + Str(i) + " is missing");
-  TFG_RETURN_IF_ERROR(c.InputsFloat32({0, 1, 2, 3, 4}));
-  TFG_RETURN_IF_ERROR(c.OutputsFloat32());
+  for (int i = 0; i < 5; ++i)
+    if (c.input(i).type != DType::kFloat32)
+      return Unimplemented("input " + Str(i) + " has type " + DTypeName(c.input(i).type) +
+                           "; the GPU LSTM takes FLOAT32 (a quantized LSTM's gate intermediates have grids of their own "
+                           "that the float GPU kernel does not reproduce, so it stays on the CPU)");
+  for (int i = 0; i < c.num_outputs(); ++i)
+    if (c.output(i).type != DType::kFloat32)
+      return Unimplemented("output " + Str(i) + " has type " + DTypeName(c.output(i).type) + "; the GPU LSTM produces FLOAT32");
   TFG_RETURN_IF_ERROR(c.Constant(2, "weights"));
   TFG_RETURN_IF_ERROR(c.Constant(3, "biases"));
   const Tensor& x = c.input(0);
@@ -66,8 +72,8 @@ Status BuildLstm(GpuBuildContext& ctx) {
   const Tensor& xt = ctx.cpu_input(0);
   const int nb = xt.shape[0], ni = xt.shape[1], nu = ctx.cpu_input(1).shape[1];
   const int sx = (ni + 3) / 4, sh = (nu + 3) / 4, su = sh, total = ni + nu;
-  const float* wt = ctx.cpu_input(2).as<float>();
-  const float* bias = ctx.cpu_input(3).as<float>();
+  const float* wt = ctx.const_input(2).data();
+  const float* bias = ctx.const_input(3).data();
 
   // concat_temp = [input, prev_activation]
   {

@@ -56,8 +56,7 @@ bool ConstInts(const Tensor& t, std::vector<int64_t>* v) {
 
 // ------------------------------------------------------------------------------ checks
 Status DataTensor(const GpuCheckContext& c, const Tensor& t, const std::string& what) {
-  if (t.type != DType::kFloat32)
-    return Unimplemented(what + " has type " + DTypeName(t.type) + "; the GPU kernel moves FLOAT32 data");
+  TFG_RETURN_IF_ERROR(c.RealTensor(t, what));  // FLOAT32, or quantized with ENABLE_QUANT
   TFG_RETURN_IF_ERROR(c.Rank4OrLess(t, what.c_str()));
   if (t.num_elements() <= 0) return Unimplemented(what + " has no elements (zero-sized tensors stay on the CPU)");
   return OkStatus();
@@ -278,8 +277,8 @@ Status CheckPad(const GpuCheckContext& c) {
   if (c.num_inputs() >= 3 && c.has_input(2)) {
     const Tensor& cv = c.input(2);
     TFG_RETURN_IF_ERROR(c.Constant(2, "constant_values"));
-    if (cv.type != DType::kFloat32 || cv.num_elements() != 1 || !cv.data)
-      return Unimplemented("constant_values must be one FLOAT32 value");
+    if (cv.num_elements() != 1 || !cv.data) return Unimplemented("constant_values must be one value");
+    TFG_RETURN_IF_ERROR(c.RealTensor(cv, "constant_values"));
   }
   return OkStatus();
 }
@@ -289,7 +288,7 @@ Status BuildPad(GpuBuildContext& ctx) {
   PadSpec p;
   TFG_RETURN_IF_ERROR(ReadPads(ctx.cpu_input(0), ctx.cpu_input(1), &p));
   float value = 0.f;
-  if (ctx.node().inputs.size() >= 3 && ctx.has_input(2)) value = ctx.cpu_input(2).as<float>()[0];
+  if (ctx.node().inputs.size() >= 3 && ctx.has_input(2)) value = ctx.const_input(2)[0];
   KernelBuilder& kb = ctx.NewKernel("pad");
   kb.AddInput("src", ctx.input(0));
   kb.AddOutput("dst", ctx.output(0));
