@@ -82,6 +82,11 @@ BAD = [
      False),
     ("SPARSE_TO_DENSE", [In([2, 2], I32, value=np.array([[0, 0], [3, 1]], np.int32)), np.array([3, 2], np.int32),
                          In([2]), In([])], [([3, 2], F32)], dict(validate_indices=True), 1, None, True),
+    ("SEGMENT_SUM", [In([3, 2]), In([3], I32, value=np.array([0, 2, 2], np.int32))], [([3, 2], F32)], None, 1, None,
+     True),
+    ("UNSORTED_SEGMENT_SUM", [In([3]), In([3], I32, value=np.array([0, 3, 1], np.int32)), np.array(3, np.int32)],
+     [([3], F32)], None, 1, None, True),
+    ("TOPK_V2", [In([2, 3]), np.array(4, np.int32)], [([2, 4], F32), ([2, 4], I32)], None, 1, None, False),
 ]
 
 

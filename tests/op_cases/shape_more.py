@@ -404,3 +404,96 @@ for dt in EXTRA_TYPES:
     add("SPARSE_TO_DENSE", "type_" + tname(dt), [_ix, np.array([3, 2], np.int32), In([2], dt), In([], dt)],
         [([3, 2], dt)], dict(validate_indices=False), version=3,
         ref=pick(dt, _LITERT_STD, lambda v, d, _ix=_ix: [np_std(_ix, [3, 2], v, d)]))
+
+
+# ================================================================ helpers for the second group
+_LITERT_DIAG = dts(["float32", "int32", "int64", "uint8", "int8"])  # bool: LiteRT writes garbage
+_LITERT_SETDIAG = dts(["float32", "int32", "int64", "uint8", "int8"])  # bool: LiteRT writes garbage
+_LITERT_TOPK = dts(["float32", "uint8", "int8", "int16", "int32", "int64"])
+_LITERT_UNIQUE = dts(["float32", "int32", "int64", "int8", "uint8", "int16"])
+
+
+def np_topk(x, k):
+    idx = np.argsort(-x.astype(np.float64), axis=-1, kind="stable")[..., :k].astype(np.int32)
+    return [np.take_along_axis(x, idx, -1), idx]
+
+
+def np_unique(x, it):
+    y, first, inv = np.unique(x, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return [y[order], rank[inv.ravel()].astype(it)]
+
+# ================================================================ MATRIX_DIAG / MATRIX_SET_DIAG
+def np_diag(x):
+    out = np.zeros(x.shape + x.shape[-1:], x.dtype)
+    n = x.shape[-1]
+    out[..., np.arange(n), np.arange(n)] = x
+    return out
+
+
+def np_set_diag(x, d):
+    y = x.copy()
+    k = min(x.shape[-2:])
+    y[..., np.arange(k), np.arange(k)] = d
+    return y
+
+
+for name, shape in [("1d", [4]), ("2d", [2, 3]), ("3d", [2, 2, 3]), ("empty", [0, 3]), ("n0", [2, 0])]:
+    add("MATRIX_DIAG", name, [In(shape)], [(shape + shape[-1:], F32)])
+for name, shape in [("square", [3, 3]), ("wide", [2, 3, 5]), ("tall", [4, 2]), ("batch", [2, 2, 3, 3])]:
+    k = min(shape[-2:])
+    add("MATRIX_SET_DIAG", name, [In(shape), In(shape[:-2] + [k])], [(shape, F32)])
+for dt in EXTRA_TYPES:
+    add("MATRIX_DIAG", "type_" + tname(dt), [In([2, 3], dt)], [([2, 3, 3], dt)],
+        ref=pick(dt, _LITERT_DIAG, lambda x: [np_diag(x)]))
+    add("MATRIX_SET_DIAG", "type_" + tname(dt), [In([2, 3], dt), In([2], dt)], [([2, 3], dt)],
+        ref=pick(dt, _LITERT_SETDIAG, lambda x, d: [np_set_diag(x, d)]))
+
+# ================================================================ BUCKETIZE
+_bounds = [-1.5, 0.0, 0.0, 2.5, 10.0]
+for dt in (F32, np.float64, I32, I64):
+    add("BUCKETIZE", "type_" + tname(dt), [In([3, 5], dt)], [([3, 5], I32)], dict(boundaries=_bounds))
+add("BUCKETIZE", "exact_boundaries", [In([6], F32, value=np.array([-1.5, 0.0, 2.5, 10.0, -100, 11], np.float32))],
+    [([6], I32)], dict(boundaries=_bounds))
+add("BUCKETIZE", "no_boundaries", [In([4], F32)], [([4], I32)], dict(boundaries=[]))
+add("BUCKETIZE", "empty", [In([0, 2], F32)], [([0, 2], I32)], dict(boundaries=[1.0]))
+
+# ================================================================ SEGMENT_SUM / UNSORTED_SEGMENT_*
+for name, shape, ids in [("rows", [5, 3], [0, 0, 1, 2, 2]), ("1d", [4], [0, 1, 1, 2]), ("single", [3, 2, 2], [0, 0, 0])]:
+    for dt in (F32, I32):
+        add("SEGMENT_SUM", f"{name}_{tname(dt)}", [In(shape, dt), np.array(ids, np.int32)],
+            [([max(ids) + 1] + shape[1:], dt)])
+add("SEGMENT_SUM", "dynamic_ids", [In([4, 2]), In([4], I32, value=np.array([0, 1, 1, 2], np.int32))], [([3, 2], F32)])
+for op in ("UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN"):
+    for name, shape, ids, ns in [("rows", [5, 3], [2, 0, 2, 1, 0], 4), ("2d_ids", [2, 3, 2], [[0, 1, 0], [2, 2, 1]], 3),
+                                 ("negative_id", [4], [1, -1, 0, 1], 2), ("1d", [6], [3, 3, 0, 1, 0, 3], 4)]:
+        ids = np.array(ids, np.int32)
+        for dt in (F32, I32):
+            add(op, f"{name}_{tname(dt)}", [In(shape, dt), ids, np.array(ns, np.int32)],
+                [([ns] + shape[ids.ndim:], dt)])
+    add(op, "dynamic_ids", [In([4, 2]), In([4], I32, value=np.array([1, 0, 1, 2], np.int32)), np.array(3, np.int32)],
+        [([3, 2], F32)])
+
+# ================================================================ TOPK_V2
+for name, shape, k in [("1d", [7], 3), ("2d", [3, 6], 2), ("k_all", [2, 5], 5), ("k0", [2, 4], 0), ("3d", [2, 3, 8], 4)]:
+    add("TOPK_V2", name, [In(shape), np.array(k, np.int32)], [(shape[:-1] + [k], F32), (shape[:-1] + [k], I32)])
+add("TOPK_V2", "ties", [In([2, 6], I32, value=np.array([[3, 1, 3, 3, 0, 1], [5, 5, 5, 5, 5, 5]], np.int32)),
+                        np.array(4, np.int32)], [([2, 4], I32), ([2, 4], I32)])
+add("TOPK_V2", "dynamic_k", [In([3, 5]), In([], I32, value=np.array(2, np.int32))], [([3, 2], F32), ([3, 2], I32)])
+for dt in (F32, U8, I8, I16, I32, I64):
+    add("TOPK_V2", "type_" + tname(dt), [In([3, 6], dt), np.array(3, np.int32)], [([3, 3], dt), ([3, 3], I32)],
+        version=2 if dt in (I8, I16) else 1, ref=pick(dt, _LITERT_TOPK, lambda x: np_topk(x, 3)))
+add("TOPK_V2", "int16_k_and_indices", [In([2, 5]), np.array(2, np.int16)], [([2, 2], F32), ([2, 2], I16)], version=3)
+
+# ================================================================ UNIQUE
+for name, vals in [("ints", [1, 1, 2, 4, 4, 4, 7, 8, 8]), ("all_same", [3, 3, 3]), ("distinct", [5, 4, 3, 2])]:
+    for dt in (F32, I32, I64, I8, U8, I16):
+        for it in (I32, I64):
+            add("UNIQUE", f"{name}_{tname(dt)}_{tname(it)}", [In([len(vals)], dt, value=np.array(vals, dt))],
+                [([len(vals)], dt), ([len(vals)], it)], dict(idx_out_type=tname(it).upper()),
+                ref=pick(dt, _LITERT_UNIQUE, lambda x, it=it: np_unique(x, it)))
+add("UNIQUE", "random_f32", [In([20], F32)], [([20], F32), ([20], I32)], dict(idx_out_type="INT32"))
+add("UNIQUE", "random_small_ints", [In([30], I32, value=np.random.default_rng(3).integers(0, 6, 30).astype(np.int32))],
+    [([30], I32), ([30], I32)], dict(idx_out_type="INT32"))

@@ -669,8 +669,120 @@ Status CheckDensify(const GpuCheckContext&) {
 }
 Status NoBuild(GpuBuildContext&) { return Unimplemented("no GPU kernel"); }
 
+// ------------------------------------------------------------------------------ SPLIT_V
+// Constant size_splits and axis: each output is an offset copy along the axis.
+Status SplitVSpec(const Tensor& in, const Tensor& sizes, const Tensor& axis, int n_out, int* a,
+                  std::vector<int64_t>* sz) {
+  std::vector<int64_t> av;
+  if (!ConstInts(axis, &av) || av.size() != 1) return Unimplemented("axis must be a constant integer on the GPU");
+  if (!ConstInts(sizes, sz) || int(sz->size()) != n_out)
+    return Unimplemented("size_splits must be a constant integer tensor on the GPU");
+  const int rank = int(in.shape.size());
+  const int64_t ax = av[0] < 0 ? av[0] + rank : av[0];
+  *a = gpu::AxisToBHWC(int(ax), rank);
+  if (*a < 0) return Unimplemented("axis out of range");
+  int64_t known = 0, minus = -1;
+  for (size_t i = 0; i < sz->size(); ++i) {
+    if ((*sz)[i] == -1) minus = int64_t(i);
+    else known += (*sz)[i];
+  }
+  if (minus >= 0) (*sz)[size_t(minus)] = in.shape[size_t(ax)] - known;
+  return OkStatus();
+}
+
+Status CheckSplitV(const GpuCheckContext& c) {
+  TFG_RETURN_IF_ERROR(CheckData(c, {0}));
+  TFG_RETURN_IF_ERROR(c.Constant(1, "size_splits"));
+  TFG_RETURN_IF_ERROR(c.Constant(2, "axis"));
+  int a;
+  std::vector<int64_t> sz;
+  return SplitVSpec(c.input(0), c.input(1), c.input(2), c.num_outputs(), &a, &sz);
+}
+
+Status BuildSplitV(GpuBuildContext& ctx) {
+  int a;
+  std::vector<int64_t> sz;
+  const int n = int(ctx.node().outputs.size());
+  TFG_RETURN_IF_ERROR(SplitVSpec(ctx.cpu_input(0), ctx.cpu_input(1), ctx.cpu_input(2), n, &a, &sz));
+  int64_t off = 0;
+  for (int k = 0; k < n; ++k) {
+    const BHWC o = Shape(ctx.cpu_output(k));
+    KernelBuilder& kb = ctx.NewKernel("split_v");
+    kb.AddInput("src", ctx.input(0));
+    kb.AddOutput("dst", ctx.output(k));
+    AxisMap m = Identity();
+    m[a].off = off;
+    AffineKernel(ctx, kb, o, m);
+    off += sz[size_t(k)];
+  }
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------------------ TILE
+// Constant multiples: output (b, y, x, c) reads input (b % B, y % H, x % W, c % C); whole slices
+// when the input channels are a multiple of 4 (or the channel axis is not tiled).
+Status CheckTile(const GpuCheckContext& c) {
+  TFG_RETURN_IF_ERROR(CheckData(c, {0}));
+  TFG_RETURN_IF_ERROR(c.Constant(1, "multiples"));
+  std::vector<int64_t> m;
+  if (!ConstInts(c.input(1), &m)) return Unimplemented("multiples must be a constant integer tensor on the GPU");
+  if (c.input(0).shape.empty()) return Unimplemented("scalar input");
+  return OkStatus();
+}
+
+Status BuildTile(GpuBuildContext& ctx) {
+  const BHWC in = Shape(ctx.cpu_input(0)), o = Shape(ctx.cpu_output(0));
+  KernelBuilder& kb = ctx.NewKernel("tile");
+  kb.AddInput("src", ctx.input(0));
+  kb.AddOutput("dst", ctx.output(0));
+  const std::string bhw = "b % src_B, y % src_H, x % src_W, ";
+  if (in.c == o.c || in.c % 4 == 0) {
+    SliceKernel(kb, o, "v = READ_src(" + bhw + "s % src_S);");
+  } else {
+    AddScalarLoad(ctx, kb, "src");
+    LaneKernel(kb, o, "e = LD_src(" + bhw + "c % src_C);");
+  }
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------------------ ONE_HOT
+// Constant indices, depth, on and off values, axis -1 (the depth is the channel axis): the
+// indices are baked into the kernel as an exact float buffer (one per output pixel).
+Status CheckOneHot(const GpuCheckContext& c) {
+  TFG_RETURN_IF_ERROR(CheckData(c, {}));
+  for (int i = 0; i < 4; ++i)
+    TFG_RETURN_IF_ERROR(c.Constant(i, i == 0 ? "indices" : i == 1 ? "depth" : i == 2 ? "on_value" : "off_value"));
+  const int rank = int(c.input(0).shape.size());
+  const int axis = shape_ops::OneHotAxisOf(c.node());
+  if (axis != -1 && axis != rank) return Unimplemented("only the last axis (the channel axis on the GPU)");
+  std::vector<int64_t> v;
+  if (!ConstInts(c.input(0), &v)) return Unimplemented("indices must be a constant integer tensor");
+  for (int64_t x : v)
+    if (x < -(int64_t(1) << 24) || x > (int64_t(1) << 24)) return Unimplemented("indices beyond 2^24 are not exact in float");
+  if (c.input(2).type != DType::kFloat32 || c.input(3).type != DType::kFloat32)
+    return Unimplemented("on/off values must be FLOAT32");
+  return OkStatus();
+}
+
+Status BuildOneHot(GpuBuildContext& ctx) {
+  const BHWC o = Shape(ctx.cpu_output(0));
+  std::vector<int64_t> v;
+  ConstInts(ctx.cpu_input(0), &v);
+  std::vector<float> idx(v.begin(), v.end());
+  const float on = ctx.cpu_input(2).as<float>()[0], off = ctx.cpu_input(3).as<float>()[0];
+  KernelBuilder& kb = ctx.NewKernel("one_hot");
+  kb.AddConstBuffer("ids", idx, /*exact=*/true);
+  kb.AddOutput("dst", ctx.output(0));
+  LaneKernel(kb, o, "int id_ = (int)ids[(b * dst_H + y) * dst_W + x];\ne = (id_ == c) ? " + FloatLit(on) + " : " +
+                        FloatLit(off) + ";");
+  return OkStatus();
+}
+
 }  // namespace
 
+const GpuOpSupport kGpu_SPLIT_V = {CheckSplitV, BuildSplitV, nullptr, false};
+const GpuOpSupport kGpu_TILE = {CheckTile, BuildTile, nullptr, false};
+const GpuOpSupport kGpu_ONE_HOT = {CheckOneHot, BuildOneHot, nullptr, false};
 const GpuOpSupport kGpu_CONCATENATION = {CheckConcat, BuildConcat, nullptr, false};
 const GpuOpSupport kGpu_RESHAPE = {CheckReshape, BuildReshape, nullptr, false};
 const GpuOpSupport kGpu_PAD = {CheckPad, BuildPad, nullptr, false};
