@@ -101,3 +101,43 @@ def test_specific_messages():
     data[0:4] = (len(data) + 100).to_bytes(4, "little")
     with pytest.raises(ValueError, match="out of bounds"):
         tflite_gpu.Interpreter(model_content=bytes(data))
+
+
+# ---- long-lived fuzzing (issue 12): many mutants in ONE worker process, state carried between
+# files; byte and field-aware flatbuffer mutations (tests/fuzzlib.py); CPU and GPU delegate.
+# CI runs TFLITE_GPU_FUZZ_CI_MUTANTS (default 1500); the big run is `python tests/fuzzlib.py
+# --mutants 100000` (or TFLITE_GPU_FUZZ_MUTANTS=... with TFLITE_GPU_TEST_FULL=1 here).
+def test_long_lived_fuzzing(tmp_path):
+    import os
+    import fuzzlib
+    full = os.environ.get("TFLITE_GPU_TEST_FULL") == "1"
+    n = int(os.environ.get("TFLITE_GPU_FUZZ_MUTANTS" if full else "TFLITE_GPU_FUZZ_CI_MUTANTS",
+                           "100000" if full else "1500"))
+    r = fuzzlib.supervise(n, str(tmp_path / "fuzz"), seed=os.environ.get("TFLITE_GPU_FUZZ_SEED", "ci"),
+                          gpu_share=0.05, hang_s=120)
+    print("long-lived fuzzing:", r["stats"])
+    assert r["stats"]["mutants"] == n
+    assert not r["kept"], f"crashing/hanging mutants (copy them to tests/fuzz_corpus): {r['kept']}"
+    assert not r["findings"], r["findings"]
+
+
+def test_regression_corpus():
+    """Every file of tests/fuzz_corpus (a mutant that once crashed, hung or raised an undocumented
+    error type) is handled with documented errors only, CPU and GPU, in one child process."""
+    import os
+    import fuzzlib
+    from misuse_util import run_child
+    files = sorted(f for f in os.listdir(fuzzlib.CORPUS_DIR) if f.endswith(".tflite"))
+    assert files, "tests/fuzz_corpus is empty"
+    out = run_child(f"""
+import os, fuzzlib, tflite_gpu
+from gpu_util import _probe
+dlg = tflite_gpu.GpuDelegate() if _probe()[0] else None
+for f in {files!r}:
+    data = open(os.path.join(fuzzlib.CORPUS_DIR, f), "rb").read()
+    for d in (None, dlg):
+        print(f, "gpu" if d else "cpu", fuzzlib.run_one(data, d), flush=True)
+""", timeout=600)
+    print(out)
+    assert sum(1 for line in out.splitlines() if line.endswith(("ran", "rejected_load", "rejected_allocate",
+                                                                "rejected_delegate", "rejected_invoke"))) >= len(files)

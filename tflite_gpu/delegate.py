@@ -91,6 +91,7 @@ class GpuDelegateOptions:
     enable_profiling: bool = False
 
     def __post_init__(self):
+        self._validate()
         if self.allow_precision_loss is not _UNSET:
             self.is_precision_loss_allowed = bool(self.allow_precision_loss)
         if self.enable_quantization is not _UNSET:
@@ -107,6 +108,70 @@ class GpuDelegateOptions:
             raise ValueError(f"GpuDelegateOptions: {e}") from None
         if not isinstance(self.max_delegated_partitions, int) or self.max_delegated_partitions < 1:
             raise ValueError("GpuDelegateOptions: max_delegated_partitions must be an int >= 1")
+
+    def _validate(self) -> None:
+        """Every field's type and range, with an error naming the field (values reach C fields of
+        fixed width: an unchecked one would be cut, wrapped or refused by the binding unclearly)."""
+        def integral(name, lo, hi):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, enum.Enum)) or not hasattr(v, "__index__"):
+                raise TypeError(f"GpuDelegateOptions.{name}: expected an int, got {type(v).__name__} ({v!r})")
+            if not lo <= int(v) <= hi:
+                raise ValueError(f"GpuDelegateOptions.{name}: {int(v)} is out of range [{lo}, {hi}]")
+
+        def flag(name):
+            v = getattr(self, name)
+            if not isinstance(v, (bool, int)) or (not isinstance(v, bool) and int(v) not in (0, 1)):
+                raise TypeError(f"GpuDelegateOptions.{name}: expected a bool, got {type(v).__name__} ({v!r})")
+
+        def text(name, value):
+            if value is None:
+                return None
+            if isinstance(value, os.PathLike):
+                value = os.fspath(value)
+            if isinstance(value, bytes):
+                try:
+                    value = value.decode()
+                except UnicodeDecodeError:
+                    raise ValueError(f"GpuDelegateOptions.{name}: bytes that are not UTF-8") from None
+            if not isinstance(value, str):
+                raise TypeError(f"GpuDelegateOptions.{name}: expected a str, got {type(value).__name__} ({value!r})")
+            if "\x00" in value:
+                raise ValueError(f"GpuDelegateOptions.{name}: contains a NUL character ({value!r})")
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"GpuDelegateOptions.{name}: not encodable as UTF-8 ({value!r})") from None
+            return value
+
+        flag("is_precision_loss_allowed")
+        flag("enable_profiling")
+        for name in ("inference_preference", "inference_priority1", "inference_priority2", "inference_priority3",
+                     "wait_type"):
+            integral(name, -2**31, 2**31 - 1)
+        integral("max_delegated_partitions", 1, 2**31 - 1)
+        integral("experimental_flags", 0, int(max(ExperimentalFlags)) * 2 - 1)
+        self.serialization_dir = text("serialization_dir", self.serialization_dir)
+        self.model_token = text("model_token", self.model_token)
+        if self.op_filter is not None:
+            if isinstance(self.op_filter, (str, bytes)) or not hasattr(self.op_filter, "__iter__"):
+                raise TypeError("GpuDelegateOptions.op_filter: expected a list of op names, got "
+                                f"{type(self.op_filter).__name__} ({self.op_filter!r})")
+            self.op_filter = [text("op_filter", x) for x in self.op_filter]
+            if any("," in x for x in self.op_filter):
+                raise ValueError(f"GpuDelegateOptions.op_filter: op names cannot contain ',' ({self.op_filter!r})")
+        dev = self.device
+        if isinstance(dev, bool):
+            raise TypeError("GpuDelegateOptions.device: expected None, an index, a name, or a pyopencl "
+                            "Context/CommandQueue, got bool")
+        if isinstance(dev, int) and not 0 <= dev < 2**31:
+            raise ValueError(f"GpuDelegateOptions.device: index {dev} is out of range")
+        if isinstance(dev, (str, bytes, os.PathLike)):
+            self.device = text("device", dev)
+        elif dev is not None and not isinstance(dev, int) and not hasattr(dev, "int_ptr") \
+                and not hasattr(getattr(dev, "context", None), "int_ptr"):
+            raise ValueError(f"GpuDelegateOptions.device: expected None, an index, a name, or a pyopencl "
+                             f"Context/CommandQueue, got {type(dev).__name__}")
 
     def _to_core(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {
@@ -152,6 +217,11 @@ class GpuDelegate:
             options = GpuDelegateOptions(**kwargs)
         elif kwargs:
             raise ValueError("pass either a GpuDelegateOptions or keyword options, not both")
+        elif not isinstance(options, GpuDelegateOptions):
+            hint = f"; for a device write GpuDelegate(device={options!r})" if isinstance(options, (str, int)) else ""
+            raise TypeError(f"GpuDelegate(options): expected a GpuDelegateOptions, got {type(options).__name__}{hint}")
+        else:
+            options._validate()  # fields may have been assigned after construction
         self.options = options
         self._shared = options.device if (options.device is not None and not isinstance(options.device, (int, str))) else None
         self._core = _core.GpuDelegate(options._to_core())

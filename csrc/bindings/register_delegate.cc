@@ -1,5 +1,8 @@
 // Binding of the GPU delegate (TfLiteGpuDelegateV2Create & co), device listing and the log
 // sink that forwards delegate messages to Python's `tflite_gpu` logger.
+#include <climits>
+#include <memory>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -10,6 +13,7 @@
 
 namespace tflite_gpu {
 void GpuDelegateMarkDeleted(TfLiteDelegate* d);
+bool GpuDelegateCacheState(TfLiteDelegate* d, std::string* dir, std::string* refused, int counts[6]);
 }
 
 namespace tflite_gpu::bindings {
@@ -99,9 +103,28 @@ void RegisterDelegate(py::module_& m) {
 
   py::class_<PyGpuDelegate>(m, "GpuDelegate")
       .def(py::init([](py::dict o) {
-        auto* p = new PyGpuDelegate;
+        auto p = std::make_unique<PyGpuDelegate>();  // freed if an option is refused
         p->opts = TfLiteGpuDelegateOptionsV2Default();
-        auto geti = [&](const char* k, int32_t* dst) { if (o.contains(k)) *dst = o[k].cast<int32_t>(); };
+        // Every value is checked here too (the C API has fixed-width fields): a wrong type or an
+        // out-of-range int is a TypeError/ValueError naming the option, never a cast error or a
+        // silently cut value.
+        auto cast_error = [](const char* k, py::handle v, const char* want) {
+          return py::type_error(std::string("GpuDelegate option '") + k + "': expected " + want + ", got " +
+                                std::string(py::str(py::type::of(v).attr("__name__"))));
+        };
+        auto get_int = [&](const char* k, int64_t lo, int64_t hi) -> int64_t {
+          py::object v = o[k];
+          if (!py::isinstance<py::int_>(v)) throw cast_error(k, v, "an int");
+          int overflow = 0;
+          long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+          if (overflow || x < lo || x > hi)
+            throw py::value_error(std::string("GpuDelegate option '") + k + "': " + std::string(py::str(v)) +
+                                  " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+          return x;
+        };
+        auto geti = [&](const char* k, int32_t* dst) {
+          if (o.contains(k)) *dst = int32_t(get_int(k, INT32_MIN, INT32_MAX));
+        };
         geti("is_precision_loss_allowed", &p->opts.is_precision_loss_allowed);
         geti("inference_preference", &p->opts.inference_preference);
         geti("inference_priority1", &p->opts.inference_priority1);
@@ -110,10 +133,13 @@ void RegisterDelegate(py::module_& m) {
         geti("max_delegated_partitions", &p->opts.max_delegated_partitions);
         geti("wait_type", &p->opts.wait_type);
         geti("enable_profiling", &p->opts.enable_profiling);
-        if (o.contains("experimental_flags")) p->opts.experimental_flags = o["experimental_flags"].cast<int64_t>();
+        if (o.contains("experimental_flags")) p->opts.experimental_flags = get_int("experimental_flags", 0, INT32_MAX);
         auto gets = [&](const char* k, std::string* dst, const char** field) {
           if (o.contains(k) && !o[k].is_none()) {
+            if (!py::isinstance<py::str>(o[k])) throw cast_error(k, o[k], "a str");
             *dst = o[k].cast<std::string>();
+            if (dst->find('\0') != std::string::npos)
+              throw py::value_error(std::string("GpuDelegate option '") + k + "': contains a NUL character");
             *field = dst->c_str();
           }
         };
@@ -122,12 +148,12 @@ void RegisterDelegate(py::module_& m) {
         gets("serialization_dir", &p->serialization_dir, &p->opts.serialization_dir);
         gets("model_token", &p->model_token, &p->opts.model_token);
         if (o.contains("cl_context") && !o["cl_context"].is_none()) {
-          p->opts.cl_context = reinterpret_cast<void*>(o["cl_context"].cast<uintptr_t>());
+          p->opts.cl_context = reinterpret_cast<void*>(uintptr_t(get_int("cl_context", 1, INT64_MAX)));
           if (o.contains("cl_queue") && !o["cl_queue"].is_none())
-            p->opts.cl_queue = reinterpret_cast<void*>(o["cl_queue"].cast<uintptr_t>());
+            p->opts.cl_queue = reinterpret_cast<void*>(uintptr_t(get_int("cl_queue", 1, INT64_MAX)));
         }
         p->delegate.reset(TfLiteGpuDelegateV2Create(&p->opts), [](TfLiteDelegate* d) { TfLiteGpuDelegateV2Delete(d); });
-        return p;
+        return p.release();
       }))
       .def("init", [](PyGpuDelegate& d) {
         d.CheckOpen();
@@ -142,6 +168,18 @@ void RegisterDelegate(py::module_& m) {
       .def("close", [](PyGpuDelegate& d) {
         if (d.delegate) GpuDelegateMarkDeleted(d.delegate.get());
         d.closed = true;
+      })
+      .def("cache_info", [](PyGpuDelegate& d) {
+        std::string dir, refused;
+        int c[6] = {0, 0, 0, 0, 0, 0};
+        py::dict out;
+        if (!d.delegate || !GpuDelegateCacheState(d.delegate.get(), &dir, &refused, c)) return out;
+        out["dir"] = dir;
+        out["refused"] = refused;
+        const char* names[6] = {"memory_hits", "disk_hits", "source_builds", "disk_writes", "disk_rejects",
+                                "disk_write_errors"};
+        for (int i = 0; i < 6; ++i) out[names[i]] = c[i];
+        return out;
       })
       .def_property_readonly("closed", [](PyGpuDelegate& d) { return d.closed; });
 

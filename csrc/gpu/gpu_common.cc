@@ -45,8 +45,27 @@ int AxisToBHWC(int axis, int rank) {
   }
 }
 
-const Tensor& GpuCheckContext::input(int i) const { return sg_.tensor(node_.inputs[i]); }
-const Tensor& GpuCheckContext::output(int i) const { return sg_.tensor(node_.outputs[i]); }
+// An absent (-1) or out-of-range position reads as an empty placeholder (shape [0]), which no GPU
+// check accepts: the node stays on the CPU, whose prepare already vetted its optional inputs.
+static const Tensor& AbsentTensor() {
+  static const Tensor t = [] {
+    Tensor x;
+    x.name = "<absent>";
+    x.shape = {0};
+    return x;
+  }();
+  return t;
+}
+const Tensor& GpuCheckContext::input(int i) const {
+  if (i < 0 || i >= int(node_.inputs.size()) || node_.inputs[i] < 0 || size_t(node_.inputs[i]) >= sg_.tensors_size())
+    return AbsentTensor();
+  return sg_.tensor(node_.inputs[i]);
+}
+const Tensor& GpuCheckContext::output(int i) const {
+  if (i < 0 || i >= int(node_.outputs.size()) || node_.outputs[i] < 0 || size_t(node_.outputs[i]) >= sg_.tensors_size())
+    return AbsentTensor();
+  return sg_.tensor(node_.outputs[i]);
+}
 
 namespace {
 

@@ -377,6 +377,21 @@ void GpuDelegateMarkDeleted(TfLiteDelegate* d) {
   if (auto* g = dynamic_cast<gpu::GpuDelegate*>(d)) g->MarkDeleted();
 }
 
+// The program cache's state, for the Python binding and tests: {dir in use ("" = memory only),
+// why a configured dir was refused, memory hits, disk hits, source builds, disk writes, disk
+// rejects, disk write errors}.
+bool GpuDelegateCacheState(TfLiteDelegate* d, std::string* dir, std::string* refused, int counts[6]) {
+  auto* g = dynamic_cast<gpu::GpuDelegate*>(d);
+  if (!g || !g->cache()) return false;
+  const cl::ProgramCache& c = *g->cache();
+  *dir = c.disk_dir();
+  *refused = c.refused_reason();
+  const cl::ProgramCacheStats& s = c.stats();
+  int v[6] = {s.memory_hits, s.disk_hits, s.source_builds, s.disk_writes, s.disk_rejects, s.disk_write_errors};
+  for (int i = 0; i < 6; ++i) counts[i] = v[i];
+  return true;
+}
+
 }  // namespace tflite_gpu
 
 TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default() {

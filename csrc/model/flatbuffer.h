@@ -144,7 +144,28 @@ class Table {
     uint64_t t = Deref(id, what);
     if (!t) return std::string();
     Vec v = MakeVec(r_, t, 1, what);
-    return std::string(reinterpret_cast<const char*>(v.raw()), v.size());
+    return CheckedUtf8(v.raw(), v.size(), what);
+  }
+  // FlatBuffers strings are UTF-8: a name that is not fails the load here, naming the field,
+  // instead of surfacing later as a UnicodeDecodeError (or a garbled error message) in Python.
+  static std::string CheckedUtf8(const uint8_t* p, size_t n, const char* what) {
+    size_t i = 0;
+    while (i < n) {
+      uint8_t c = p[i];
+      size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+      bool ok = len != 0 && i + len <= n;
+      uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+      for (size_t k = 1; ok && k < len; ++k) {
+        ok = (p[i + k] & 0xC0) == 0x80;
+        cp = (cp << 6) | (p[i + k] & 0x3F);
+      }
+      // no overlong forms, no surrogates, nothing past U+10FFFF (what Python's decoder accepts)
+      if (ok) ok = !(len == 2 && cp < 0x80) && !(len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) &&
+                   !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF));
+      if (!ok) throw FbError(std::string(what) + " is not valid UTF-8 (bad byte at offset " + std::to_string(i) + ")");
+      i += len;
+    }
+    return std::string(reinterpret_cast<const char*>(p), n);
   }
   static Vec MakeVec(const Reader* r, uint64_t t, uint32_t elem, const char* what) {
     uint32_t len = r->Read<uint32_t>(t, what);
@@ -170,7 +191,7 @@ inline std::string Vec::GetString(uint32_t i, const char* what) const {
   uint64_t p = start_ + uint64_t(i) * 4;
   uint32_t rel = r_->Read<uint32_t>(p, what);
   Vec s = Table::MakeVec(r_, p + rel, 1, what);
-  return std::string(reinterpret_cast<const char*>(s.raw()), s.size());
+  return Table::CheckedUtf8(s.raw(), s.size(), what);
 }
 
 }  // namespace tflite_gpu::fb

@@ -1,5 +1,6 @@
 #include "model/model_reader.h"
 
+#include <climits>
 #include <limits>
 
 namespace tflite_gpu {
@@ -76,6 +77,9 @@ void ReadTensor(const Table& t, size_t num_buffers, TensorDef* d, const std::str
     d->quant.max = q.Vector(F::kMax, 4, "quant max").ToVector<float>();
     d->quant.scale = q.Vector(F::kScale, 4, "quant scale").ToVector<float>();
     d->quant.zero_point = q.Vector(F::kZeroPoint, 8, "quant zero_point").ToVector<int64_t>();
+    for (int64_t zp : d->quant.zero_point)  // every kernel (and TFLite's API) holds zero points as int32
+      if (zp < INT32_MIN || zp > INT32_MAX)
+        throw FbError(Ctx(where, "quantization zero_point " + std::to_string(zp) + " is outside the int32 range"));
     d->quant.quantized_dimension = q.Scalar<int32_t>(F::kQDim, 0);
     if (!d->quant.scale.empty()) {
       if (!d->quant.zero_point.empty() && d->quant.zero_point.size() != d->quant.scale.size())

@@ -1,16 +1,56 @@
+#include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include "ops/op_registry.h"
 #include "runtime/subgraph.h"
 
 namespace tflite_gpu {
 
-Tensor& OpContext::input(int i) { return sg_->tensor(node_->inputs[i]); }
-Tensor& OpContext::output(int i) { return sg_->tensor(node_->outputs[i]); }
+Tensor& OpContext::input(int i) {
+  if (i >= 0 && i < num_inputs()) {
+    int t = node_->inputs[i];
+    if (i < 64) asked_ |= uint64_t(1) << i;
+    if (t >= 0 && size_t(t) < sg_->tensors_size()) return sg_->tensor(t);
+  }
+  return Missing(i, true);
+}
+Tensor& OpContext::output(int i) {
+  if (i >= 0 && i < num_outputs()) {
+    int t = node_->outputs[i];
+    if (t >= 0 && size_t(t) < sg_->tensors_size()) return sg_->tensor(t);
+  }
+  return Missing(i, false);
+}
+
+Tensor& OpContext::Missing(int i, bool is_input) {
+  // One placeholder per thread, reset on every use (a kernel may have written to the last one).
+  static thread_local Tensor placeholder;
+  placeholder = Tensor();
+  placeholder.name = "<absent>";
+  placeholder.shape = {0};
+  placeholder.shape_signature = {0};
+  int& slot = is_input ? missing_input_ : missing_output_;
+  if (slot < 0) slot = i < 0 ? INT32_MAX : i;
+  return placeholder;
+}
+
+uint64_t OpContext::UnacknowledgedAbsentInputs() const {
+  uint64_t out = 0;
+  for (int i = 0; i < num_inputs() && i < 64; ++i)
+    if (node_->inputs[i] < 0 && !(asked_ & (uint64_t(1) << i))) out |= uint64_t(1) << i;
+  return out;
+}
 
 Status OpContext::SetOutputShape(int i, const Dims& shape) {
+  if (i < 0 || i >= num_outputs() || node_->outputs[i] < 0) {
+    Missing(i, false);
+    return Error("output " + std::to_string(i) + " does not exist (the node has " + std::to_string(num_outputs()) +
+                 " outputs)");
+  }
   return sg_->SetTensorShape(node_->outputs[i], shape);
 }
+
 Status OpContext::SetOutputType(int i, DType t) {
   Tensor& o = output(i);
   if (DTypeSize(t) == 0) return Error(std::string("unsupported output type ") + DTypeName(t));

@@ -65,10 +65,24 @@ class OpContext {
   ThreadPool* pool() { return pool_; }
   int num_inputs() const { return int(node_->inputs.size()); }
   int num_outputs() const { return int(node_->outputs.size()); }
-  bool has_input(int i) const { return i < num_inputs() && node_->inputs[i] >= 0; }
+  // Inputs a model marks absent (tensor index -1, TFLite's optional-input marker). An op declares
+  // an input optional by asking has_input(i) / optional_input(i) in prepare; the interpreter
+  // (Subgraph::PrepareNode) refuses the node when an absent input was not asked about, or was
+  // read through input(i): input(i)/output(i) on an absent or out-of-range position never touch
+  // memory, they return an empty placeholder tensor (shape [0], no data) and record the misuse,
+  // which turns into an error naming the op, node and input position. No per-op code needed.
+  bool has_input(int i) const {
+    if (i >= 0 && i < 64) asked_ |= uint64_t(1) << i;
+    return i >= 0 && i < num_inputs() && node_->inputs[i] >= 0;
+  }
   Tensor& input(int i);
   Tensor* optional_input(int i) { return has_input(i) ? &input(i) : nullptr; }
   Tensor& output(int i);
+  // Set by input()/output() on a position the node does not have (-1 when none).
+  int missing_input() const { return missing_input_; }
+  int missing_output() const { return missing_output_; }
+  // Absent (-1) inputs that prepare neither asked about nor read (bit i: input i).
+  uint64_t UnacknowledgedAbsentInputs() const;
   // Sets an output's type and shape. At prepare time an arena output is placed later; a dynamic
   // output (shape depends on data not known at prepare) is (re)allocated immediately.
   Status SetOutputShape(int i, const Dims& shape);
@@ -84,9 +98,12 @@ class OpContext {
   Status CheckType(const Tensor& t, DType expect, const char* what) const;
 
  private:
+  Tensor& Missing(int i, bool is_input);
   Subgraph* sg_;
   Node* node_;
   ThreadPool* pool_;
+  mutable uint64_t asked_ = 0;  // inputs prepare looked at (has_input/optional_input/input)
+  int missing_input_ = -1, missing_output_ = -1;
 };
 
 using ParseFn = Status (*)(const OptionsView& opts, Node& node);

@@ -109,7 +109,40 @@ Status Subgraph::Build(const ModelDef& model, int index) {
       if (tensors_[t].is_const)
         return InvalidArgument(NodeName(n) + ": output tensor " + std::to_string(t) + " is a constant");
   }
+  TFG_RETURN_IF_ERROR(CheckDataflow());
   for (int i = 0; i < int(nodes_.size()); ++i) plan_.push_back(Step{i, nullptr});
+  return OkStatus();
+}
+
+// The execution plan runs nodes in file order and sizes each tensor from the shape its producer
+// gives it. That is only sound when every tensor has at most one writer, graph inputs have none,
+// and no node reads a tensor that a later node writes (a reader prepared with the file's shape
+// would then run against storage sized for another shape). Hostile files break each of these.
+Status Subgraph::CheckDataflow() const {
+  constexpr int kNone = -1, kGraphInput = -2;
+  std::vector<int> writer(tensors_.size(), kNone);
+  for (int t : inputs_) writer[size_t(t)] = kGraphInput;
+  auto tname = [&](int t) { return "tensor " + std::to_string(t) + " ('" + tensors_[size_t(t)].name + "')"; };
+  for (const Node& n : nodes_) {
+    for (int t : n.outputs) {
+      int w = writer[size_t(t)];
+      if (w == kGraphInput)
+        return InvalidArgument(NodeName(n) + ": output " + tname(t) + " is a graph input; graph inputs are written by the caller only");
+      if (w != kNone)
+        return InvalidArgument(NodeName(n) + ": output " + tname(t) + " is already written by node " + std::to_string(w) +
+                               "; every tensor has at most one producer");
+      writer[size_t(t)] = n.index;
+    }
+  }
+  for (const Node& n : nodes_) {
+    for (int t : n.inputs) {
+      if (t < 0 || tensors_[size_t(t)].is_variable) continue;
+      int w = writer[size_t(t)];
+      if (w >= n.index)
+        return InvalidArgument(NodeName(n) + ": input " + tname(t) + " is produced by node " + std::to_string(w) +
+                               (w == n.index ? " itself (a cycle)" : ", which runs later (the operators are not in execution order)"));
+    }
+  }
   return OkStatus();
 }
 
@@ -179,13 +212,37 @@ Status Subgraph::PrepareNode(Node& node, bool* outputs_dynamic) {
     if (t >= 0 && tensors_[t].type == DType::kString)
       return Unimplemented(NodeName(node) + ": string tensors are not supported");
   }
-  if (node.op->impl->prepare) {
-    Status st = node.op->impl->prepare(ctx);
-    if (!st.ok()) return Status(st.code(), NodeName(node) + ": " + st.message());
-  }
+  Status st = node.op->impl->prepare ? node.op->impl->prepare(ctx) : OkStatus();
+  // An absent input the op read explains whatever prepare said about the placeholder; an absent
+  // input it never asked about is refused once prepare is otherwise happy.
+  if (!st.ok() && ctx.missing_input() < 0 && ctx.missing_output() < 0)
+    return Status(st.code(), NodeName(node) + ": " + st.message());
+  TFG_RETURN_IF_ERROR(CheckNodeIndexUse(node, ctx));
   *outputs_dynamic = false;
   for (int t : node.outputs)
     if (tensors_[t].alloc == Allocation::kDynamic) *outputs_dynamic = true;
+  return OkStatus();
+}
+
+Status Subgraph::CheckNodeIndexUse(const Node& node, const OpContext& ctx) const {
+  auto pos = [](int i) { return i == INT32_MAX ? std::string("(negative position)") : std::to_string(i); };
+  if (ctx.missing_input() >= 0) {
+    int i = ctx.missing_input();
+    bool absent = i != INT32_MAX && i < int(node.inputs.size());
+    return InvalidArgument(NodeName(node) + ": input " + pos(i) +
+                           (absent ? " is required by the op but the model marks it absent (tensor index -1)"
+                                   : " is required by the op but the node has only " + std::to_string(node.inputs.size()) +
+                                         " inputs"));
+  }
+  if (ctx.missing_output() >= 0)
+    return InvalidArgument(NodeName(node) + ": output " + pos(ctx.missing_output()) +
+                           " is required by the op but the node has only " + std::to_string(node.outputs.size()) + " outputs");
+  if (uint64_t bad = ctx.UnacknowledgedAbsentInputs()) {
+    int i = 0;
+    while (!(bad & (uint64_t(1) << i))) ++i;
+    return InvalidArgument(NodeName(node) + ": input " + std::to_string(i) +
+                           " is absent (tensor index -1) but it is not an optional input of this op");
+  }
   return OkStatus();
 }
 
@@ -194,6 +251,7 @@ Status Subgraph::EvalNode(Node& node) {
   EvalFn fn = (use_reference_ && node.op->impl->eval_ref) ? node.op->impl->eval_ref : node.op->impl->eval;
   if (!fn) return Internal(NodeName(node) + ": no kernel");
   Status st = fn(ctx);
+  if (ctx.missing_input() >= 0 || ctx.missing_output() >= 0) TFG_RETURN_IF_ERROR(CheckNodeIndexUse(node, ctx));
   if (!st.ok()) return Status(st.code(), NodeName(node) + ": " + st.message());
   return OkStatus();
 }

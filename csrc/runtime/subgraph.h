@@ -97,7 +97,10 @@ class Subgraph {
   };
   Status PrepareNode(Node& node, bool* outputs_dynamic);
   Status EvalNode(Node& node);
+  // Absent (-1) or out-of-range inputs/outputs an op used or did not declare optional.
+  Status CheckNodeIndexUse(const Node& node, const OpContext& ctx) const;
   Status PlanMemory();
+  Status CheckDataflow() const;  // one producer per tensor, none for graph inputs, producers first
   void ResetPlan();
 
   std::string name_;

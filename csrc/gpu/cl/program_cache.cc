@@ -1,16 +1,20 @@
 // program_cache.cc: see program_cache.h for the key and the file format.
 #include "gpu/cl/program_cache.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <random>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <new>
+
+#include "tflite_gpu/gpu_delegate.h"  // Log
 
 namespace tflite_gpu {
 namespace cl {
@@ -62,11 +66,31 @@ class Reader {
   size_t pos_ = 0;
 };
 
+// Any problem (not a regular file, not ours, unreadable, absurdly large, a read error) is a miss.
+constexpr off_t kMaxCacheFileBytes = off_t(1) << 30;
+
 bool ReadWholeFile(const std::string& path, std::string* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  return !f.bad();
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st;
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+            !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_size >= 0 && st.st_size <= kMaxCacheFileBytes;
+  if (ok) {
+    try {
+      out->resize(size_t(st.st_size));
+    } catch (const std::bad_alloc&) {
+      ok = false;
+    }
+  }
+  size_t got = 0;
+  while (ok && got < out->size()) {
+    ssize_t n = read(fd, &(*out)[got], out->size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ok = false;  // error, or the file shrank under us
+    else got += size_t(n);
+  }
+  close(fd);
+  return ok;
 }
 
 bool MakeDirs(const std::string& dir) {
@@ -75,13 +99,34 @@ bool MakeDirs(const std::string& dir) {
   for (size_t i = 0; i <= dir.size(); ++i) {
     if (i == dir.size() || dir[i] == '/') {
       partial = dir.substr(0, i);
-      if (!partial.empty() && mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
+      if (!partial.empty() && mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) return false;
     }
   }
   struct stat st;
   return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// The trust rule (as ssh's for ~/.ssh): a cache directory is used only when it is a directory
+// owned by the effective user and not writable by group or others, since anyone who can write
+// there could plant a compiled kernel that we would load and run. "" = trusted.
+std::string UntrustedReason(const std::string& dir) {
+  struct stat st;
+  if (lstat(dir.c_str(), &st) != 0) return std::string("cannot stat it: ") + std::strerror(errno);
+  if (S_ISLNK(st.st_mode)) {
+    if (stat(dir.c_str(), &st) != 0) return "it is a dangling symbolic link";
+  }
+  if (!S_ISDIR(st.st_mode)) return "it is not a directory";
+  if (st.st_uid != geteuid())
+    return "it is owned by uid " + std::to_string(st.st_uid) + ", not by the current user (uid " +
+           std::to_string(geteuid()) + ")";
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", unsigned(st.st_mode & 07777));
+    return std::string("it is writable by ") + ((st.st_mode & S_IWOTH) ? "others" : "its group") + " (mode " + mode +
+           "); chmod go-w it";
+  }
+  return "";
+}
 // The file image: header, key material, binary, trailing checksum.
 std::string EncodeFile(const std::string& material, const std::vector<uint8_t>& binary) {
   std::string s(kMagic, sizeof(kMagic));
@@ -113,16 +158,31 @@ bool DecodeFile(const std::string& image, const std::string& material, std::vect
   return true;
 }
 
+// Writes a 0600 file "<path>.tmp.<pid>.<random>" (O_EXCL: never through a planted link), then
+// renames it over `path`: readers see no file or a whole one.
 bool WriteAtomically(const std::string& path, const std::string& image) {
   static std::atomic<unsigned> counter{0};
-  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return false;
-  bool ok = std::fwrite(image.data(), 1, image.size(), f) == image.size();
-  ok = std::fflush(f) == 0 && ok;
-  ok = std::fclose(f) == 0 && ok;
+  static const uint64_t salt = [] {
+    std::random_device rd;
+    return (uint64_t(rd()) << 32) ^ rd() ^ uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  }();
+  char suffix[64];
+  std::snprintf(suffix, sizeof(suffix), ".tmp.%ld.%016llx", long(getpid()),
+                static_cast<unsigned long long>(salt ^ (uint64_t(counter++) * 0x9e3779b97f4a7c15ull)));
+  std::string tmp = path + suffix;
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return false;
+  bool ok = true;
+  size_t put = 0;
+  while (ok && put < image.size()) {
+    ssize_t n = write(fd, image.data() + put, image.size() - put);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ok = false;
+    else put += size_t(n);
+  }
+  ok = close(fd) == 0 && ok;
   if (ok) ok = std::rename(tmp.c_str(), path.c_str()) == 0;
-  if (!ok) std::remove(tmp.c_str());
+  if (!ok) unlink(tmp.c_str());
   return ok;
 }
 
@@ -130,7 +190,16 @@ bool WriteAtomically(const std::string& path, const std::string& image) {
 
 ProgramCache::ProgramCache(const Context* ctx, std::string disk_dir) : ctx_(ctx), disk_dir_(std::move(disk_dir)) {
   while (disk_dir_.size() > 1 && disk_dir_.back() == '/') disk_dir_.pop_back();
-  if (!disk_dir_.empty() && !MakeDirs(disk_dir_)) disk_dir_.clear();  // unusable dir: memory only
+  if (disk_dir_.empty()) return;
+  std::string why;
+  if (!MakeDirs(disk_dir_)) why = std::string("it cannot be created: ") + std::strerror(errno);
+  else why = UntrustedReason(disk_dir_);
+  if (!why.empty()) {
+    refused_reason_ = "program cache directory '" + disk_dir_ + "' is not used (" + why +
+                      "); compiled programs are kept in memory only";
+    Log(1, "WARNING: " + refused_reason_);
+    disk_dir_.clear();
+  }
 }
 
 std::string ProgramCache::DefaultCacheDir() {

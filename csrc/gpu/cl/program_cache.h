@@ -20,12 +20,17 @@
 //   "TFGCLBIN" | u32 format version | u32 field count | per field: u64 length, bytes |
 //   u64 binary length | binary bytes | u64 FNV-1a checksum of everything before it.
 // (Integers little-endian as written by the host; x86-64 and AArch64 agree.)
-// Writes go to "<digest>.clbin.tmp.<pid>.<n>" in the same directory, are flushed and closed,
-// then rename()d over the final name: rename within one filesystem is atomic, so concurrent
-// processes see either no file or a complete one, never a torn write.
-// A missing, short, corrupt (bad magic/checksum/version), mismatching (key material differs)
-// or driver-rejected file is ignored and the program is rebuilt from source and rewritten:
-// the cache can never make a build fail. Disk errors on write are only counted.
+// Writes go to "<digest>.clbin.tmp.<pid>.<random>" in the same directory (created O_EXCL,
+// mode 0600), are closed, then rename()d over the final name: rename within one filesystem is
+// atomic, so concurrent processes see either no file or a complete one, never a torn write.
+// Created directories are 0700.
+// Trust rule: the directory is used only if it is owned by the effective user and not writable
+// by group or others (anyone who can write there could plant a binary with a valid checksum,
+// which we would load and run). Otherwise a warning is logged and the cache stays in memory.
+// A file that is missing, not a regular file (a directory, a fifo, a link), not owned by us,
+// unreadable, short, corrupt (bad magic/checksum/version), mismatching (key material differs)
+// or driver-rejected is a miss: the program is rebuilt from source and rewritten. The cache can
+// never make a build fail. Disk errors on write are only counted.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -66,7 +71,8 @@ class ProgramCache {
   std::string DiskPath(const std::string& digest) const;
 
   const ProgramCacheStats& stats() const { return stats_; }
-  const std::string& disk_dir() const { return disk_dir_; }
+  const std::string& disk_dir() const { return disk_dir_; }  // "" when memory only
+  const std::string& refused_reason() const { return refused_reason_; }  // why a given dir is unused
   void ClearMemory();
 
   static std::string DefaultCacheDir();
@@ -77,6 +83,7 @@ class ProgramCache {
 
   const Context* ctx_;
   std::string disk_dir_;
+  std::string refused_reason_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const Program>> memory_;
   ProgramCacheStats stats_;

@@ -1,0 +1,486 @@
+"""Long-lived model fuzzing (issue 12).
+
+A worker process runs many mutants one after another in ONE interpreter process (state carries
+from file to file: allocator, thread pool, the GPU delegate and its program cache), writing each
+mutant to `<out>/current.tflite` before it runs it. A supervisor reads the worker's progress; when
+the worker dies by a signal or stops making progress (hang), the supervisor keeps the mutant that
+did it as `crash-*.tflite` / `hang-*.tflite`, and starts a new worker where the old one stopped.
+
+Mutators: byte flips / sets, truncations, splices, and field-aware mutations of the flatbuffer via
+the schema's object API (ai_edge_litert.schema_py_generated): tensor / buffer / opcode indices,
+-1 (the optional-input marker) and out-of-range values, shapes and shape signatures, tensor types,
+quantization vectors (lengths, zero/NaN/inf scales, zero points, quantized dimension), builtin
+option integers (including the subgraph indices of control-flow ops), subgraph inputs/outputs,
+signature maps, opcode codes/versions, buffer truncation, cycles, invalid UTF-8 names.
+
+Run standalone for the big run:  python tests/fuzzlib.py --mutants 100000 --gpu-share 0.2 --out DIR
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import queue
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from typing import Callable, Dict, List, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS_DIR = os.path.join(HERE, "fuzz_corpus")
+PROGRESS = "@@FUZZ "
+ALLOWED = (ValueError, RuntimeError)  # the documented error types; anything else is a finding
+
+
+# ---------------------------------------------------------------- seed models
+def seed_models(cache_dir: Optional[str] = None) -> Dict[str, bytes]:
+    """Small models covering the op families, float and quantized, CPU and GPU paths."""
+    import numpy as np
+    from tflite_gpu.testing import zoo
+    from tflite_gpu.testing.builder import ModelBuilder
+
+    if cache_dir:
+        os.makedirs(cache_dir, exist_ok=True)
+        idx = os.path.join(cache_dir, "index.json")
+        if os.path.exists(idx):
+            names = json.load(open(idx))
+            return {n: open(os.path.join(cache_dir, n + ".tflite"), "rb").read() for n in names}
+    out: Dict[str, bytes] = {}
+    b = ModelBuilder()
+    x = b.add_input([1, 5, 5, 3])
+    w = b.add_const(np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32))
+    bias = b.add_const(np.zeros(4, np.float32))
+    y = b.add_tensor([1, 5, 5, 4])
+    z = b.add_tensor([1, 25, 4])
+    s = b.add_const(np.array([1, 25, 4], np.int32))
+    b.add_op("CONV_2D", [x, w, bias], [y], options=dict(padding="SAME", stride_w=1, stride_h=1,
+                                                        fused_activation_function="RELU"))
+    b.add_op("RESHAPE", [y, s], [z])
+    b.mark_output(z)
+    b.add_signature("s", {"x": x}, {"z": z})
+    out["conv_reshape"] = b.build()
+    out["conv_reshape_large"] = b.build(large_buffers=True)
+    makers: Dict[str, Callable[[], bytes]] = {
+        "encoder_decoder16": lambda: zoo.encoder_decoder(seed=1, input_size=16),
+        "lstm": lambda: zoo.lstm_model(time_steps=3, input_size=4, num_units=8),
+        "basic_lstm": lambda: zoo.basic_lstm_model(input_size=4, num_units=8),
+        "mobilenet_v2_32": lambda: zoo.mobilenet_v2(input_size=32, alpha=0.35, num_classes=10),
+        "mobilenet_v3_small_32": lambda: zoo.mobilenet_v3_small(input_size=32, alpha=0.75, num_classes=10),
+        "mobilenet_v1_32_fp16": lambda: zoo.mobilenet_v1(input_size=32, alpha=0.25, num_classes=10,
+                                                         weights_dtype="float16"),
+        "mobilenet_v1_32_int8": lambda: zoo.quantized(zoo.mobilenet_v1, "int8", input_size=32, alpha=0.25,
+                                                      num_classes=10),
+        "mobilenet_v2_32_uint8io": lambda: zoo.quantized(zoo.mobilenet_v2, "uint8io", input_size=32, alpha=0.35,
+                                                         num_classes=10),
+        "mobilenet_v1_32_dynamic": lambda: zoo.quantized(zoo.mobilenet_v1, "dynamic", input_size=32, alpha=0.25,
+                                                         num_classes=10),
+    }
+    for name, fn in makers.items():
+        try:
+            out[name] = fn()
+        except Exception as e:  # a zoo signature changed: fuzz the others, say so
+            print(f"fuzz: seed model {name} unavailable ({type(e).__name__}: {e})", file=sys.stderr)
+    if cache_dir:
+        for n, d in out.items():
+            open(os.path.join(cache_dir, n + ".tflite"), "wb").write(d)
+        json.dump(sorted(out), open(os.path.join(cache_dir, "index.json"), "w"))
+    return out
+
+
+# ---------------------------------------------------------------- mutators
+def _interesting_int(rng: random.Random, n: int) -> int:
+    return rng.choice([-1, -1, -2, 0, 1, n - 1, n, n + 1, n + 7, rng.randrange(max(1, n)), 2**31 - 1, -2**31,
+                       65535, 1 << 20])
+
+
+def _interesting_dim(rng: random.Random) -> int:
+    return rng.choice([0, -1, 1, 2, 3, 7, 64, 1 << 16, 1 << 24, 2**31 - 1, -2, rng.randrange(1, 33)])
+
+
+def _u32(v: int) -> int:
+    return v & 0xFFFFFFFF
+
+
+def field_mutate(data: bytes, rng: random.Random) -> Optional[bytes]:
+    try:
+        return _field_mutate(data, rng)
+    except Exception:  # a mutation the object API cannot express: the caller falls back to bytes
+        return None
+
+
+def _field_mutate(data: bytes, rng: random.Random) -> Optional[bytes]:
+    import flatbuffers
+    import numpy as np
+    from ai_edge_litert import schema_py_generated as S
+
+    try:
+        m = S.ModelT.InitFromPackedBuf(data, 0)
+    except Exception:
+        return None
+    if not m.subgraphs:
+        return None
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        sg = rng.choice(m.subgraphs)
+        tensors = sg.tensors or []
+        ops = sg.operators or []
+        nt = len(tensors)
+        kind = rng.randrange(16)
+        if kind in (0, 1) and ops:  # operator input / output index (incl. the -1 optional marker)
+            op = rng.choice(ops)
+            vec = op.inputs if kind == 0 else op.outputs
+            if vec is not None and len(vec):
+                vec = np.array(vec, np.int64)
+                vec[rng.randrange(len(vec))] = rng.choice([-1, -1, -1, _interesting_int(rng, nt), rng.randrange(max(1, nt))])
+                vec = np.clip(vec, -2**31, 2**31 - 1).astype(np.int32)
+                if kind == 0:
+                    op.inputs = vec
+                else:
+                    op.outputs = vec
+            elif kind == 0:
+                op.inputs = np.array([-1] * rng.randrange(1, 4), np.int32)
+        elif kind == 2 and ops:  # add / drop operator inputs
+            op = rng.choice(ops)
+            v = list(op.inputs if op.inputs is not None else [])
+            if v and rng.random() < 0.5:
+                v.pop(rng.randrange(len(v)))
+            else:
+                v.insert(rng.randrange(len(v) + 1), rng.choice([-1, rng.randrange(max(1, nt))]))
+            op.inputs = np.array(v, np.int32)
+        elif kind == 3 and ops:  # opcode index
+            op = rng.choice(ops)
+            op.opcodeIndex = _u32(_interesting_int(rng, len(m.operatorCodes or [])))
+        elif kind == 4 and tensors:  # buffer index
+            t = rng.choice(tensors)
+            t.buffer = _u32(_interesting_int(rng, len(m.buffers or [])))
+        elif kind == 5 and tensors:  # shape
+            t = rng.choice(tensors)
+            shp = list(t.shape if t.shape is not None else [])
+            r = rng.random()
+            if shp and r < 0.6:
+                shp[rng.randrange(len(shp))] = _interesting_dim(rng)
+            elif shp and r < 0.8:
+                shp.pop(rng.randrange(len(shp)))
+            else:
+                shp.insert(rng.randrange(len(shp) + 1), _interesting_dim(rng))
+            t.shape = np.array(shp, np.int32)
+        elif kind == 6 and tensors:  # shape signature
+            t = rng.choice(tensors)
+            shp = list(t.shapeSignature if t.shapeSignature is not None else (t.shape if t.shape is not None else []))
+            if shp:
+                shp[rng.randrange(len(shp))] = rng.choice([-1, 0, _interesting_dim(rng)])
+            t.shapeSignature = np.array(shp, np.int32)
+        elif kind == 7 and tensors:  # tensor type
+            rng.choice(tensors).type = rng.randrange(0, 20)
+        elif kind == 8 and tensors:  # quantization vectors
+            t = rng.choice(tensors)
+            q = t.quantization or S.QuantizationParametersT()
+            what = rng.randrange(5)
+            if what == 0:
+                q.scale = np.array([rng.choice([0.0, -1.0, float("nan"), float("inf"), 1e-30, 1e30, 0.5])]
+                                   * rng.randrange(0, 5), np.float32)
+            elif what == 1:
+                q.zeroPoint = np.array([rng.choice([0, -129, 128, 255, 2**40, -2**40])] * rng.randrange(0, 5), np.int64)
+            elif what == 2:
+                q.quantizedDimension = rng.choice([-1, 0, 1, 3, 4, 7, 2**31 - 1])
+            elif what == 3:
+                n = rng.randrange(0, 9)
+                q.scale = np.full(n, 0.1, np.float32)
+                q.zeroPoint = np.zeros(rng.choice([n, n + 1, max(0, n - 1)]), np.int64)
+            else:
+                q.min = np.array([rng.uniform(-10, 0)], np.float32)
+                q.max = np.array([rng.uniform(-10, 10)], np.float32)
+            t.quantization = q
+        elif kind == 9 and ops:  # builtin option integers (subgraph indices of IF/WHILE/CALL_ONCE too)
+            op = rng.choice(ops)
+            o = op.builtinOptions
+            if o is not None:
+                fields = [k for k, v in vars(o).items() if isinstance(v, (int, bool, float)) or k.endswith("subgraphIndex")]
+                if fields:
+                    k = rng.choice(fields)
+                    v = getattr(o, k)
+                    if isinstance(v, float):
+                        setattr(o, k, rng.choice([0.0, -1.0, float("nan"), float("inf"), 1e30]))
+                    elif isinstance(v, bool):
+                        setattr(o, k, not v)
+                    else:
+                        setattr(o, k, rng.choice([-1, 0, 1, 2, 3, 5, 6, 100, 127, -128, len(m.subgraphs), len(m.subgraphs) + 1]))
+            elif rng.random() < 0.5:
+                op.builtinOptionsType = rng.randrange(1, 130)  # options of another op's type: absent table
+        elif kind == 10:  # subgraph inputs / outputs
+            lst = list(sg.inputs if sg.inputs is not None else []) if rng.random() < 0.5 else None
+            if lst is not None:
+                if lst:
+                    lst[rng.randrange(len(lst))] = _interesting_int(rng, nt)
+                else:
+                    lst.append(_interesting_int(rng, nt))
+                sg.inputs = np.clip(np.array(lst, np.int64), -2**31, 2**31 - 1).astype(np.int32)
+            else:
+                lst = list(sg.outputs if sg.outputs is not None else [])
+                if lst:
+                    lst[rng.randrange(len(lst))] = rng.choice([-1, rng.randrange(max(1, nt)), nt])
+                sg.outputs = np.array(lst, np.int32)
+        elif kind == 11 and m.signatureDefs:  # signature maps
+            sd = rng.choice(m.signatureDefs)
+            if rng.random() < 0.4:
+                sd.subgraphIndex = _u32(_interesting_int(rng, len(m.subgraphs)))
+            else:
+                tms = (sd.inputs or []) + (sd.outputs or [])
+                if tms:
+                    rng.choice(tms).tensorIndex = _u32(_interesting_int(rng, nt))
+        elif kind == 12 and m.operatorCodes:  # opcode codes and versions
+            oc = rng.choice(m.operatorCodes)
+            r = rng.random()
+            if r < 0.4:
+                oc.builtinCode = rng.randrange(0, 210)
+                oc.deprecatedBuiltinCode = min(127, oc.builtinCode)
+            elif r < 0.7:
+                oc.version = rng.choice([0, -1, 1, 2, 3, 7, 100])
+            else:
+                oc.builtinCode = 32
+                oc.customCode = rng.choice([b"", b"\xff\xfe", b"TFLite_Detection_PostProcess", b"x" * 300])
+        elif kind == 13 and m.buffers:  # truncate or grow a buffer
+            bufs = [b for b in m.buffers if b.data is not None and len(b.data)]
+            if bufs:
+                b = rng.choice(bufs)
+                b.data = b.data[:rng.randrange(len(b.data))] if rng.random() < 0.7 else \
+                    np.concatenate([b.data, np.zeros(rng.randrange(1, 64), np.uint8)])
+        elif kind == 14 and ops:  # cycles / shared outputs
+            op = rng.choice(ops)
+            other = rng.choice(ops)
+            if op.inputs is not None and len(op.inputs) and op.outputs is not None and len(op.outputs):
+                op.inputs, op.outputs = np.array(op.inputs, np.int32), np.array(op.outputs, np.int32)
+                if rng.random() < 0.5:
+                    op.inputs[rng.randrange(len(op.inputs))] = op.outputs[0]
+                elif other.outputs is not None and len(other.outputs):
+                    op.outputs[0] = other.outputs[0]
+        elif kind == 15 and tensors:  # names: invalid UTF-8, huge
+            t = rng.choice(tensors)
+            t.name = rng.choice([b"\xff\xfe\xfd", b"\xc3", b"a\x00b", b"n" * 5000])
+    try:
+        bld = flatbuffers.Builder(max(1024, len(data)))
+        bld.Finish(m.Pack(bld), file_identifier=b"TFL3")
+        return bytes(bld.Output())
+    except Exception:
+        return None
+
+
+def byte_mutate(data: bytes, rng: random.Random) -> bytes:
+    d = bytearray(data)
+    kind = rng.randrange(4)
+    if kind == 0:  # flips
+        for _ in range(rng.randrange(1, 9)):
+            d[rng.randrange(len(d))] ^= 1 << rng.randrange(8)
+    elif kind == 1:  # byte sets with interesting values
+        for _ in range(rng.randrange(1, 9)):
+            i = rng.randrange(len(d))
+            d[i] = rng.choice([0, 0xFF, 0x7F, 0x80, 1, rng.randrange(256)])
+    elif kind == 2:  # truncation
+        d = d[:rng.randrange(len(d))]
+    else:  # an int32 set somewhere (offsets, counts, indices)
+        i = rng.randrange(max(1, len(d) - 4)) & ~3
+        d[i:i + 4] = rng.choice([0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0, 1, len(d), rng.randrange(1 << 32)]).to_bytes(4, "little")
+    return bytes(d)
+
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    r = rng.random()
+    if r < 0.55:
+        m = field_mutate(data, rng)
+        if m is not None:
+            if rng.random() < 0.1:
+                m = byte_mutate(m, rng)
+            return m
+    return byte_mutate(data, rng)
+
+
+# ---------------------------------------------------------------- running one mutant
+def run_one(data: bytes, delegate=None) -> str:
+    """Loads, allocates, fills inputs, invokes and reads outputs. Returns the outcome; raises on an
+    exception of a type the API does not document (a finding)."""
+    import numpy as np
+    import tflite_gpu
+
+    try:
+        it = tflite_gpu.Interpreter(model_content=data, num_threads=2)
+    except ALLOWED as e:
+        assert str(e), "empty error message"
+        return "rejected_load"
+    if delegate is not None:
+        try:
+            it.modify_graph_with_delegate(delegate)
+        except ALLOWED as e:
+            assert str(e)
+            return "rejected_delegate"
+    try:
+        it.allocate_tensors()
+    except ALLOWED as e:
+        assert str(e)
+        return "rejected_allocate"
+    try:
+        for d in it.get_input_details():
+            if d["dtype"] in (np.float32, np.int32, np.uint8, np.int8, np.int64, np.float16, np.bool_, np.int16):
+                it.set_tensor(d["index"], np.ones(d["shape"], d["dtype"]))
+        it.invoke()
+        for d in it.get_output_details():
+            it.get_tensor(d["index"])
+        for d in it.get_tensor_details():  # every name and quantization vector decodes
+            pass
+        sigs = it.get_signature_list()
+        for k in sigs:
+            it.get_signature_runner(k).get_input_details()
+    except ALLOWED as e:
+        assert str(e)
+        return "rejected_invoke"
+    return "ran"
+
+
+def worker_main(args) -> None:
+    """One long-lived process: mutants start..start+count-1 of the deterministic stream `seed`."""
+    import tflite_gpu
+
+    models = seed_models(args.models)
+    names = sorted(models)
+    dlg = None
+    if args.gpu_share > 0:
+        try:
+            dlg = tflite_gpu.GpuDelegate()
+        except RuntimeError as e:
+            print(f"{PROGRESS}nogpu {e}", flush=True)
+    cur = os.path.join(args.out, "current.tflite")
+    for i in range(args.start, args.start + args.count):
+        rng = random.Random(f"{args.seed}:{i}")
+        name = names[rng.randrange(len(names))]
+        data = models[name]
+        for _ in range(rng.choice([1, 1, 2, 3])):
+            data = mutate(data, rng)
+        gpu = dlg is not None and rng.random() < args.gpu_share
+        with open(cur, "wb") as f:
+            f.write(data)
+        print(f"{PROGRESS}start {i} {name} {'gpu' if gpu else 'cpu'}", flush=True)
+        try:
+            outcome = run_one(data, dlg if gpu else None)
+        except Exception as e:  # an undocumented exception type or an empty message
+            outcome = "finding"
+            keep = os.path.join(args.out, f"finding-{hashlib.sha1(data).hexdigest()[:12]}.tflite")
+            with open(keep, "wb") as f:
+                f.write(data)
+            print(f"{PROGRESS}finding {i} {type(e).__name__}: {str(e)[:300]!r} -> {keep}", flush=True)
+        print(f"{PROGRESS}done {i} {outcome}", flush=True)
+
+
+def supervise(mutants: int, out: str, seed: str = "0", gpu_share: float = 0.2, hang_s: float = 60.0,
+              nice: int = 0, env: Optional[dict] = None, log=print, worker_chunk: int = 0) -> dict:
+    """Runs `mutants` mutants in long-lived workers; returns counts and the kept crashing files.
+    worker_chunk > 0 restarts the worker after that many mutants (0: one worker for all)."""
+    os.makedirs(out, exist_ok=True)
+    models_dir = os.path.join(out, "seed_models")
+    seed_models(models_dir)  # build once, shared by every worker
+    stats: Dict[str, int] = {}
+    findings: List[str] = []
+    kept: List[str] = []
+    i = 0
+    t0 = time.time()
+    e = dict(os.environ)
+    e["PYTHONPATH"] = HERE + os.pathsep + e.get("PYTHONPATH", "")
+    if env:
+        e.update(env)
+    while i < mutants:
+        count = mutants - i if worker_chunk <= 0 else min(worker_chunk, mutants - i)
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--start", str(i), "--count", str(count),
+               "--seed", seed, "--gpu-share", str(gpu_share), "--out", out, "--models", models_dir]
+        if nice:
+            cmd = ["nice", "-n", str(nice)] + cmd
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+        q: "queue.Queue[Optional[str]]" = queue.Queue()
+        err_tail: List[str] = []
+
+        def pump_out():
+            for line in p.stdout:
+                q.put(line)
+            q.put(None)
+
+        def pump_err():
+            for line in p.stderr:
+                err_tail.append(line)
+                del err_tail[:-200]
+
+        threading.Thread(target=pump_out, daemon=True).start()
+        threading.Thread(target=pump_err, daemon=True).start()
+        current = None
+        last = time.time()
+        hung = False
+        while True:
+            try:
+                line = q.get(timeout=1.0)
+            except queue.Empty:
+                if current is not None and time.time() - last > hang_s:
+                    hung = True
+                    p.kill()
+                    break
+                continue
+            if line is None:
+                break
+            if not line.startswith(PROGRESS):
+                continue
+            last = time.time()
+            parts = line[len(PROGRESS):].split()
+            if parts[0] == "start":
+                current = (int(parts[1]), parts[2], parts[3])
+            elif parts[0] == "done":
+                stats[parts[2]] = stats.get(parts[2], 0) + 1
+                i = int(parts[1]) + 1
+                current = None
+                if i % 1000 == 0:
+                    log(f"fuzz: {i} mutants, {time.time() - t0:.0f} s, {stats}")
+            elif parts[0] == "finding":
+                findings.append(line.strip())
+                log(f"fuzz: {line.strip()}")
+        p.wait()
+        if current is not None:  # died or hung inside a mutant
+            what = "hang" if hung else f"crash(rc={p.returncode})"
+            src = os.path.join(out, "current.tflite")
+            dst = os.path.join(out, f"{what.split('(')[0]}-{_digest(src)}.tflite")
+            shutil.copy(src, dst)
+            kept.append(dst)
+            stats[what.split("(")[0]] = stats.get(what.split("(")[0], 0) + 1
+            log(f"fuzz: {what} at mutant {current} -> {dst}\n" + "".join(err_tail[-30:]))
+            i = current[0] + 1
+        elif p.returncode != 0:
+            raise RuntimeError(f"fuzz worker failed outside a mutant (rc={p.returncode}):\n" + "".join(err_tail[-40:]))
+    stats["mutants"] = i
+    stats["seconds"] = int(time.time() - t0)
+    return {"stats": stats, "kept": kept, "findings": findings}
+
+
+def _digest(path: str) -> str:
+    return hashlib.sha1(open(path, "rb").read()).hexdigest()[:12]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mutants", type=int, default=int(os.environ.get("TFLITE_GPU_FUZZ_MUTANTS", "100000")))
+    ap.add_argument("--gpu-share", type=float, default=0.2)
+    ap.add_argument("--seed", default=os.environ.get("TFLITE_GPU_FUZZ_SEED", "big"))
+    ap.add_argument("--out", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "tflite_gpu_fuzz"))
+    ap.add_argument("--hang-s", type=float, default=120.0)
+    ap.add_argument("--nice", type=int, default=0)
+    ap.add_argument("--worker", action="store_true")
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--count", type=int, default=0)
+    ap.add_argument("--models", default=None)
+    args = ap.parse_args(argv)
+    if args.worker:
+        worker_main(args)
+        return 0
+    r = supervise(args.mutants, args.out, seed=args.seed, gpu_share=args.gpu_share, hang_s=args.hang_s,
+                  nice=args.nice, log=lambda s: print(s, flush=True))
+    print(json.dumps(r, indent=1), flush=True)
+    return 1 if (r["kept"] or r["findings"]) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
