@@ -1,7 +1,7 @@
-// ARG_MAX, TFLite semantics: the axis tensor (int32 or int64, one element) may be negative;
+// ARG_MAX and ARG_MIN, TFLite semantics: the axis tensor (int32 or int64, one element) may be negative;
 // the output drops that dimension and has type output_type (INT32 or INT64; the option is
 // required, as in TFLite); ties give the first index (strict '>' comparison, so NaN is never
-// picked unless it is first). Inputs: FLOAT32, INT32, UINT8, INT8, BOOL. A non-constant axis
+// picked unless it is first; ARG_MIN likewise with a strict '<'). Inputs: FLOAT32, INT32, UINT8, INT8, BOOL. A non-constant axis
 // makes the output dynamic.
 #include <vector>
 
@@ -14,13 +14,19 @@ namespace tflite_gpu {
 namespace {
 
 constexpr uint8_t kArgMaxOptions = 40;
+constexpr uint8_t kArgMinOptions = 57;
+
+// Strict comparison: v beats the best so far (ties keep the first index).
+template <bool kMin, typename T>
+inline bool Beats(T v, T best) { return kMin ? v < best : v > best; }
 
 struct ArgMaxParams {
   int output_type = 0;
 };
 
+template <bool kMin>
 Status ParseArgMax(const OptionsView& opts, Node& node) {
-  fb::Table t = pooling::OptionsTable(opts, kArgMaxOptions);
+  fb::Table t = pooling::OptionsTable(opts, kMin ? kArgMinOptions : kArgMaxOptions);
   auto p = std::make_shared<ArgMaxParams>();
   p->output_type = t.Scalar<int8_t>(0, 0);
   node.params = p;
@@ -40,7 +46,7 @@ Status ReadAxis(OpContext& ctx, int* axis) {
     Dims o;
     for (int i = 0; i < rank; ++i)
       if (i != a) o.push_back(in.shape[i]);
-    if (NumElements(o) > 0) return ctx.Error("cannot take the arg max over an empty axis");
+    if (NumElements(o) > 0) return ctx.Error("cannot take the arg max/min over an empty axis");
   }
   *axis = int(a);
   return OkStatus();
@@ -85,7 +91,7 @@ Status PrepareArgMax(OpContext& ctx) {
   return OkStatus();
 }
 
-template <typename T, typename I>
+template <bool kMin, typename T, typename I>
 void ArgMaxKernel(ThreadPool* pool, const T* x, I* y, int64_t outer, int64_t n, int64_t inner, bool ref) {
   if (ref) {
     for (int64_t o = 0; o < outer; ++o)
@@ -94,7 +100,7 @@ void ArgMaxKernel(ThreadPool* pool, const T* x, I* y, int64_t outer, int64_t n, 
         I idx = 0;
         for (int64_t a = 1; a < n; ++a) {
           T v = x[(o * n + a) * inner + i];
-          if (v > best) { best = v; idx = I(a); }
+          if (Beats<kMin>(v, best)) { best = v; idx = I(a); }
         }
         y[o * inner + i] = idx;
       }
@@ -107,7 +113,7 @@ void ArgMaxKernel(ThreadPool* pool, const T* x, I* y, int64_t outer, int64_t n, 
         T best = row[0];
         int64_t idx = 0;
         for (int64_t a = 1; a < n; ++a)
-          if (row[a] > best) { best = row[a]; idx = a; }
+          if (Beats<kMin>(row[a], best)) { best = row[a]; idx = a; }
         y[o] = I(idx);
       }
     }, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n)));
@@ -123,23 +129,23 @@ void ArgMaxKernel(ThreadPool* pool, const T* x, I* y, int64_t outer, int64_t n, 
       for (int64_t a = 1; a < n; ++a) {
         const T* row = base + a * inner;
         for (int64_t i = 0; i < inner; ++i)
-          if (row[i] > best[i]) { best[i] = row[i]; out[i] = I(a); }
+          if (Beats<kMin>(row[i], best[i])) { best[i] = row[i]; out[i] = I(a); }
       }
     }
   }, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n * inner)));
 }
 
-template <typename T>
+template <bool kMin, typename T>
 void Dispatch(OpContext& ctx, int64_t outer, int64_t n, int64_t inner, bool ref) {
   const T* x = ctx.input(0).as<T>();
   Tensor& out = ctx.output(0);
   if (out.type == DType::kInt32)
-    ArgMaxKernel<T, int32_t>(ctx.pool(), x, out.as<int32_t>(), outer, n, inner, ref);
+    ArgMaxKernel<kMin, T, int32_t>(ctx.pool(), x, out.as<int32_t>(), outer, n, inner, ref);
   else
-    ArgMaxKernel<T, int64_t>(ctx.pool(), x, out.as<int64_t>(), outer, n, inner, ref);
+    ArgMaxKernel<kMin, T, int64_t>(ctx.pool(), x, out.as<int64_t>(), outer, n, inner, ref);
 }
 
-template <bool kRef>
+template <bool kMin, bool kRef>
 Status EvalArgMax(OpContext& ctx) {
   int axis;
   if (ctx.output(0).alloc == Allocation::kDynamic) {
@@ -153,13 +159,13 @@ Status EvalArgMax(OpContext& ctx) {
   for (int i = axis + 1; i < int(in.shape.size()); ++i) inner *= in.shape[i];
   const int64_t n = in.shape[axis];
   if (outer * inner == 0) return OkStatus();
-  if (n == 0) return ctx.Error("cannot take the arg max over an empty axis");
+  if (n == 0) return ctx.Error("cannot take the arg max/min over an empty axis");
   switch (in.type) {
-    case DType::kFloat32: Dispatch<float>(ctx, outer, n, inner, kRef); break;
-    case DType::kInt32: Dispatch<int32_t>(ctx, outer, n, inner, kRef); break;
-    case DType::kUInt8: Dispatch<uint8_t>(ctx, outer, n, inner, kRef); break;
-    case DType::kInt8: Dispatch<int8_t>(ctx, outer, n, inner, kRef); break;
-    case DType::kBool: Dispatch<uint8_t>(ctx, outer, n, inner, kRef); break;
+    case DType::kFloat32: Dispatch<kMin, float>(ctx, outer, n, inner, kRef); break;
+    case DType::kInt32: Dispatch<kMin, int32_t>(ctx, outer, n, inner, kRef); break;
+    case DType::kUInt8: Dispatch<kMin, uint8_t>(ctx, outer, n, inner, kRef); break;
+    case DType::kInt8: Dispatch<kMin, int8_t>(ctx, outer, n, inner, kRef); break;
+    case DType::kBool: Dispatch<kMin, uint8_t>(ctx, outer, n, inner, kRef); break;
     default: return ctx.Error("unsupported input type");
   }
   return OkStatus();
@@ -167,6 +173,7 @@ Status EvalArgMax(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_ARG_MAX = {ParseArgMax, PrepareArgMax, EvalArgMax<false>, EvalArgMax<true>, false};
+const OpImpl kOp_ARG_MAX = {ParseArgMax<false>, PrepareArgMax, EvalArgMax<false, false>, EvalArgMax<false, true>, false};
+const OpImpl kOp_ARG_MIN = {ParseArgMax<true>, PrepareArgMax, EvalArgMax<true, false>, EvalArgMax<true, true>, false};
 
 }  // namespace tflite_gpu
