@@ -45,6 +45,14 @@ LITERT_QUANTIZED = {
     "EXP": {I8, I16},
     "QUANTIZE": {I8, U8, I16},
     "DEQUANTIZE": {I8, U8, I16},
+    # comparisons (issue 8; TFLite comparisons.cc ComparisonQuantized for int8/uint8; run in
+    # tests/op_cases/compare.py against LiteRT builtin)
+    "EQUAL": {I8, U8},
+    "NOT_EQUAL": {I8, U8},
+    "LESS": {I8, U8},
+    "LESS_EQUAL": {I8, U8},
+    "GREATER": {I8, U8},
+    "GREATER_EQUAL": {I8, U8},
     # pooling family (probed)
     "AVERAGE_POOL_2D": {I8, U8, I16},
     "MAX_POOL_2D": {I8, U8, I16},

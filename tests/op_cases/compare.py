@@ -165,3 +165,49 @@ CASES += [
     where_case("int32", [3, 4], dt=np.int32, version=2),
     where_case("const", [3, 4], const=True),
 ]
+
+
+# ------------------------------------------------------------------ quantized comparisons
+def qcmp_case(op, name, s1, s2, dt, q1, q2, gen=None):
+    out = list(np.broadcast_shapes(tuple(s1), tuple(s2)))
+
+    def model():
+        mb = ModelBuilder()
+        a = mb.add_input(s1, dt, quant=dict(scale=[q1[0]], zero_point=[q1[1]]))
+        b = mb.add_input(s2, dt, quant=dict(scale=[q2[0]], zero_point=[q2[1]]))
+        o = mb.add_tensor(out, np.bool_)
+        mb.mark_output(o)
+        mb.add_op(op, [a, b], [o], version=2)
+        return mb.build()
+
+    def inputs(rng):
+        if gen:
+            return list(gen(rng))
+        info = np.iinfo(dt)
+        return [rng.integers(info.min, info.max + 1, size=s1).astype(dt),
+                rng.integers(info.min, info.max + 1, size=s2).astype(dt)]
+    kind = "int8" if np.dtype(dt) == np.int8 else "uint8"
+    return OpCase(op, name, model, inputs, gpu=False, quant=kind, note="quantized comparison: CPU")
+
+
+def _tie_gen(dt):
+    # Values whose real numbers coincide across the two scales (0.5 vs 0.25): ties and near-ties.
+    def g(rng):
+        lo = -60 if np.dtype(dt) == np.int8 else 0
+        a = rng.integers(lo, lo + 120, size=64).astype(dt)
+        real = (a.astype(np.int32) - (3 if lo else 130)) * 0.5
+        b = np.clip(np.round(real / 0.25) + (-1 if lo else 120) + rng.integers(-1, 2, size=64),
+                    np.iinfo(dt).min, np.iinfo(dt).max).astype(dt)
+        return a, b
+    return g
+
+
+for op in CMP:
+    CASES += [
+        qcmp_case(op, "int8", [3, 4, 5], [3, 4, 5], np.int8, (0.5, 3), (0.25, -1)),
+        qcmp_case(op, "int8_bcast", [2, 3, 4], [4], np.int8, (0.07, -10), (0.11, 20)),
+        qcmp_case(op, "int8_ties", [64], [64], np.int8, (0.5, 3), (0.25, -1), gen=_tie_gen(np.int8)),
+        qcmp_case(op, "uint8", [3, 4, 5], [1, 5], np.uint8, (0.5, 130), (0.25, 120)),
+        qcmp_case(op, "uint8_ties", [64], [64], np.uint8, (0.5, 130), (0.25, 120), gen=_tie_gen(np.uint8)),
+        qcmp_case(op, "uint8_same_params", [6, 7], [6, 7], np.uint8, (0.003, 128), (0.003, 128)),
+    ]

@@ -10,12 +10,17 @@
 //  * WHERE: INT64 coordinates [num_true, rank] of the non-zero elements in row-major order; the
 //    output is dynamic unless the condition is constant.
 #include "ops/elementwise/ew_common.h"
+#include "ops/quant_common.h"
 
 namespace tflite_gpu {
 namespace {
 
 struct BinData {
   ew::BcastPlan plan;
+  // Quantized int8/uint8 comparisons: TFLite's per-input rescaling (ComparisonWithScaling).
+  bool quantized = false;
+  int32_t off1 = 0, off2 = 0, m1 = 0, m2 = 0;
+  int s1 = 0, s2 = 0;
 };
 
 enum class Cmp { kEq, kNe, kLt, kLe, kGt, kGe };
@@ -76,23 +81,66 @@ Status RunBin(OpContext& ctx, bool ref, const F& f) {
 
 // ---- comparisons ----
 
-template <Cmp C>
-Status PrepareCompare(OpContext& ctx) {
-  if (C == Cmp::kEq || C == Cmp::kNe)
-    return PrepareBroadcast2(ctx, {DType::kFloat32, DType::kInt32, DType::kInt64, DType::kBool, DType::kInt16,
-                                   DType::kInt8, DType::kUInt8},
-                             DType::kBool);
-  return PrepareBroadcast2(ctx, {DType::kFloat32, DType::kInt32, DType::kInt64, DType::kInt16, DType::kInt8,
-                                 DType::kUInt8},
-                           DType::kBool);
-}
-
-// Quantized int8/uint8 inputs compare their raw values: TFLite rescales both sides with the
-// same left shift and each input's own multiplier, which is order-preserving only up to
-// rounding, so those are computed exactly as TFLite does (see RescaledCompare).
 bool Quantized(const Tensor& t) {
   return (t.type == DType::kInt8 || t.type == DType::kUInt8) && !t.quant.scale.empty();
 }
+
+// Quantized int8/uint8 inputs: TFLite compares (x - zero_point) << 8, each scaled by its own
+// input scale as a Q31 multiplier below one (QuantizeMultiplierSmallerThanOneExp, then
+// RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(.))), so both sides land on one scale up
+// to rounding. TFLite aborts on a scale outside (0, 1); we refuse it at prepare.
+Status PrepareQuantCompare(OpContext& ctx, BinData* d) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (!Quantized(a) && !Quantized(b)) return OkStatus();
+  if (!Quantized(a) || !Quantized(b))
+    return ctx.Error("both inputs must carry quantization parameters, or neither");
+  const Tensor* ts[2] = {&a, &b};
+  for (int i = 0; i < 2; ++i) {
+    const Tensor& t = *ts[i];
+    if (t.quant.scale.size() != 1)
+      return ctx.Error("input " + std::to_string(i) + ": per-channel quantization is not supported for comparisons");
+    const double sc = t.quant.scale[0];
+    if (!(sc > 0.0 && sc < 1.0))
+      return ctx.Error("input " + std::to_string(i) + " scale " + std::to_string(sc) +
+                       " is outside (0, 1), which TFLite's quantized comparison requires");
+    const int64_t zp = t.quant.zero_point.empty() ? 0 : t.quant.zero_point[0];
+    int32_t lo, hi;
+    quant::TypeRange(t.type, &lo, &hi);
+    if (zp < lo || zp > hi) return ctx.Error("input " + std::to_string(i) + " zero point " + std::to_string(zp) + " is out of range");
+    int32_t m;
+    int sh;
+    quant::QuantizeMultiplier(sc, &m, &sh);
+    if (i == 0) { d->off1 = int32_t(-zp); d->m1 = m; d->s1 = sh; }
+    else { d->off2 = int32_t(-zp); d->m2 = m; d->s2 = sh; }
+  }
+  d->quantized = true;
+  return OkStatus();
+}
+
+template <Cmp C>
+Status PrepareCompare(OpContext& ctx) {
+  if (C == Cmp::kEq || C == Cmp::kNe)
+    TFG_RETURN_IF_ERROR(PrepareBroadcast2(ctx, {DType::kFloat32, DType::kInt32, DType::kInt64, DType::kBool,
+                                                DType::kInt16, DType::kInt8, DType::kUInt8},
+                                          DType::kBool));
+  else
+    TFG_RETURN_IF_ERROR(PrepareBroadcast2(ctx, {DType::kFloat32, DType::kInt32, DType::kInt64, DType::kInt16,
+                                                DType::kInt8, DType::kUInt8},
+                                          DType::kBool));
+  return PrepareQuantCompare(ctx, ctx.node().U<BinData>());
+}
+
+template <Cmp C, typename T>
+struct ScaledCmp {
+  int32_t off1, off2, m1, m2;
+  int s1, s2;
+  uint8_t operator()(T a, T b) const {
+    const int32_t x = quant::MultiplyByQuantizedMultiplier((off1 + int32_t(a)) * 256, m1, s1);
+    const int32_t y = quant::MultiplyByQuantizedMultiplier((off2 + int32_t(b)) * 256, m2, s2);
+    return CmpOp<C, int32_t>()(x, y);
+  }
+};
 
 template <Cmp C>
 Status EvalCompareImpl(OpContext& ctx, bool ref) {
@@ -105,8 +153,12 @@ Status EvalCompareImpl(OpContext& ctx, bool ref) {
     case DType::kBool: return RunBin<uint8_t, uint8_t>(ctx, ref, CmpOp<C, bool>());
     case DType::kInt8:
     case DType::kUInt8:
-      if (Quantized(a) || Quantized(ctx.input(1)))
-        return ctx.Error("quantized comparisons are not supported yet");
+      if (ctx.node().U<BinData>()->quantized) {
+        const BinData& d = *ctx.node().U<BinData>();
+        if (a.type == DType::kInt8)
+          return RunBin<int8_t, uint8_t>(ctx, ref, ScaledCmp<C, int8_t>{d.off1, d.off2, d.m1, d.m2, d.s1, d.s2});
+        return RunBin<uint8_t, uint8_t>(ctx, ref, ScaledCmp<C, uint8_t>{d.off1, d.off2, d.m1, d.m2, d.s1, d.s2});
+      }
       if (a.type == DType::kInt8) return RunBin<int8_t, uint8_t>(ctx, ref, CmpOp<C, int8_t>());
       return RunBin<uint8_t, uint8_t>(ctx, ref, CmpOp<C, uint8_t>());
     default: return ctx.Error("unsupported input type");

@@ -1,5 +1,5 @@
 // GPU side of the pooling family: AVERAGE_POOL_2D, MAX_POOL_2D, RESIZE_BILINEAR,
-// RESIZE_NEAREST_NEIGHBOR, SOFTMAX, MEAN, SUM (float32, rank <= 4). ARG_MAX is refused (its
+// RESIZE_NEAREST_NEIGHBOR, SOFTMAX, MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD (float32, rank <= 4). ARG_MAX is refused (its
 // output is an integer tensor; GPU tensors hold floats).
 //
 // Numerics follow the CPU kernels (csrc/ops/pooling/*.cc): the average divides by the in-bounds
@@ -64,6 +64,18 @@ std::string GroupReduce(const std::string& lds, const std::string& acc, bool max
          "barrier(CLK_LOCAL_MEM_FENCE);\n"
          "for (int st = LSZ / 2; st > 0; st >>= 1) {\n"
          "  if (lid < st) " + comb + ";\n"
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "}\n" +
+         acc + " = " + lds + "[0];\n"
+         "barrier(CLK_LOCAL_MEM_FENCE);\n";
+}
+
+// The same with a combine macro RCOMB(a, b) the kernel defines (REDUCE_MAX / MIN / PROD).
+std::string GroupReduceComb(const std::string& lds, const std::string& acc) {
+  return lds + "[lid] = " + acc + ";\n"
+         "barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "for (int st = LSZ / 2; st > 0; st >>= 1) {\n"
+         "  if (lid < st) " + lds + "[lid] = RCOMB(" + lds + "[lid], " + lds + "[lid + st]);\n"
          "  barrier(CLK_LOCAL_MEM_FENCE);\n"
          "}\n" +
          acc + " = " + lds + "[0];\n"
@@ -307,8 +319,16 @@ Status CheckReduce(const GpuCheckContext& c) {
   return OkStatus();
 }
 
-template <bool kMean>
+// kOp: 0 SUM, 1 MEAN, 2 REDUCE_MAX, 3 REDUCE_MIN, 4 REDUCE_PROD. The accumulator starts at the
+// CPU kernels' init value (lowest / max / 1) and combines with RCOMB; MAX/MIN use fmax/fmin, which
+// ignore a NaN operand as TFLite's "v > acc ? v : acc" does. Channel reductions of MAX/MIN/PROD
+// mask the padding lanes of the last slice to the init value.
+template <int kOp>
 Status BuildReduce(GpuBuildContext& ctx) {
+  constexpr bool kMean = kOp == 1;
+  const bool mask = kOp >= 2;
+  const char* init = kOp == 2 ? "-FLT_MAX" : kOp == 3 ? "FLT_MAX" : kOp == 4 ? "1.0f" : "0.0f";
+  const char* comb = kOp == 2 ? "fmax(a, b)" : kOp == 3 ? "fmin(a, b)" : kOp == 4 ? "((a) * (b))" : "((a) + (b))";
   bool red[4];
   TFG_RETURN_IF_ERROR(ReducedAxes(ctx.cpu_input(0), ctx.cpu_input(1), red));
   auto in_ref = ctx.input(0);
@@ -327,11 +347,13 @@ Status BuildReduce(GpuBuildContext& ctx) {
   const int DB = red[0] ? in.b : 1, DH = red[1] ? in.h : 1, DW = red[2] ? in.w : 1, DS = red[3] ? in.slices() : 1;
   const int64_t dom = int64_t(DB) * DH * DW * DS;
 
-  auto& kb = ctx.NewKernel(kMean ? "mean" : "sum");
+  static const char* const kNames[] = {"sum", "mean", "reduce_max", "reduce_min", "reduce_prod"};
+  auto& kb = ctx.NewKernel(kNames[kOp]);
   kb.AddInput("src", in_ref);
   kb.AddOutput("dst", out_ref);
   kb.AddDefine("#define DB " + I(DB) + "\n#define DH " + I(DH) + "\n#define DW " + I(DW) + "\n#define DS " + I(DS) +
-               "\n#define DOM " + I(dom));
+               "\n#define DOM " + I(dom) +
+               "\n#define RINIT " + init + "\n#define RCOMB(a, b) " + comb);
   const size_t L = dom > 32 ? std::min(WorkGroupCap(ctx.caps(), 256), std::max<size_t>(32, NextPow2(size_t(dom)) / 4))
                             : 1;
   std::string b;
@@ -353,16 +375,22 @@ Status BuildReduce(GpuBuildContext& ctx) {
   auto coord = [&](int axis, const std::string& reduced, const std::string& kept) {
     return red[axis] ? reduced : kept;
   };
-  b += "float4 acc = (float4)(0.0f);\n";
+  b += "float4 acc = (float4)(RINIT);\n";
+  // Padding lanes of input slice `sl` replaced by the init value (channel reductions only).
+  auto masked = [&](const std::string& v, const std::string& sl) {
+    if (!mask || !red[3]) return v;
+    return "select(" + v + ", (float4)(RINIT), (int4)((" + sl + ") * 4) + (int4)(0, 1, 2, 3) >= (int4)(src_C))";
+  };
   const std::string decode =
       "  int rx = k % DW, t_ = k / DW; int ry = t_ % DH; t_ = t_ / DH; int rs = t_ % DS, rb = t_ / DS;\n"
       "  (void)rx; (void)ry; (void)rs; (void)rb;\n";
   if (aligned) {
     // Output slice s reads input slice s (or, channels reduced, every slice: lanes summed at the end).
-    b += "for (int k = lid; k < DOM; k += LSZ) {\n" + decode + "  acc += READ_src(" + coord(0, "rb", "b") + ", " +
-         coord(1, "ry", "y") + ", " + coord(2, "rx", "x") + ", " + coord(3, "rs", "s") + ");\n}\n";
-    if (L > 1) b += GroupReduce("red_", "acc", false);
-    if (red[3]) b += "acc = (float4)((acc.x + acc.y) + (acc.z + acc.w), 0.0f, 0.0f, 0.0f);\n";
+    b += "for (int k = lid; k < DOM; k += LSZ) {\n" + decode + "  acc = RCOMB(acc, " + masked("READ_src(" + coord(0, "rb", "b") + ", " +
+         coord(1, "ry", "y") + ", " + coord(2, "rx", "x") + ", " + coord(3, "rs", "s") + ")", coord(3, "rs", "s")) +
+         ");\n}\n";
+    if (L > 1) b += GroupReduceComb("red_", "acc");
+    if (red[3]) b += "acc = (float4)(RCOMB(RCOMB(acc.x, acc.y), RCOMB(acc.z, acc.w)), 0.0f, 0.0f, 0.0f);\n";
   } else {
     // Lane by lane: output element -> flat index -> coordinates in N.
     b += "int nb_[4], ny_[4], nx_[4], nc_[4];\n"
@@ -372,19 +400,20 @@ Status BuildReduce(GpuBuildContext& ctx) {
          "  nc_[l] = f % " + I(n.c) + "; f /= " + I(n.c) + "; nx_[l] = f % " + I(n.w) + "; f /= " + I(n.w) +
          "; ny_[l] = f % " + I(n.h) + "; nb_[l] = f / " + I(n.h) + ";\n"
          "}\n"
-         "float a_[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
+         "float a_[4] = {RINIT, RINIT, RINIT, RINIT};\n"
          "for (int k = lid; k < DOM; k += LSZ) {\n" + decode +
          "  for (int l = 0; l < 4; ++l) {\n"
          "    float4 v = READ_src(" + coord(0, "rb", "nb_[l]") + ", " + coord(1, "ry", "ny_[l]") + ", " +
          coord(2, "rx", "nx_[l]") + ", " + coord(3, "rs", "nc_[l] / 4") + ");\n";
     if (red[3]) {
-      b += "    a_[l] += (v.x + v.y) + (v.z + v.w);\n";
+      b += "    v = " + masked("v", "rs") + ";\n"
+           "    a_[l] = RCOMB(a_[l], RCOMB(RCOMB(v.x, v.y), RCOMB(v.z, v.w)));\n";
     } else {
       b += "    int c4 = nc_[l] % 4;\n"
-           "    a_[l] += c4 == 0 ? v.x : c4 == 1 ? v.y : c4 == 2 ? v.z : v.w;\n";
+           "    a_[l] = RCOMB(a_[l], c4 == 0 ? v.x : c4 == 1 ? v.y : c4 == 2 ? v.z : v.w);\n";
     }
     b += "  }\n}\nacc = (float4)(a_[0], a_[1], a_[2], a_[3]);\n";
-    if (L > 1) b += GroupReduce("red_", "acc", false);
+    if (L > 1) b += GroupReduceComb("red_", "acc");
   }
   if (kMean) b += "acc = acc / " + F(float(count)) + ";\n";
   if (L > 1) b += "if (lid == 0) ";
@@ -406,8 +435,11 @@ const GpuOpSupport kGpu_MAX_POOL_2D = {CheckPool, BuildPool<true>, nullptr, fals
 const GpuOpSupport kGpu_RESIZE_BILINEAR = {CheckResize<true>, BuildResize<true>, nullptr, false};
 const GpuOpSupport kGpu_RESIZE_NEAREST_NEIGHBOR = {CheckResize<false>, BuildResize<false>, nullptr, false};
 const GpuOpSupport kGpu_SOFTMAX = {CheckSoftmax, BuildSoftmax, nullptr, false};
-const GpuOpSupport kGpu_MEAN = {CheckReduce, BuildReduce<true>, nullptr, false};
-const GpuOpSupport kGpu_SUM = {CheckReduce, BuildReduce<false>, nullptr, false};
+const GpuOpSupport kGpu_MEAN = {CheckReduce, BuildReduce<1>, nullptr, false};
+const GpuOpSupport kGpu_SUM = {CheckReduce, BuildReduce<0>, nullptr, false};
+const GpuOpSupport kGpu_REDUCE_MAX = {CheckReduce, BuildReduce<2>, nullptr, false};
+const GpuOpSupport kGpu_REDUCE_MIN = {CheckReduce, BuildReduce<3>, nullptr, false};
+const GpuOpSupport kGpu_REDUCE_PROD = {CheckReduce, BuildReduce<4>, nullptr, false};
 const GpuOpSupport kGpu_ARG_MAX = {CheckArgMax, BuildRefused, nullptr, false};
 
 }  // namespace tflite_gpu
