@@ -25,7 +25,7 @@ def unary(op, name, shape, dt=F32, lo=-4.0, hi=4.0, options=None, version=1, spe
     def inputs(rng):
         if np.issubdtype(np.dtype(dt), np.integer):
             x = rng.integers(int(lo), int(hi) + 1, size=shape).astype(dt)
-        elif op in QUARTERS and name != "big":
+        elif op in QUARTERS and name != "random":
             x = (rng.integers(int(lo) * 4, int(hi) * 4 + 1, size=shape) / 4.0).astype(dt)
         else:
             x = rng.uniform(lo, hi, size=shape).astype(dt)
@@ -64,6 +64,9 @@ for op, d in UN.items():
     CASES.append(unary(op, "zero", [0, 3], lo=lo, hi=hi))
     CASES.append(unary(op, "scalar", [], lo=lo, hi=hi, gpu=False, note="rank 0"))
     CASES.append(unary(op, "edge", [len(EDGE)], special=EDGE, note="inf/NaN/halves: CPU"))
+for op in QUARTERS:
+    CASES.append(unary(op, "random", [2, 9, 9, 5], gpu_fp16=False,
+                       note="random floats: fp16 storage moves values across the jumps (F32 only)"))
 # ROUND: halves round to even; values that are already integers beyond 2^31.
 CASES.append(unary("ROUND", "halves", [40], special=[k + 0.5 for k in range(-20, 20)]))
 CASES.append(unary("ROUND", "huge", [6], special=[3e9 + 0.0, -3e9, 2.0**40 + 1, 8388609.0, -8388609.0, 4.5]))
