@@ -7,7 +7,9 @@ import logging
 import os
 import site
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
+
+import numpy as np
 
 from . import _core
 
@@ -173,6 +175,48 @@ class GpuDelegateOptions:
             raise ValueError(f"GpuDelegateOptions.device: expected None, an index, a name, or a pyopencl "
                              f"Context/CommandQueue, got {type(dev).__name__}")
 
+    @classmethod
+    def from_external_options(cls, options: Optional[Mapping[str, Any]]) -> "GpuDelegateOptions":
+        """Options from TFLite's GPU external-delegate keys (``load_delegate(lib, options)``).
+
+        Keys (either spelling): is_precision_loss_allowed / gpu_precision_loss_allowed /
+        allow_precision_loss; inference_preference / gpu_inference_preference;
+        gpu_inference_for_sustained_speed; inference_priority1..3 / gpu_inference_priority1..3;
+        experimental_flags; gpu_experimental_enable_quant / enable_quantization;
+        max_delegated_partitions (0: no limit); serialization_dir / delegate_serialize_dir;
+        model_token / delegate_serialize_token; wait_type / gpu_wait_type; gpu_backend ("cl");
+        device. Values may be strings (as LiteRT passes them) or Python values. An unknown key or a
+        bad value raises ValueError naming it."""
+        kw: Dict[str, Any] = {}
+        flags: Optional[int] = None
+        quant: Optional[bool] = None
+        for key, value in (options or {}).items():
+            k = str(key)
+            spec = _EXTERNAL_KEYS.get(k)
+            if spec is None:
+                raise ValueError(f"unknown GPU delegate option {k!r}; valid keys: {', '.join(sorted(_EXTERNAL_KEYS))}")
+            field, parse = spec
+            try:
+                v = parse(value)
+            except ValueError as e:
+                raise ValueError(f"bad value {value!r} for GPU delegate option {k!r}: {e}") from None
+            if field == "experimental_flags":
+                flags = v
+            elif field == "enable_quant":
+                quant = v
+            elif field == "sustained_speed":
+                if v:
+                    kw["inference_preference"] = InferencePreference.SUSTAINED_SPEED
+            elif field == "gpu_backend":
+                pass
+            else:
+                kw[field] = v
+        f = ExperimentalFlags(flags) if flags is not None else ExperimentalFlags.ENABLE_QUANT
+        if quant is not None:
+            f = (f | ExperimentalFlags.ENABLE_QUANT) if quant else (f & ~ExperimentalFlags.ENABLE_QUANT)
+        kw["experimental_flags"] = f
+        return cls(**kw)
+
     def _to_core(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {
             "is_precision_loss_allowed": int(bool(self.is_precision_loss_allowed)),
@@ -206,6 +250,129 @@ class GpuDelegateOptions:
             if queue is not None:
                 d["cl_queue"] = int(queue.int_ptr)
         return d
+
+
+def _parse_bool(v) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)) and int(v) in (0, 1):
+        return bool(v)
+    t = str(v).strip().lower()
+    if t in ("1", "true", "yes", "on"):
+        return True
+    if t in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected a bool (1/0/true/false)")
+
+
+def _parse_int(v) -> int:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    t = str(v).strip()
+    try:
+        return int(t, 0)
+    except ValueError:
+        raise ValueError("expected an integer") from None
+
+
+def _parse_enum(enum_cls, prefix: str):
+    def parse(v):
+        if isinstance(v, enum_cls):
+            return v
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool) or str(v).strip().lstrip("-").isdigit():
+            n = int(str(v).strip()) if not isinstance(v, (int, np.integer)) else int(v)
+            try:
+                return enum_cls(n)
+            except ValueError:
+                raise ValueError(f"expected one of {[m.value for m in enum_cls]} "
+                                 f"({', '.join(m.name for m in enum_cls)})") from None
+        t = str(v).strip().upper()
+        if t.startswith(prefix):
+            t = t[len(prefix):]
+        if t in enum_cls.__members__:
+            return enum_cls[t]
+        raise ValueError(f"expected one of {', '.join(m.name for m in enum_cls)} or their numbers")
+    return parse
+
+
+def _parse_flags(v) -> int:
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        n = int(v)
+    else:
+        t = str(v).strip()
+        try:
+            n = int(t, 0)
+        except ValueError:
+            n = 0
+            for part in t.replace(",", "|").split("|"):
+                name = part.strip().upper()
+                if name.startswith("TFLITE_GPU_EXPERIMENTAL_FLAGS_"):
+                    name = name[len("TFLITE_GPU_EXPERIMENTAL_FLAGS_"):]
+                if name not in ExperimentalFlags.__members__:
+                    raise ValueError(f"unknown flag {part.strip()!r}; flags: "
+                                     f"{', '.join(ExperimentalFlags.__members__)}") from None
+                n |= int(ExperimentalFlags[name])
+    allowed = 0
+    for m in ExperimentalFlags:
+        allowed |= int(m)
+    if n < 0 or n & ~allowed:
+        raise ValueError(f"flags {n:#x} has bits outside the known flags ({allowed:#x})")
+    return n
+
+
+def _parse_partitions(v) -> int:
+    n = _parse_int(v)
+    if n < 0:
+        raise ValueError("expected an integer >= 0 (0: no limit)")
+    return n if n > 0 else 2 ** 31 - 1
+
+
+def _parse_str(v) -> str:
+    if v is None:
+        raise ValueError("expected a string")
+    return os.fspath(v) if isinstance(v, os.PathLike) else str(v)
+
+
+def _parse_backend(v) -> str:
+    t = str(v).strip().lower()
+    if t not in ("cl", "opencl", ""):
+        raise ValueError("this GPU delegate has only the OpenCL backend ('cl')")
+    return t
+
+
+_PREF = _parse_enum(InferencePreference, "TFLITE_GPU_INFERENCE_PREFERENCE_")
+_PRIO = _parse_enum(InferencePriority, "TFLITE_GPU_INFERENCE_PRIORITY_")
+_WAIT = _parse_enum(WaitType, "TFLGPUDELEGATEWAITTYPE")
+
+# external-delegate option key -> (GpuDelegateOptions field or special, parser)
+_EXTERNAL_KEYS: Dict[str, Any] = {
+    "is_precision_loss_allowed": ("is_precision_loss_allowed", _parse_bool),
+    "gpu_precision_loss_allowed": ("is_precision_loss_allowed", _parse_bool),
+    "allow_precision_loss": ("is_precision_loss_allowed", _parse_bool),
+    "inference_preference": ("inference_preference", _PREF),
+    "gpu_inference_preference": ("inference_preference", _PREF),
+    "gpu_inference_for_sustained_speed": ("sustained_speed", _parse_bool),
+    "inference_priority1": ("inference_priority1", _PRIO),
+    "inference_priority2": ("inference_priority2", _PRIO),
+    "inference_priority3": ("inference_priority3", _PRIO),
+    "gpu_inference_priority1": ("inference_priority1", _PRIO),
+    "gpu_inference_priority2": ("inference_priority2", _PRIO),
+    "gpu_inference_priority3": ("inference_priority3", _PRIO),
+    "experimental_flags": ("experimental_flags", _parse_flags),
+    "gpu_experimental_enable_quant": ("enable_quant", _parse_bool),
+    "enable_quantization": ("enable_quant", _parse_bool),
+    "max_delegated_partitions": ("max_delegated_partitions", _parse_partitions),
+    "serialization_dir": ("serialization_dir", _parse_str),
+    "delegate_serialize_dir": ("serialization_dir", _parse_str),
+    "model_token": ("model_token", _parse_str),
+    "delegate_serialize_token": ("model_token", _parse_str),
+    "wait_type": ("wait_type", _WAIT),
+    "gpu_wait_type": ("wait_type", _WAIT),
+    "gpu_backend": ("gpu_backend", _parse_backend),
+    "device": ("device", _parse_str),
+}
 
 
 class GpuDelegate:

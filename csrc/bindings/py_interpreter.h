@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "model/model_def.h"
 #include "runtime/subgraph.h"
 #include "tflite_gpu/interpreter.h"
 
@@ -62,10 +63,7 @@ inline constexpr const char* kViewsAliveMessage =
 // the count is non-zero. The count changes only with the GIL held.
 class PyInterpreter {
  public:
-  PyInterpreter(std::unique_ptr<FlatBufferModel> model, int num_threads, bool reference) : model_(std::move(model)) {
-    InterpreterOptions opts;
-    opts.num_threads = num_threads;
-    opts.use_reference_kernels = reference;
+  PyInterpreter(std::unique_ptr<FlatBufferModel> model, const InterpreterOptions& opts) : model_(std::move(model)) {
     ThrowStatus(InterpreterBuilder(*model_, ops::builtin::BuiltinOpResolver(), opts)(&interp_));
   }
 
@@ -235,7 +233,8 @@ class PyInterpreter {
     for (const Node& n : sg(sgi).nodes()) {
       py::dict d;
       d["index"] = n.index;
-      d["op_name"] = n.op ? n.op->name : "UNRESOLVED";
+      d["op_name"] = n.op ? std::string(n.op->name) : ModelOpName(sgi, n.index);
+      d["unresolved"] = sg(sgi).unresolved(n.index);
       d["version"] = n.version;
       d["inputs"] = n.inputs;
       d["outputs"] = n.outputs;
@@ -244,6 +243,18 @@ class PyInterpreter {
       out.append(d);
     }
     return out;
+  }
+
+  // The op's name from the model (an op the engine lacks): the builtin name or the custom code.
+  std::string ModelOpName(int sgi, int node) {
+    const ModelDef& def = interp_->model().def();
+    if (sgi < 0 || size_t(sgi) >= def.subgraphs.size() || node < 0 ||
+        size_t(node) >= def.subgraphs[sgi].operators.size())
+      return "UNRESOLVED";
+    uint32_t oc = def.subgraphs[sgi].operators[node].opcode_index;
+    if (oc >= def.operator_codes.size()) return "UNRESOLVED";
+    const OperatorCodeDef& c = def.operator_codes[oc];
+    return c.builtin_code == 32 ? c.custom_code : BuiltinName(c.builtin_code);
   }
 
   py::list Signatures() {

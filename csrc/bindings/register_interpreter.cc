@@ -6,7 +6,18 @@
 
 namespace tflite_gpu::bindings {
 
-PyInterpreter* MakeInterpreter(py::object model_path, py::object model_content, int num_threads, bool reference) {
+std::shared_ptr<HostCustomOp> MakePythonCustomOp(const std::string& name, py::object fn, py::object shape_fn);
+
+PyInterpreter* MakeInterpreter(py::object model_path, py::object model_content, int num_threads, bool reference,
+                               bool preserve_all_tensors, py::dict custom_ops) {
+  InterpreterOptions opts;
+  opts.num_threads = num_threads;
+  opts.use_reference_kernels = reference;
+  opts.preserve_all_tensors = preserve_all_tensors;
+  for (auto kv : custom_ops) {
+    py::tuple t = py::reinterpret_borrow<py::tuple>(kv.second);
+    opts.host_custom_ops.push_back(MakePythonCustomOp(py::str(kv.first), t[0], t[1]));
+  }
   Status st;
   std::unique_ptr<FlatBufferModel> model;
   if (!model_path.is_none()) {
@@ -27,13 +38,14 @@ PyInterpreter* MakeInterpreter(py::object model_path, py::object model_content, 
     throw py::value_error("Interpreter needs model_path or model_content");
   }
   if (!model) ThrowStatus(st.ok() ? InvalidArgument("could not load the model") : st);
-  return new PyInterpreter(std::move(model), num_threads, reference);
+  return new PyInterpreter(std::move(model), opts);
 }
 
 void RegisterInterpreter(py::module_& m) {
   py::class_<PyInterpreter>(m, "Interpreter", py::dynamic_attr())
       .def(py::init(&MakeInterpreter), py::arg("model_path") = py::none(), py::arg("model_content") = py::none(),
-           py::arg("num_threads") = -1, py::arg("use_reference_kernels") = false)
+           py::arg("num_threads") = -1, py::arg("use_reference_kernels") = false,
+           py::arg("preserve_all_tensors") = false, py::arg("custom_ops") = py::dict())
       .def("allocate_tensors", &PyInterpreter::Allocate, py::arg("subgraph") = 0)
       .def("invoke", &PyInterpreter::Invoke, py::arg("subgraph") = 0)
       .def("inputs", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.sg(g).inputs(); }, py::arg("subgraph") = 0)

@@ -135,6 +135,9 @@ struct OpInfo {
   uint32_t quant;           // QuantKind flags: which quantized kernels the op has
 };
 
+// Runs a HostCustomOp (tflite_gpu/interpreter.h) held in node.params (csrc/runtime/host_ops.cc).
+extern const OpImpl kHostCustomOpImpl;
+
 // Every op of op_list.inc, in table order.
 const std::vector<OpInfo>& AllOps();
 const OpInfo* FindBuiltinOp(int builtin_code);

@@ -56,11 +56,22 @@ Status InterpreterBuilder::operator()(std::unique_ptr<Interpreter>* out) {
   for (size_t i = 0; i < def.subgraphs.size(); ++i) {
     auto sg = std::make_unique<Subgraph>();
     sg->set_shared(&impl.shared, int(i));
+    sg->set_host_custom_ops(&impl.options.host_custom_ops);
     Status st = sg->Build(def, int(i));
     if (!st.ok())
       return Status(st.code(), def.subgraphs.size() > 1 ? "subgraph " + std::to_string(i) + ": " + st.message() : st.message());
+    // As TFLite's InterpreterBuilder: a builtin op (or op version) the engine lacks fails here;
+    // an unknown custom op fails at AllocateTensors (it may be resolved before then in TFLite).
+    for (size_t n = 0; n < def.subgraphs[i].operators.size(); ++n) {
+      const std::string& why = sg->unresolved(int(n));
+      if (why.empty()) continue;
+      const OperatorDef& od = def.subgraphs[i].operators[n];
+      if (od.opcode_index < def.operator_codes.size() && def.operator_codes[od.opcode_index].builtin_code != 32)
+        return Unimplemented((i ? "subgraph " + std::to_string(i) + ", " : std::string()) + why);
+    }
     sg->set_pool(impl.pool.get());
     sg->set_use_reference_kernels(options_.use_reference_kernels);
+    sg->set_preserve_all_tensors(options_.preserve_all_tensors);
     impl.subgraphs.push_back(std::move(sg));
   }
   // Control flow: every subgraph a node calls must exist, and no subgraph may (indirectly) call

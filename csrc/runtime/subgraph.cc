@@ -83,6 +83,18 @@ Status Subgraph::Build(const ModelDef& model, int index) {
     n.outputs = od.outputs;
     n.intermediates = od.intermediates;
     const OpInfo* info = oc.builtin_code == 32 ? FindCustomOp(oc.custom_code) : FindBuiltinOp(oc.builtin_code);
+    if (!info && oc.builtin_code == 32 && host_ops_) {
+      for (const auto& h : *host_ops_) {
+        if (!h || h->name != oc.custom_code) continue;
+        // A per-subgraph OpInfo: the op runs on the CPU only (no GPU kernel), any version.
+        auto oi = std::make_unique<OpInfo>(OpInfo{h->name.c_str(), 32, h->name.c_str(), INT_MAX, "host",
+                                                  &kHostCustomOpImpl, nullptr, 0});
+        n.params = h;
+        info = oi.get();
+        host_op_infos_.push_back(std::move(oi));
+        break;
+      }
+    }
     std::string opname = oc.builtin_code == 32 ? "custom op '" + oc.custom_code + "'" : BuiltinName(oc.builtin_code);
     if (!info) {
       unresolved_[i] = "node " + std::to_string(i) + ": op " + opname + " version " + std::to_string(oc.version) +
@@ -334,6 +346,24 @@ Status Subgraph::PlanMemory() {
     last[t] = std::max(last[t], s);
   };
   for (int t : inputs_) { touch(t, -1); touch(t, n); }
+  if (preserve_all_) {
+    // experimental_preserve_all_tensors: every tensor a step touches lives for the whole plan,
+    // so no two tensors share memory and each keeps the value its step wrote.
+    std::vector<int> all;
+    for (int s = 0; s < n; ++s) {
+      const Step& st = plan_[s];
+      if (st.kernel) {
+        all.insert(all.end(), st.kernel->inputs.begin(), st.kernel->inputs.end());
+        all.insert(all.end(), st.kernel->outputs.begin(), st.kernel->outputs.end());
+      } else {
+        const Node& nd = nodes_[st.node];
+        all.insert(all.end(), nd.inputs.begin(), nd.inputs.end());
+        all.insert(all.end(), nd.outputs.begin(), nd.outputs.end());
+        all.insert(all.end(), nd.intermediates.begin(), nd.intermediates.end());
+      }
+    }
+    for (int t : all) { touch(t, -1); touch(t, n); }
+  }
   for (int s = 0; s < n; ++s) {
     const Step& st = plan_[s];
     if (st.kernel) {

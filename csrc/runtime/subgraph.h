@@ -19,6 +19,7 @@
 #include "ops/op_registry.h"
 #include "runtime/shared_state.h"
 #include "tflite_gpu/delegate.h"
+#include "tflite_gpu/interpreter.h"
 #include "tflite_gpu/status.h"
 #include "tflite_gpu/types.h"
 
@@ -68,6 +69,12 @@ class Subgraph {
   bool invoking() const { return invoking_; }
   // reset_all_variables(): is_variable tensors back to zero (the zero point for int8), as TFLite.
   void ResetVariableTensors();
+  // Every tensor gets memory of its own that lives for the whole plan (set before Build).
+  void set_preserve_all_tensors(bool v) { preserve_all_ = v; }
+  // Custom ops the host implements (looked up by custom_code when the engine has none; set before Build).
+  void set_host_custom_ops(const std::vector<std::shared_ptr<HostCustomOp>>* ops) { host_ops_ = ops; }
+  // Why node i cannot run ("" when it can): an op or op version the engine lacks.
+  const std::string& unresolved(int i) const { return unresolved_[i]; }
 
   // Delegation: replace `kernel->nodes` by `kernel` in the plan. Called after a prepare pass.
   Status ReplaceNodesWithKernel(std::unique_ptr<DelegateKernel> kernel);
@@ -118,6 +125,9 @@ class Subgraph {
   bool invoking_ = false;
   SharedState* shared_ = nullptr;
   int index_ = 0;
+  bool preserve_all_ = false;
+  const std::vector<std::shared_ptr<HostCustomOp>>* host_ops_ = nullptr;
+  std::vector<std::unique_ptr<OpInfo>> host_op_infos_;
 };
 
 }  // namespace tflite_gpu

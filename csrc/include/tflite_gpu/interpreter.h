@@ -9,6 +9,7 @@
 //   interpreter->Invoke();
 //   float* out = interpreter->typed_output_tensor<float>(0);
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,9 +30,34 @@ namespace ops::builtin {
 class BuiltinOpResolver {};
 }  // namespace ops::builtin
 
+// A custom op implemented by the host program (the Python binding uses it for custom ops
+// written in Python). A model's CUSTOM op whose custom_code names no op of the engine is run
+// by the HostCustomOp of that name. Both callbacks see the node's tensors through this context.
+class HostOpContext {
+ public:
+  virtual ~HostOpContext() = default;
+  virtual int num_inputs() const = 0;
+  virtual const Tensor* input(int i) const = 0;  // nullptr for an omitted optional input
+  virtual int num_outputs() const = 0;
+  virtual Tensor* output(int i) = 0;
+  // Sets output i's shape; at invoke it (re)allocates the output's storage.
+  virtual Status SetOutputShape(int i, const Dims& shape) = 0;
+};
+struct HostCustomOp {
+  std::string name;
+  // Optional, called at AllocateTensors: set every output's shape. Without it the outputs are
+  // dynamic and `eval` sets their shapes at every invoke (before writing them).
+  std::function<Status(HostOpContext&)> prepare;
+  std::function<Status(HostOpContext&)> eval;
+};
+
 struct InterpreterOptions {
   int num_threads = -1;            // -1: the number of hardware threads
   bool use_reference_kernels = false;  // run the plain scalar kernels (the test oracle)
+  // Every tensor keeps its own memory and its value after Invoke (no sharing by the memory
+  // planner), so intermediate tensors can be read (TFLite's experimental_preserve_all_tensors).
+  bool preserve_all_tensors = false;
+  std::vector<std::shared_ptr<HostCustomOp>> host_custom_ops;
 };
 
 struct DelegationReport {
