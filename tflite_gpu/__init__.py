@@ -3,7 +3,8 @@ from . import _core
 from ._paths import get_cmake_dir, get_include, get_library_dir
 from .delegate import (CompatibilityList, ExperimentalFlags, GpuDelegate, GpuDelegateOptions,
                        InferencePreference, InferencePriority, WaitType, list_devices)
-from .interpreter import Interpreter, OpResolverType, SignatureRunner
+from .interpreter import (CustomOp, Delegate, Interpreter, InterpreterError, InterpreterWithCustomOps, OpResolverType,
+                          SignatureRunner, load_delegate)
 
 __version__ = "0.1.0"
 
@@ -15,4 +16,5 @@ def supported_ops():
 
 __all__ = ["CompatibilityList", "ExperimentalFlags", "GpuDelegate", "GpuDelegateOptions",
            "InferencePreference", "InferencePriority", "WaitType", "list_devices",
-           "get_cmake_dir", "get_include", "get_library_dir", "Interpreter", "OpResolverType", "SignatureRunner", "supported_ops", "__version__"]
+           "get_cmake_dir", "get_include", "get_library_dir", "Interpreter", "OpResolverType", "SignatureRunner",
+           "InterpreterWithCustomOps", "CustomOp", "Delegate", "InterpreterError", "load_delegate", "supported_ops", "__version__"]
