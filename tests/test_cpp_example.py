@@ -81,3 +81,78 @@ def test_cpp_gpu_delegate_example_matches_litert(example_bin, tmp_path):
     want = run_litert(model, [x])[0]
     got = np.frombuffer((tmp_path / "out.bin").read_bytes(), np.float32).reshape(want.shape)
     assert rel_l2(got, want) <= 1e-5
+
+
+# ------------------------------------------------------------------ the C API (seed 000's C example)
+def _c_example_io(tmp_path, seed):
+    model = zoo.encoder_decoder(seed=seed)
+    mpath = tmp_path / "m.tflite"
+    mpath.write_bytes(model)
+    d = tflite_gpu.Interpreter(model_content=model).get_input_details()[0]
+    x = np.random.default_rng(seed).standard_normal(d["shape"]).astype(np.float32)
+    (tmp_path / "in.bin").write_bytes(x.tobytes())
+    return model, mpath, x
+
+
+@pytest.mark.parametrize("gpu", [False, True], ids=["cpu", "gpu_delegate"])
+def test_c_example_matches_litert(example_bin, tmp_path, gpu):
+    # examples/c_api_example.c is plain C11 (-std=c11 -pedantic -Werror, see examples/CMakeLists.txt).
+    if gpu:
+        from gpu_util import require_gpu
+        require_gpu()
+    model, mpath, x = _c_example_io(tmp_path, 5)
+    r = subprocess.run([str(example_bin / "c_api_example"), str(mpath), str(tmp_path / "in.bin"),
+                        str(tmp_path / "out.bin")] + (["--gpu"] if gpu else []), capture_output=True, text=True,
+                       env=dict(os.environ, TFLITE_GPU_SITE_PACKAGES=os.pathsep.join(sys.path)))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ("GPU delegate" if gpu else "CPU") in r.stdout, r.stdout
+    want = run_litert(model, [x])[0]
+    got = np.frombuffer((tmp_path / "out.bin").read_bytes(), np.float32).reshape(want.shape)
+    assert rel_l2(got, want) <= 1e-5
+
+
+def test_c_example_reports_errors(example_bin, tmp_path):
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"\x10\x00\x00\x00TFL3" + b"\xff" * 40)
+    r = subprocess.run([str(example_bin / "c_api_example"), str(bad), "in.bin", "out.bin"], capture_output=True, text=True)
+    assert r.returncode == 1 and "malformed .tflite model" in r.stderr, r.stderr
+    model, mpath, x = _c_example_io(tmp_path, 6)
+    (tmp_path / "short.bin").write_bytes(x.tobytes()[:-4])
+    r = subprocess.run([str(example_bin / "c_api_example"), str(mpath), str(tmp_path / "short.bin"),
+                        str(tmp_path / "o.bin")], capture_output=True, text=True)
+    assert r.returncode == 1 and "TfLiteTensorCopyFromBuffer" in r.stderr and "bytes" in r.stderr, r.stderr
+
+
+def _cc():
+    for exe in ("cc", "gcc", "clang"):
+        if shutil.which(exe):
+            return shutil.which(exe)
+    pytest.skip("no C compiler here: cannot build the C API test program")
+
+
+def test_c_api_headers_and_signature_runner_from_c(tmp_path):
+    """tests/c/c_api_signatures.c: every C API call group (signature runners, resize, quantization
+    parameters, error reporter, NULL handles), compiled with `cc -std=c11 -pedantic -Werror`."""
+    cc = _cc()
+    inc, lib = tflite_gpu.get_include(), tflite_gpu.get_library_dir()
+    if not os.path.isfile(os.path.join(inc, "tflite_gpu", "c_api.h")):
+        pytest.skip(f"the installed package has no headers at {inc}")
+    exe = tmp_path / "c_api_signatures"
+    src = os.path.join(os.path.dirname(__file__), "c", "c_api_signatures.c")
+    r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", src, "-I", inc, "-L", lib,
+                        "-ltflite_gpu", f"-Wl,-rpath,{lib}", "-o", str(exe)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    from tflite_gpu.testing.builder import ModelBuilder
+    b = ModelBuilder()
+    x = b.add_input([1, 3], name="x", shape_signature=[-1, 3])
+    y = b.add_input([1, 3], name="y", shape_signature=[-1, 3])
+    z = b.add_tensor([1, 3], name="z", shape_signature=[-1, 3])
+    b.add_op("ADD", [x, y], [z], options=dict(fused_activation_function="NONE"))
+    b.mark_output(z)
+    b.add_signature("serving_default", {"lhs": x, "rhs": y}, {"sum": z})
+    m = tmp_path / "add.tflite"
+    m.write_bytes(b.build())
+    r = subprocess.run([str(exe), str(m)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "all ok, 4 errors reported as expected" in r.stdout, r.stdout + r.stderr
+    assert "negative dimension" in r.stderr and "no signature 'nope'" in r.stderr, r.stderr

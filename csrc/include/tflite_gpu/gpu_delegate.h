@@ -5,12 +5,15 @@
 //   ...
 //   TfLiteGpuDelegateV2Delete(d);
 // and the Metal-named TFLGpuDelegateCreate / TFLGpuDelegateDelete (backed by OpenCL here).
-#pragma once
-#include <cstdint>
-#include <string>
-#include <vector>
+// Includable from C (TfLiteDelegate is then an opaque type); the tflite_gpu:: part is C++ only.
+#ifndef TFLITE_GPU_GPU_DELEGATE_H_
+#define TFLITE_GPU_GPU_DELEGATE_H_
+#include <stdint.h>
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
 
-#include "tflite_gpu/delegate.h"
+#include "tflite_gpu/c_common.h"
 
 // Enum values are TensorFlow Lite's.
 enum TfLiteGpuInferenceUsage {
@@ -31,6 +34,9 @@ enum TfLiteGpuExperimentalFlags {
   TFLITE_GPU_EXPERIMENTAL_FLAGS_GL_ONLY = 1 << 2,
   TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION = 1 << 3,
 };
+typedef enum TfLiteGpuInferenceUsage TfLiteGpuInferenceUsage;
+typedef enum TfLiteGpuInferencePriority TfLiteGpuInferencePriority;
+typedef enum TfLiteGpuExperimentalFlags TfLiteGpuExperimentalFlags;
 // Metal-style wait types (TFLGpuDelegateWaitType).
 enum TFLGpuDelegateWaitType {
   TFLGpuDelegateWaitTypePassive = 0,     // block on the driver
@@ -38,6 +44,7 @@ enum TFLGpuDelegateWaitType {
   TFLGpuDelegateWaitTypeDoNotWait = 2,   // return at once; outputs sync when read
   TFLGpuDelegateWaitTypeAggressive = 3,  // spin, and keep the device busy (treated as active)
 };
+typedef enum TFLGpuDelegateWaitType TFLGpuDelegateWaitType;
 
 typedef struct TfLiteGpuDelegateOptionsV2 {
   int32_t is_precision_loss_allowed;
@@ -58,9 +65,11 @@ typedef struct TfLiteGpuDelegateOptionsV2 {
   int32_t enable_profiling;      // OpenCL profiling events per kernel
 } TfLiteGpuDelegateOptionsV2;
 
-typedef tflite_gpu::Delegate TfLiteDelegate;
+#ifdef __cplusplus
+extern "C" {
+#endif
 
-TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default();
+TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default(void);
 // Never returns null: a device problem is reported by ModifyGraphWithDelegate.
 TfLiteDelegate* TfLiteGpuDelegateV2Create(const TfLiteGpuDelegateOptionsV2* options);
 void TfLiteGpuDelegateV2Delete(TfLiteDelegate* delegate);
@@ -70,9 +79,17 @@ typedef struct TFLGpuDelegateOptions {
   int wait_type;                 // TFLGpuDelegateWaitType
   bool enable_quantization;
 } TFLGpuDelegateOptions;
-TFLGpuDelegateOptions TFLGpuDelegateOptionsDefault();
+TFLGpuDelegateOptions TFLGpuDelegateOptionsDefault(void);
 TfLiteDelegate* TFLGpuDelegateCreate(const TFLGpuDelegateOptions* options);
 void TFLGpuDelegateDelete(TfLiteDelegate* delegate);
+
+#ifdef __cplusplus
+}  // extern "C"
+
+#include <string>
+#include <vector>
+
+#include "tflite_gpu/delegate.h"
 
 namespace tflite_gpu {
 
@@ -99,3 +116,6 @@ GpuDelegateInfo GetGpuDelegateInfo(const TfLiteDelegate* delegate);
 Status GpuDelegateInit(TfLiteDelegate* delegate);
 
 }  // namespace tflite_gpu
+
+#endif  // __cplusplus
+#endif  // TFLITE_GPU_GPU_DELEGATE_H_

@@ -79,18 +79,8 @@ class StatusOr {
 
 // Source parity with TensorFlow Lite's C API: code written as
 //   if (interpreter->Invoke() != kTfLiteOk) return false;
-// compiles against tflite_gpu unchanged.
-typedef enum TfLiteStatus {
-  kTfLiteOk = 0,
-  kTfLiteError = 1,
-  kTfLiteDelegateError = 2,
-  kTfLiteApplicationError = 3,
-  kTfLiteDelegateDataNotFound = 4,
-  kTfLiteDelegateDataWriteError = 5,
-  kTfLiteDelegateDataReadError = 6,
-  kTfLiteUnresolvedOps = 7,
-  kTfLiteCancelled = 8,
-} TfLiteStatus;
+// compiles against tflite_gpu unchanged (TfLiteStatus is in c_common.h, shared with C).
+#include "tflite_gpu/c_common.h"
 
 namespace tflite_gpu {
 inline TfLiteStatus ToTfLiteStatus(const Status& s) {

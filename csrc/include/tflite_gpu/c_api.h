@@ -1,0 +1,122 @@
+/* TensorFlow Lite's C API (tensorflow/lite/c/c_api.h) for C hosts, with TFLite's names and
+ * semantics, backed by tflite_gpu. Includable from C (C99 or later) and C++.
+ *
+ *   TfLiteModel* model = TfLiteModelCreateFromFile("model.tflite");
+ *   TfLiteInterpreterOptions* options = TfLiteInterpreterOptionsCreate();
+ *   TfLiteDelegate* delegate = TfLiteGpuDelegateV2Create(NULL);      // gpu_delegate.h
+ *   TfLiteInterpreterOptionsAddDelegate(options, delegate);
+ *   TfLiteInterpreter* interpreter = TfLiteInterpreterCreate(model, options);
+ *   TfLiteInterpreterOptionsDelete(options);
+ *   TfLiteInterpreterAllocateTensors(interpreter);
+ *   TfLiteTensorCopyFromBuffer(TfLiteInterpreterGetInputTensor(interpreter, 0), in, in_bytes);
+ *   TfLiteInterpreterInvoke(interpreter);
+ *   TfLiteTensorCopyToBuffer(TfLiteInterpreterGetOutputTensor(interpreter, 0), out, out_bytes);
+ *   TfLiteInterpreterDelete(interpreter);
+ *   TfLiteGpuDelegateV2Delete(delegate);
+ *   TfLiteModelDelete(model);
+ *
+ * Every call accepts NULL handles and returns NULL / kTfLiteError / 0 for them; errors are
+ * reported through the options' error reporter (default: stderr) naming what is wrong. */
+#ifndef TFLITE_GPU_C_API_H_
+#define TFLITE_GPU_C_API_H_
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tflite_gpu/c_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct TfLiteModel TfLiteModel;
+typedef struct TfLiteInterpreterOptions TfLiteInterpreterOptions;
+typedef struct TfLiteInterpreter TfLiteInterpreter;
+typedef struct TfLiteSignatureRunner TfLiteSignatureRunner;
+/* A tensor of an interpreter; valid while the interpreter lives. */
+typedef struct TfLiteTensor TfLiteTensor;
+
+/* The version of this library ("0.1.0"). */
+const char* TfLiteVersion(void);
+/* "FLOAT32", "INT8", ... ("NOTYPE" for an unknown value). */
+const char* TfLiteTypeGetName(TfLiteType type);
+
+/* ---- model ---- */
+/* A model from the bytes of a .tflite file (copied: the buffer may be freed afterwards), or NULL. */
+TfLiteModel* TfLiteModelCreate(const void* model_data, size_t model_size);
+/* A model memory-mapped from a file, or NULL (the reason goes to stderr). */
+TfLiteModel* TfLiteModelCreateFromFile(const char* model_path);
+/* Interpreters created from the model keep what they need: the model may be deleted first. */
+void TfLiteModelDelete(TfLiteModel* model);
+
+/* ---- interpreter options ---- */
+TfLiteInterpreterOptions* TfLiteInterpreterOptionsCreate(void);
+void TfLiteInterpreterOptionsDelete(TfLiteInterpreterOptions* options);
+/* CPU threads; -1 (the default): one per hardware thread. */
+void TfLiteInterpreterOptionsSetNumThreads(TfLiteInterpreterOptions* options, int32_t num_threads);
+/* Applied, in order, when the interpreter is created. Not owned: delete the delegate after the
+ * interpreter (TfLiteGpuDelegateV2Delete). */
+void TfLiteInterpreterOptionsAddDelegate(TfLiteInterpreterOptions* options, TfLiteDelegate* delegate);
+/* Where error messages go (default: stderr). */
+void TfLiteInterpreterOptionsSetErrorReporter(TfLiteInterpreterOptions* options,
+                                              void (*reporter)(void* user_data, const char* format, va_list args),
+                                              void* user_data);
+
+/* ---- interpreter ---- */
+/* NULL when the model cannot be run (an op or op version the engine lacks, a delegate that
+ * cannot be applied): the error reporter says why. `optional_options` may be NULL and may be
+ * deleted right after this call. */
+TfLiteInterpreter* TfLiteInterpreterCreate(const TfLiteModel* model, const TfLiteInterpreterOptions* optional_options);
+void TfLiteInterpreterDelete(TfLiteInterpreter* interpreter);
+
+int32_t TfLiteInterpreterGetInputTensorCount(const TfLiteInterpreter* interpreter);
+/* NULL when the index is out of range. */
+TfLiteTensor* TfLiteInterpreterGetInputTensor(const TfLiteInterpreter* interpreter, int32_t input_index);
+/* Needs TfLiteInterpreterAllocateTensors afterwards. */
+TfLiteStatus TfLiteInterpreterResizeInputTensor(TfLiteInterpreter* interpreter, int32_t input_index,
+                                                const int* input_dims, int32_t input_dims_size);
+TfLiteStatus TfLiteInterpreterAllocateTensors(TfLiteInterpreter* interpreter);
+TfLiteStatus TfLiteInterpreterInvoke(TfLiteInterpreter* interpreter);
+int32_t TfLiteInterpreterGetOutputTensorCount(const TfLiteInterpreter* interpreter);
+const TfLiteTensor* TfLiteInterpreterGetOutputTensor(const TfLiteInterpreter* interpreter, int32_t output_index);
+
+/* ---- tensors ---- */
+TfLiteType TfLiteTensorType(const TfLiteTensor* tensor);
+int32_t TfLiteTensorNumDims(const TfLiteTensor* tensor);
+/* -1 when dim_index is out of range. */
+int32_t TfLiteTensorDim(const TfLiteTensor* tensor, int32_t dim_index);
+size_t TfLiteTensorByteSize(const TfLiteTensor* tensor);
+/* NULL until the tensors are allocated. */
+void* TfLiteTensorData(const TfLiteTensor* tensor);
+const char* TfLiteTensorName(const TfLiteTensor* tensor);
+/* scale 0 and zero_point 0 when the tensor is not per-tensor quantized. */
+TfLiteQuantizationParams TfLiteTensorQuantizationParams(const TfLiteTensor* tensor);
+/* kTfLiteError unless input_data_size equals TfLiteTensorByteSize and the tensor is allocated. */
+TfLiteStatus TfLiteTensorCopyFromBuffer(TfLiteTensor* tensor, const void* input_data, size_t input_data_size);
+TfLiteStatus TfLiteTensorCopyToBuffer(const TfLiteTensor* output_tensor, void* output_data, size_t output_data_size);
+
+/* ---- signatures ---- */
+int32_t TfLiteInterpreterGetSignatureCount(const TfLiteInterpreter* interpreter);
+const char* TfLiteInterpreterGetSignatureKey(const TfLiteInterpreter* interpreter, int32_t signature_index);
+/* NULL for an unknown key. Delete with TfLiteSignatureRunnerDelete, before the interpreter. */
+TfLiteSignatureRunner* TfLiteInterpreterGetSignatureRunner(const TfLiteInterpreter* interpreter,
+                                                           const char* signature_key);
+size_t TfLiteSignatureRunnerGetInputCount(const TfLiteSignatureRunner* signature_runner);
+const char* TfLiteSignatureRunnerGetInputName(const TfLiteSignatureRunner* signature_runner, int32_t input_index);
+TfLiteStatus TfLiteSignatureRunnerResizeInputTensor(TfLiteSignatureRunner* signature_runner, const char* input_name,
+                                                    const int* input_dims, int32_t input_dims_size);
+TfLiteStatus TfLiteSignatureRunnerAllocateTensors(TfLiteSignatureRunner* signature_runner);
+TfLiteTensor* TfLiteSignatureRunnerGetInputTensor(TfLiteSignatureRunner* signature_runner, const char* input_name);
+TfLiteStatus TfLiteSignatureRunnerInvoke(TfLiteSignatureRunner* signature_runner);
+size_t TfLiteSignatureRunnerGetOutputCount(const TfLiteSignatureRunner* signature_runner);
+const char* TfLiteSignatureRunnerGetOutputName(const TfLiteSignatureRunner* signature_runner, int32_t output_index);
+const TfLiteTensor* TfLiteSignatureRunnerGetOutputTensor(const TfLiteSignatureRunner* signature_runner,
+                                                         const char* output_name);
+void TfLiteSignatureRunnerDelete(TfLiteSignatureRunner* signature_runner);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* TFLITE_GPU_C_API_H_ */
