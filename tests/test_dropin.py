@@ -221,9 +221,11 @@ def test_run_and_read_same_as_litert():
         it.set_tensor(1, X * 0.5)
         r = it.invoke()
         view = it.tensor(2)()
-        out = {"invoke": r, "z": it.get_tensor(2), "z_sg": it.get_tensor(2, subgraph_index=0),
-               "view": np.array(view), "reset": it.reset_all_variables()}
-        del view  # LiteRT refuses allocate_tensors() while a view is alive
+        out = {"invoke": r, "z": it.get_tensor(2), "z_sg": it.get_tensor(2, subgraph_index=0), "view": np.array(view)}
+        # LiteRT refuses allocate_tensors() while a view is alive; ours (tests/test_misuse.py) also
+        # reset_all_variables(), so the view goes first.
+        del view
+        out["reset"] = it.reset_all_variables()
         out["alloc_again"] = it.allocate_tensors()
         return out
     check_same(script)
