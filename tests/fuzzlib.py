@@ -25,6 +25,7 @@ import queue
 import random
 import shutil
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -394,7 +395,8 @@ def supervise(mutants: int, out: str, seed: str = "0", gpu_share: float = 0.2, h
                "--seed", seed, "--gpu-share", str(gpu_share), "--out", out, "--models", models_dir]
         if nice:
             cmd = ["nice", "-n", str(nice)] + cmd
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e,
+                             cwd=tempfile.gettempdir())  # not the repo root (see misuse_util)
         q: "queue.Queue[Optional[str]]" = queue.Queue()
         err_tail: List[str] = []
 

@@ -4,6 +4,7 @@ aborted test run. The child gets this directory on sys.path (harness, builder he
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -17,8 +18,10 @@ def run_child(code: str, timeout: float = 120.0, env=None):
     if env:
         e.update(env)
     try:
+        # cwd outside the repository: `python -c` puts the cwd first on sys.path, and the source
+        # tree's tflite_gpu/ (no built _core) would shadow the installed package.
         p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                           timeout=timeout, env=e)
+                           timeout=timeout, env=e, cwd=tempfile.gettempdir())
     except subprocess.TimeoutExpired as ex:
         out = (ex.stdout or b"").decode() if isinstance(ex.stdout, bytes) else (ex.stdout or "")
         err = (ex.stderr or b"").decode() if isinstance(ex.stderr, bytes) else (ex.stderr or "")
