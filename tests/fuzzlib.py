@@ -38,6 +38,25 @@ ALLOWED = (ValueError, RuntimeError)  # the documented error types; anything els
 
 
 # ---------------------------------------------------------------- seed models
+def conv_reshape_builder():
+    """The small CONV_2D + RESHAPE model with a signature (a fuzz seed; tests/test_model_fuzz.py too)."""
+    import numpy as np
+    from tflite_gpu.testing.builder import ModelBuilder
+    b = ModelBuilder()
+    x = b.add_input([1, 5, 5, 3])
+    w = b.add_const(np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32))
+    bias = b.add_const(np.zeros(4, np.float32))
+    y = b.add_tensor([1, 5, 5, 4])
+    z = b.add_tensor([1, 25, 4])
+    s = b.add_const(np.array([1, 25, 4], np.int32))
+    b.add_op("CONV_2D", [x, w, bias], [y], options=dict(padding="SAME", stride_w=1, stride_h=1,
+                                                        fused_activation_function="RELU"))
+    b.add_op("RESHAPE", [y, s], [z])
+    b.mark_output(z)
+    b.add_signature("s", {"x": x}, {"z": z})
+    return b
+
+
 def seed_models(cache_dir: Optional[str] = None) -> Dict[str, bytes]:
     """Small models covering the op families, float and quantized, CPU and GPU paths."""
     import numpy as np
@@ -51,20 +70,9 @@ def seed_models(cache_dir: Optional[str] = None) -> Dict[str, bytes]:
             names = json.load(open(idx))
             return {n: open(os.path.join(cache_dir, n + ".tflite"), "rb").read() for n in names}
     out: Dict[str, bytes] = {}
-    b = ModelBuilder()
-    x = b.add_input([1, 5, 5, 3])
-    w = b.add_const(np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32))
-    bias = b.add_const(np.zeros(4, np.float32))
-    y = b.add_tensor([1, 5, 5, 4])
-    z = b.add_tensor([1, 25, 4])
-    s = b.add_const(np.array([1, 25, 4], np.int32))
-    b.add_op("CONV_2D", [x, w, bias], [y], options=dict(padding="SAME", stride_w=1, stride_h=1,
-                                                        fused_activation_function="RELU"))
-    b.add_op("RESHAPE", [y, s], [z])
-    b.mark_output(z)
-    b.add_signature("s", {"x": x}, {"z": z})
-    out["conv_reshape"] = b.build()
-    out["conv_reshape_large"] = b.build(large_buffers=True)
+    cr = conv_reshape_builder()
+    out["conv_reshape"] = cr.build()
+    out["conv_reshape_large"] = cr.build(large_buffers=True)
     makers: Dict[str, Callable[[], bytes]] = {
         "encoder_decoder16": lambda: zoo.encoder_decoder(seed=1, input_size=16),
         "lstm": lambda: zoo.lstm_model(time_steps=3, input_size=4, num_units=8),

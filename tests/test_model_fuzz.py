@@ -8,22 +8,11 @@ from hypothesis import strategies as st
 
 import tflite_gpu
 from tflite_gpu.testing import zoo
-from tflite_gpu.testing.builder import ModelBuilder
 
 
 def small_models():
-    b = ModelBuilder()
-    x = b.add_input([1, 5, 5, 3])
-    w = b.add_const(np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32))
-    bias = b.add_const(np.zeros(4, np.float32))
-    y = b.add_tensor([1, 5, 5, 4])
-    z = b.add_tensor([1, 25, 4])
-    s = b.add_const(np.array([1, 25, 4], np.int32))
-    b.add_op("CONV_2D", [x, w, bias], [y], options=dict(padding="SAME", stride_w=1, stride_h=1,
-                                                        fused_activation_function="RELU"))
-    b.add_op("RESHAPE", [y, s], [z])
-    b.mark_output(z)
-    b.add_signature("s", {"x": x}, {"z": z})
+    from fuzzlib import conv_reshape_builder
+    b = conv_reshape_builder()
     return [b.build(), b.build(large_buffers=True), zoo.encoder_decoder(seed=1, input_size=16)]
 
 
