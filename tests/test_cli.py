@@ -307,6 +307,72 @@ def test_benchmark_output_lines(capsys, tmp_path, backend):
     assert res["backend"] == backend
 
 
+def test_use_gpu_auto_flag_forms():
+    fl = delegate_flags()
+    assert parse_flags(["--use_gpu=auto"], fl).use_gpu == "auto"
+    assert parse_flags(["--use_gpu", "AUTO"], fl).use_gpu == "auto"
+    assert parse_flags(["--use_gpu"], fl).use_gpu is True
+    with pytest.raises(FlagError, match="boolean .* or auto, got 'maybe'"):
+        parse_flags(["--use_gpu=maybe"], fl)
+
+
+def _real_gpu_present():
+    """Independent of the CLI: is there an OpenCL device of type GPU (pyopencl's view)?"""
+    try:
+        import pyopencl as cl
+        return any(d.type & cl.device_type.GPU for p in cl.get_platforms() for d in p.get_devices())
+    except Exception:
+        return False
+
+
+def test_benchmark_use_gpu_auto_states_its_choice(capsys, tmp_path):
+    path = write(tmp_path, "add.tflite", add_model(64))
+    jpath = tmp_path / "auto.json"
+    code, out, err = run(capsys, "benchmark", f"--graph={path}", "--use_gpu=auto", "--num_runs=3",
+                         "--warmup_min_secs=0", "--min_secs=0", f"--json={jpath}")
+    assert code == 0, err
+    res = json.loads(jpath.read_text())
+    if _real_gpu_present():
+        # a GPU exists: auto applies the delegate, unless the probe failed, which it must say
+        assert re.search(r"^--use_gpu=auto: OpenCL GPU '.*' passed", out, re.M) or \
+            re.search(r"^--use_gpu=auto: probe failed", out, re.M), out
+    else:
+        assert re.search(r"^--use_gpu=auto: no OpenCL GPU device; running the CPU kernels", out,
+                         re.M), out
+        assert res["use_gpu"] is False and "GPU delegate created." not in out
+
+
+def test_benchmark_on_opencl_cpu_device_says_so_and_compares(capsys, tmp_path):
+    import tflite_gpu
+    devs = tflite_gpu.list_devices()
+    sel = [d for d in devs if d.get("selected")]
+    if not sel:
+        pytest.skip(f"no OpenCL device for the GPU delegate here ({len(devs)} listed)")
+    path = write(tmp_path, "add.tflite", add_model(4096))
+    jpath = tmp_path / "cl.json"
+    code, out, err = run(capsys, "benchmark", f"--graph={path}", "--use_gpu", "--num_runs=3",
+                         "--warmup_min_secs=0", "--min_secs=0", f"--json={jpath}")
+    assert code == 0, err
+    m = re.search(r"^GPU delegate device: (.*) \((GPU|CPU), ", out, re.M)
+    assert m and m.group(1) == sel[0]["name"] and m.group(2) == sel[0]["type"], out
+    res = json.loads(jpath.read_text())
+    if sel[0]["type"] == "CPU":
+        assert "this device is the CPU seen through OpenCL" in out
+        cmp_line = re.search(r"^CPU kernels \(no delegate\) on this machine: Inference \(avg\): "
+                             r"([\d.e+-]+) us over (\d+) runs: ([\d.e+-]+)x", out, re.M)
+        assert cmp_line, out
+        c = res["cpu_comparison"]
+        assert c["cpu_inference_avg_us"] == pytest.approx(float(cmp_line.group(1)), rel=1e-5)
+        assert c["cpu_speedup"] == pytest.approx(res["inference"]["avg"] / c["cpu_inference_avg_us"],
+                                                 rel=1e-5)
+        code, out, err = run(capsys, "benchmark", f"--graph={path}", "--use_gpu", "--num_runs=2",
+                             "--warmup_min_secs=0", "--min_secs=0", "--compare_cpu=false")
+        assert code == 0, err
+        assert "CPU kernels (no delegate)" not in out
+    else:
+        assert "CPU seen through OpenCL" not in out and res["cpu_comparison"] is None
+
+
 def test_benchmark_json_to_stdout_is_pure_json(capsys, tmp_path, backend):
     path = write(tmp_path, "add.tflite", add_model(64))
     code, out, err = run(capsys, "benchmark", "--graph", path, "--num_runs", "4",

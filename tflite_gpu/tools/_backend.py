@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __all__ = [
     "BackendError",
@@ -198,6 +198,50 @@ def make_interpreter(model_path: Optional[str] = None, num_threads: Optional[int
         except Exception:
             pass
     return interp
+
+
+def auto_gpu_choice() -> Tuple[bool, str]:
+    """``--use_gpu=auto``: the GPU delegate where CompatibilityList says it helps (a real OpenCL
+    GPU that compiles and runs its probe kernel correctly), else the CPU kernels. Returns
+    (use the GPU delegate?, the reason, printed by the tools)."""
+    try:
+        import tflite_gpu
+        cl = tflite_gpu.CompatibilityList()
+        ok = bool(cl.is_delegate_supported_on_this_device())
+        probe = dict(cl._run_probe())
+    except Exception as e:  # no engine / no OpenCL at all: the CPU kernels still run
+        return False, f"--use_gpu=auto: the GPU check failed ({e}); running the CPU kernels."
+    if ok:
+        return True, (f"--use_gpu=auto: OpenCL GPU '{probe.get('device')}' passed the delegate's "
+                      "probe: applying the GPU delegate.")
+    why = probe.get("reason") or "no usable OpenCL GPU"
+    return False, (f"--use_gpu=auto: {why}; running the CPU kernels (an OpenCL CPU device such as "
+                   "PoCL works with --use_gpu=true, but it is a test device, slower than the CPU "
+                   "kernels).")
+
+
+def delegate_device_lines(interp: Any) -> Tuple[List[str], bool]:
+    """Lines naming the OpenCL device the GPU delegate of ``interp`` runs on, and whether that
+    device is a CPU seen through OpenCL (PoCL). ([], False) when there is no delegate info."""
+    dl = getattr(interp, "_tflite_gpu_tools_delegates", None) or []
+    info_fn = optional_hook(dl[0], "info") if dl else None
+    if info_fn is None:
+        return [], False
+    try:
+        info = dict(info_fn())
+    except Exception as e:
+        return [f"WARNING: the GPU delegate's info() failed: {e}"], False
+    is_gpu = bool(info.get("device_is_gpu"))
+    kind = "GPU" if is_gpu else "CPU"
+    lines = [f"GPU delegate device: {info.get('device_name', '?')} ({kind}, "
+             f"{info.get('device_vendor', '?')}; platform '{info.get('platform_name', '?')}', "
+             f"driver {info.get('driver_version', '?')}; precision {info.get('precision', '?')})"]
+    if not is_gpu:
+        lines.append("NOTE: no OpenCL GPU is in use: this device is the CPU seen through OpenCL "
+                     "(PoCL), a test device, not a fast path. The CPU kernels (--use_gpu=false, "
+                     "or --use_gpu=auto) run models faster here; a comparison follows the "
+                     "benchmark (--compare_cpu=false skips it).")
+    return lines, not is_gpu
 
 
 def optional_hook(obj: Any, name: str) -> Optional[Callable]:

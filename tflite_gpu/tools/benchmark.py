@@ -36,7 +36,7 @@ import numpy as np
 
 from . import _backend
 from .flags import (Flag, FlagError, Flags, delegate_flags, gpu_options_from_flags,
-                    parse_input_layer_shapes, run_with_flags, use_gpu_from_flags)
+                    parse_input_layer_shapes, run_with_flags, gpu_choice_from_flags)
 
 __all__ = ["main", "Stat", "MemoryMonitor", "random_inputs", "format_op_profile", "FLAGS"]
 
@@ -72,6 +72,8 @@ def _flags() -> List[Flag]:
              "(needs matplotlib)"),
         Flag("seed", int, 0, "random seed for the input data"),
         Flag("verbose", bool, False, "print every parameter value"),
+        Flag("compare_cpu", bool, True, "when the GPU delegate runs on an OpenCL CPU device "
+             "(PoCL), also time the CPU kernels and print the comparison"),
     ] + delegate_flags()
 
 
@@ -614,7 +616,7 @@ def _benchmark(flags: Flags) -> int:
 
     monitor = None
     try:
-        use_gpu = use_gpu_from_flags(flags)
+        use_gpu, gpu_why = gpu_choice_from_flags(flags)
         shapes = parse_input_layer_shapes(flags.input_layer, flags.input_layer_shape)
         log("STARTING!")
         log(f"Log parameter values verbosely: [{1 if flags.verbose else 0}]")
@@ -638,6 +640,8 @@ def _benchmark(flags: Flags) -> int:
                 log(f"Backend: [{flags.backend}]")
         if flags.num_threads > 0:
             log(f"#threads used for CPU inference: [{flags.num_threads}]")
+        if gpu_why:
+            log(gpu_why)
 
         if flags.report_peak_memory_footprint:
             monitor = MemoryMonitor(flags.memory_footprint_check_interval_ms).start()
@@ -652,8 +656,12 @@ def _benchmark(flags: Flags) -> int:
             num_threads=flags.num_threads if flags.num_threads > 0 else None,
             use_gpu=use_gpu, gpu_options=gpu_options_from_flags(flags), backend=flags.backend,
             warn=lambda m: err.write(m + "\n"))
+        on_cl_cpu = False
         if use_gpu and flags.backend == "tflite_gpu":
             log("GPU delegate created.")
+            dev_lines, on_cl_cpu = _backend.delegate_device_lines(interp)
+            for line in dev_lines:
+                log(line)
         apply_input_shapes(interp, shapes)
         fill_dynamic_dims(interp, skip=list(shapes))
         interp.allocate_tensors()
@@ -725,6 +733,9 @@ def _benchmark(flags: Flags) -> int:
         inf_avg = regular.avg() if not regular.empty() else float("nan")
         log(f"Inference timings in us: Init: {init_us}, First inference: {first_us}, "
             f"Warmup (avg): {g6(warm_avg)}, Inference (avg): {g6(inf_avg)}")
+        cpu_cmp = None
+        if on_cl_cpu and flags.compare_cpu:
+            cpu_cmp = _compare_cpu(flags, path, content, shapes, in_details, inf_avg, log, err)
 
         overall_mem_kb = peak_rss_kb()
         mem: Dict[str, Any] = {}
@@ -777,6 +788,7 @@ def _benchmark(flags: Flags) -> int:
             "inference": regular.as_dict(),
             "memory": mem,
             "delegation": drep,
+            "cpu_comparison": cpu_cmp,
             "op_profile": op_stats.as_list() if op_stats is not None else None,
             "flags": {k: v for k, v in flags.as_dict().items()},
         }
@@ -806,6 +818,40 @@ def _benchmark(flags: Flags) -> int:
     finally:
         if monitor is not None:
             monitor.stop()
+
+
+def _compare_cpu(flags: Flags, path, content, shapes, in_details, delegate_avg_us: float,
+                 log, err) -> Optional[Dict[str, Any]]:
+    """The GPU delegate ran on an OpenCL CPU device: time the CPU kernels on the same inputs
+    (a short run: 1 warmup, then up to num_runs runs or 2 s) and say how they compare."""
+    try:
+        interp = _backend.make_interpreter(
+            model_path=path, model_content=content,
+            num_threads=flags.num_threads if flags.num_threads > 0 else None,
+            use_gpu=False, backend=flags.backend, warn=lambda m: err.write(m + "\n"))
+        apply_input_shapes(interp, shapes)
+        fill_dynamic_dims(interp, skip=list(shapes))
+        interp.allocate_tensors()
+        rng = np.random.default_rng(flags.seed)
+        for d, a in zip(interp.get_input_details(), random_inputs(in_details, rng)):
+            interp.set_tensor(d["index"], a)
+        interp.invoke()
+        times = []
+        t_end = time.perf_counter() + 2.0
+        while len(times) < max(1, flags.num_runs) and (not times or time.perf_counter() < t_end):
+            t0 = time.perf_counter_ns()
+            interp.invoke()
+            times.append((time.perf_counter_ns() - t0) / 1000.0)
+    except Exception as e:
+        err.write(f"WARNING: the CPU-kernel comparison failed: {type(e).__name__}: {e}\n")
+        return None
+    cpu_avg = float(np.mean(times))
+    ratio = delegate_avg_us / cpu_avg if cpu_avg > 0 else float("nan")
+    log(f"CPU kernels (no delegate) on this machine: Inference (avg): {g6(cpu_avg)} us over "
+        f"{len(times)} runs: {g6(ratio)}x the speed of the GPU delegate on this OpenCL CPU "
+        "device (use --use_gpu=auto to pick the faster path).")
+    return {"cpu_inference_avg_us": cpu_avg, "runs": len(times),
+            "delegate_inference_avg_us": delegate_avg_us, "cpu_speedup": ratio}
 
 
 def _json_default(o: Any) -> Any:

@@ -59,6 +59,8 @@ class Flag:
         value is required.
     aliases: other accepted names (TFLite tools differ: ``--graph`` vs
         ``--model_file``).
+    words: for a bool flag, extra words accepted as values and returned as
+        lower-case strings (``--use_gpu=auto``).
     """
 
     name: str
@@ -68,10 +70,20 @@ class Flag:
     choices: Optional[Sequence[str]] = None
     bare_value: Any = None
     aliases: Sequence[str] = ()
+    words: Sequence[str] = ()
 
     def convert(self, raw: str) -> Any:
         if self.type is bool:
-            return parse_bool(raw)
+            low = str(raw).strip().lower()
+            if low in self.words:
+                return low
+            try:
+                return parse_bool(raw)
+            except FlagError:
+                if self.words:
+                    raise FlagError(f"--{self.name}: expected a boolean (true/false/1/0) or "
+                                    f"{'/'.join(self.words)}, got {raw!r}") from None
+                raise
         if self.type is int:
             try:
                 return int(raw, 0) if raw.strip().lower().startswith(("0x", "-0x")) else int(raw)
@@ -174,7 +186,7 @@ def parse_flags(argv: Sequence[str], flags: Sequence[Flag]) -> Flags:
         if not has_value:
             nxt = args[i] if i < len(args) else None
             if flag.type is bool:
-                if nxt is not None and nxt.strip().lower() in (_TRUE | _FALSE):
+                if nxt is not None and nxt.strip().lower() in (_TRUE | _FALSE | set(flag.words)):
                     raw = nxt
                     i += 1
                 else:
@@ -235,7 +247,9 @@ WAIT_TYPES = ("passive", "active", "do_not_wait", "aggressive")
 
 def delegate_flags() -> List[Flag]:
     return [
-        Flag("use_gpu", bool, False, "apply the GPU delegate"),
+        Flag("use_gpu", bool, False, "apply the GPU delegate: true, false, or auto (the GPU "
+             "delegate where CompatibilityList finds a GPU it helps on, else the CPU kernels; "
+             "the choice and its reason are printed)", words=("auto",)),
         Flag("delegate", str, "", "delegate to apply: gpu, or empty/none/cpu for none "
              "(the run_eval spelling of --use_gpu)",
              choices=("", "none", "cpu", "gpu", "xnnpack")),
@@ -261,13 +275,29 @@ def delegate_flags() -> List[Flag]:
     ]
 
 
-def use_gpu_from_flags(flags: Flags) -> bool:
+def gpu_choice_from_flags(flags: Flags) -> "tuple[bool, str]":
+    """(apply the GPU delegate?, why) from --use_gpu / --delegate. ``--use_gpu=auto`` asks
+    ``tflite_gpu.CompatibilityList`` (a real OpenCL GPU that passes a probe kernel); the reason
+    is empty when the user chose explicitly."""
     d = (flags.delegate or "").lower()
     if d == "gpu":
-        return True
+        return True, ""
     if d in ("none", "cpu", "xnnpack") and not flags.given("use_gpu"):
-        return False
-    return bool(flags.use_gpu)
+        return False, ""
+    if flags.use_gpu == "auto":
+        from . import _backend  # lazy: flags.py stays importable without the engine
+        return _backend.auto_gpu_choice()
+    return bool(flags.use_gpu), ""
+
+
+def use_gpu_from_flags(flags: Flags) -> bool:
+    """Whether to apply the GPU delegate; with --use_gpu=auto the choice and its reason are
+    written to stderr (the tools print it; benchmark uses gpu_choice_from_flags itself)."""
+    use, why = gpu_choice_from_flags(flags)
+    if why:
+        import sys
+        sys.stderr.write(why + "\n")
+    return use
 
 
 def gpu_options_from_flags(flags: Flags) -> Dict[str, Any]:
