@@ -4,9 +4,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "model/model_def.h"
@@ -52,10 +54,47 @@ inline constexpr const char* kViewsAliveMessage =
     "There is at least 1 reference to internal data in the interpreter in the form of a numpy array or slice. "
     "Be sure to only hold the function returned from tensor() if you are using raw data access.";
 
+// Said when a callback the interpreter is making (a Python custom op's fn or shape_fn, a log
+// handler, an object's __del__ or __float__ run by Python meanwhile) calls the same interpreter.
+inline constexpr const char* kReentrantMessage =
+    "re-entrant call: this interpreter is busy on this thread (in invoke(), allocate_tensors(), "
+    "modify_graph_with_delegate() or another call) and a callback it made (a Python custom op, a log handler) "
+    "called the same interpreter again; an interpreter cannot be used from inside its own callbacks "
+    "(compute with numpy there, or use a second Interpreter)";
+
+// A mutex that knows which thread holds it, so a call made from inside a callback on the thread
+// that holds it is refused (kReentrantMessage) instead of waiting on itself forever.
+class OwnedMutex {
+ public:
+  void lock() {
+    mu_.lock();
+    owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  }
+  bool try_lock() {
+    if (!mu_.try_lock()) return false;
+    owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    return true;
+  }
+  void unlock() {
+    owner_.store(std::thread::id(), std::memory_order_relaxed);
+    mu_.unlock();
+  }
+  // Only the holder writes owner_ with its own id, so equality is exact for the calling thread.
+  bool held_by_this_thread() const {
+    return owner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+  }
+
+ private:
+  std::mutex mu_;
+  std::atomic<std::thread::id> owner_{};
+};
+
 // Thread safety. Every call on one interpreter takes mu_, so calls from several threads serialise.
 // Lock order: a thread never WAITS for mu_ while it holds the GIL (Lock() releases the GIL before
 // blocking); holding mu_ and then taking the GIL back is fine, since whoever holds the GIL never
-// waits for mu_. Long work (allocate, invoke, delegation) runs with the GIL released.
+// waits for mu_. Re-entrancy: a callback run while this thread holds mu_ (Python custom ops take
+// the GIL inside invoke/allocate) that calls the same interpreter gets RuntimeError
+// (kReentrantMessage), never a self-deadlock or a call into a half-run graph. Long work (allocate, invoke, delegation) runs with the GIL released.
 //
 // View safety (LiteRT's rule). tensor_view() hands out numpy arrays aliasing the arena. Each one
 // holds a ViewAnchor (its numpy base) that counts live views; a call that can move or free the
@@ -80,8 +119,9 @@ class PyInterpreter {
     return s.tensor(index);
   }
 
-  std::unique_lock<std::mutex> Lock() {
-    std::unique_lock<std::mutex> l(mu_, std::try_to_lock);
+  std::unique_lock<OwnedMutex> Lock() {
+    if (mu_.held_by_this_thread()) throw std::runtime_error(kReentrantMessage);
+    std::unique_lock<OwnedMutex> l(mu_, std::try_to_lock);
     if (!l.owns_lock()) {
       py::gil_scoped_release r;
       l.lock();
@@ -291,13 +331,13 @@ class PyInterpreter {
   }
 
   Interpreter& interp() { return *interp_; }
-  std::mutex& mu() { return mu_; }  // take it through Lock(), never directly with the GIL held
+  OwnedMutex& mu() { return mu_; }  // take it through Lock(), never directly with the GIL held
   std::vector<py::object> delegates;  // kept alive while the interpreter uses them
 
  private:
   std::unique_ptr<FlatBufferModel> model_;
   std::unique_ptr<Interpreter> interp_;
-  std::mutex mu_;
+  OwnedMutex mu_;
   int live_views_ = 0;  // numpy views of this interpreter's tensors alive now (GIL-protected)
 };
 
