@@ -23,18 +23,17 @@ every run took the same time).  Memory deltas are of the process' peak RSS
 
 from __future__ import annotations
 
-import array
 import json
-import math
 import os
 import sys
-import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _backend
+from ._common import (MemoryMonitor, Stat, apply_input_shapes, fill_dynamic_dims, g6,
+                      json_default, peak_rss_kb, random_inputs)
 from .flags import (Flag, FlagError, Flags, delegate_flags, gpu_options_from_flags,
                     parse_input_layer_shapes, run_with_flags, gpu_choice_from_flags)
 
@@ -78,227 +77,6 @@ def _flags() -> List[Flag]:
 
 
 FLAGS = _flags()
-
-
-# --------------------------------------------------------------------------- statistics
-
-class Stat:
-    """TFLite's ``Stat<int64_t>``: first/curr/min/max/avg/std of samples."""
-
-    def __init__(self) -> None:
-        # int64 array, not a list: 8 bytes a run keeps the tool's own footprint small
-        self.values = array.array("q")
-        self._sum = 0
-        self._sq = 0.0
-
-    def update(self, v: float) -> None:
-        v = int(v)
-        self.values.append(v)
-        self._sum += v
-        self._sq += float(v) * v
-
-    @property
-    def count(self) -> int:
-        return len(self.values)
-
-    def empty(self) -> bool:
-        return not self.values
-
-    @property
-    def first(self) -> int:
-        return self.values[0] if self.values else 0
-
-    @property
-    def newest(self) -> int:
-        return self.values[-1] if self.values else 0
-
-    @property
-    def min(self) -> int:
-        return min(self.values) if self.values else 0
-
-    @property
-    def max(self) -> int:
-        return max(self.values) if self.values else 0
-
-    @property
-    def sum(self) -> int:
-        return self._sum
-
-    def avg(self) -> float:
-        return float(self.sum) / self.count if self.values else float("nan")
-
-    def all_same(self) -> bool:
-        return not self.values or self.min == self.max
-
-    def std(self) -> int:
-        if self.all_same():
-            return 0
-        a = self.avg()
-        var = self._sq / self.count - a * a
-        # TFLite: ValueType variance() then sqrt, both truncated to int64
-        return int(math.sqrt(max(int(var), 0)))
-
-    def __str__(self) -> str:
-        if self.empty():
-            return "count=0"
-        if self.all_same():
-            s = f"count={self.count} curr={self.newest}"
-            return s + ("(all same)" if self.count > 1 else "")
-        return (f"count={self.count} first={self.first} curr={self.newest} min={self.min} "
-                f"max={self.max} avg={g6(self.avg())} std={self.std()}")
-
-    def as_dict(self) -> Dict[str, Any]:
-        return {"count": self.count, "first": self.first, "curr": self.newest, "min": self.min,
-                "max": self.max, "avg": self.avg() if self.values else None, "std": self.std(),
-                "values": list(self.values)}
-
-
-def g6(x: float) -> str:
-    """A double as C++ streams print it by default (%g, 6 significant digits)."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "nan"
-    if isinstance(x, float) and math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{x:g}"
-
-
-# --------------------------------------------------------------------------- memory
-
-def _proc_status_kb(field: str) -> Optional[int]:
-    try:
-        with open("/proc/self/status", "r") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def peak_rss_kb() -> Optional[int]:
-    """Peak resident set size (kB) of this process: VmHWM, else ru_maxrss."""
-    v = _proc_status_kb("VmHWM")
-    if v is not None:
-        return v
-    try:
-        import resource
-
-        r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return int(r / 1024) if sys.platform == "darwin" else int(r)
-    except Exception:
-        return None
-
-
-def current_rss_kb() -> Optional[int]:
-    return _proc_status_kb("VmRSS")
-
-
-class MemoryMonitor:
-    """Samples VmRSS every ``interval_ms`` in a daemon thread; ``peak_mb``."""
-
-    def __init__(self, interval_ms: int = 50) -> None:
-        self.interval = max(1, int(interval_ms)) / 1000.0
-        self.peak_kb = 0
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
-        self.supported = current_rss_kb() is not None
-
-    def _sample(self) -> None:
-        v = current_rss_kb()
-        if v is not None and v > self.peak_kb:
-            self.peak_kb = v
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            self._sample()
-            self._stop.wait(self.interval)
-
-    def start(self) -> "MemoryMonitor":
-        if self.supported:
-            self._sample()
-            self._thread = threading.Thread(target=self._loop, name="tflite_gpu-memmon",
-                                            daemon=True)
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        if self.supported:
-            self._sample()
-
-    @property
-    def peak_mb(self) -> float:
-        return self.peak_kb / 1024.0
-
-
-# --------------------------------------------------------------------------- inputs
-
-def random_inputs(details: Sequence[Dict[str, Any]], rng: np.random.Generator
-                  ) -> List[np.ndarray]:
-    """Random data per input, with the ranges benchmark_model uses."""
-    out = []
-    for d in details:
-        shape = tuple(int(s) for s in d["shape"])
-        dt = np.dtype(d["dtype"])
-        if dt == np.float32 or dt == np.float16 or dt == np.float64:
-            a = rng.uniform(-0.5, 0.5, size=shape).astype(dt)
-        elif dt == np.int8:
-            a = rng.integers(-127, 128, size=shape, dtype=np.int64).astype(dt)
-        elif dt == np.uint8:
-            a = rng.integers(0, 256, size=shape, dtype=np.int64).astype(dt)
-        elif dt == np.int16:
-            a = rng.integers(0, 100, size=shape, dtype=np.int64).astype(dt)
-        elif dt in (np.int32, np.int64, np.uint32, np.uint16):
-            a = rng.integers(0, 100, size=shape, dtype=np.int64).astype(dt)
-        elif dt == np.bool_:
-            a = rng.integers(0, 2, size=shape).astype(np.bool_)
-        elif dt == np.complex64:
-            a = (rng.uniform(-0.5, 0.5, size=shape)
-                 + 1j * rng.uniform(-0.5, 0.5, size=shape)).astype(dt)
-        else:
-            a = np.zeros(shape, dtype=dt)
-        out.append(a)
-    return out
-
-
-def apply_input_shapes(interp: Any, shapes: Dict[str, List[int]]) -> None:
-    """resize_tensor_input for the named inputs (--input_layer/--input_layer_shape)."""
-    if not shapes:
-        return
-    by_name = {d["name"]: d for d in interp.get_input_details()}
-    for name, dims in shapes.items():
-        d = by_name.get(name)
-        if d is None:
-            raise FlagError(f"--input_layer: no input named {name!r}; inputs are: "
-                            f"{', '.join(by_name)}")
-        cur = [int(x) for x in d["shape"]]
-        sig = [int(x) for x in d.get("shape_signature", cur)]
-        if len(dims) != len(cur):
-            raise FlagError(f"--input_layer_shape for {name!r} has rank {len(dims)}, "
-                            f"the model's input has rank {len(cur)} ({cur})")
-        for got, want, s in zip(dims, cur, sig):
-            if s != -1 and got != want:
-                raise FlagError(f"--input_layer_shape {dims} for {name!r} does not match the "
-                                f"model's fixed shape {cur}")
-        if dims != cur:
-            interp.resize_tensor_input(d["index"], dims)
-
-
-def fill_dynamic_dims(interp: Any, skip: Sequence[str] = ()) -> None:
-    """Dimensions of -1 left in inputs become 1 (benchmark_model does the same);
-    inputs named in ``skip`` (already given a shape) are left alone."""
-    for d in interp.get_input_details():
-        if d.get("name") in skip:
-            continue
-        sig = d.get("shape_signature")
-        if sig is None:
-            continue
-        if any(int(s) == -1 for s in sig):
-            shape = [1 if int(s) == -1 else int(s) for s in sig]
-            if shape != [int(x) for x in d["shape"]]:
-                interp.resize_tensor_input(d["index"], shape)
 
 
 # --------------------------------------------------------------------------- op profile
@@ -606,18 +384,84 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _benchmark(flags: Flags) -> int:
-    start_mem_kb = peak_rss_kb()
     json_to_stdout = flags.json == "-"
-    out = sys.stderr if json_to_stdout else sys.stdout
-    err = sys.stderr
-
-    def log(msg: str = "") -> None:
-        out.write(msg + "\n")
-
-    monitor = None
+    run = _BenchmarkRun(flags, out=sys.stderr if json_to_stdout else sys.stdout,
+                        err=sys.stderr)
     try:
-        use_gpu, gpu_why = gpu_choice_from_flags(flags)
-        shapes = parse_input_layer_shapes(flags.input_layer, flags.input_layer_shape)
+        return run.execute()
+    except (FlagError, _backend.BackendError) as e:
+        run.err.write(f"ERROR: {e}\n")
+        return 1 if isinstance(e, _backend.BackendError) else 2
+    except Exception as e:
+        run.err.write(f"ERROR: benchmark failed: {type(e).__name__}: {e}\n")
+        return 1
+    finally:
+        run.stop_monitor()
+
+
+class _BenchmarkRun:
+    """One ``tflite-gpu benchmark`` run, step by step (``execute`` lists the steps).
+
+    The text report goes to ``out`` (stderr when the JSON goes to stdout), warnings
+    and errors to ``err``.
+    """
+
+    def __init__(self, flags: Flags, out, err) -> None:
+        self.flags = flags
+        self.out = out
+        self.err = err
+        self.start_mem_kb = peak_rss_kb()
+        self.monitor: Optional[MemoryMonitor] = None
+
+    def log(self, msg: str = "") -> None:
+        self.out.write(msg + "\n")
+
+    def warn(self, msg: str) -> None:
+        self.err.write("WARNING: " + msg + "\n")
+
+    def stop_monitor(self) -> None:
+        if self.monitor is not None:
+            self.monitor.stop()
+
+    def execute(self) -> int:
+        flags = self.flags
+        self.use_gpu, gpu_why = gpu_choice_from_flags(flags)
+        self.shapes = parse_input_layer_shapes(flags.input_layer, flags.input_layer_shape)
+        self.log_parameters(gpu_why)
+        if flags.report_peak_memory_footprint:
+            self.monitor = MemoryMonitor(flags.memory_footprint_check_interval_ms).start()
+        self.initialize()
+        self.set_random_inputs()
+
+        progress = _Progress(self.err)
+        self.log_run_header(flags.warmup_runs, flags.warmup_min_secs)
+        self.warmup = _run_loop(self.interp, flags.warmup_runs, flags.warmup_min_secs,
+                                flags.max_secs, flags.run_delay, progress, "warmup")
+        self.log(str(self.warmup))
+        self.log()
+        after_invoke = self.start_op_profiling()
+        self.log_run_header(flags.num_runs, flags.min_secs)
+        self.regular = _run_loop(self.interp, flags.num_runs, flags.min_secs, flags.max_secs,
+                                 flags.run_delay, progress, "benchmark",
+                                 after_invoke=after_invoke)
+        self.log(str(self.regular))
+        self.log()
+        self.finish_op_profiling()
+
+        self.log_timings()
+        self.cpu_cmp = None
+        if self.on_cl_cpu and flags.compare_cpu:
+            self.cpu_cmp = _compare_cpu(flags, self.path, self.content, self.shapes,
+                                        self.in_details, self.inf_avg, self.log, self.err)
+        self.mem = self.memory_report()
+        self.write_json()
+        self.write_plot()
+        return 0
+
+    # ---------------------------------------------------------------- steps
+
+    def log_parameters(self, gpu_why: Optional[str]) -> None:
+        flags, log = self.flags, self.log
         log("STARTING!")
         log(f"Log parameter values verbosely: [{1 if flags.verbose else 0}]")
         if flags.verbose:
@@ -634,7 +478,7 @@ def _benchmark(flags: Flags) -> int:
             if flags.input_layer:
                 log(f"Input layers: [{flags.input_layer}]")
                 log(f"Input shapes: [{flags.input_layer_shape}]")
-            if use_gpu:
+            if self.use_gpu:
                 log("Use gpu: [1]")
             if flags.backend != "tflite_gpu":
                 log(f"Backend: [{flags.backend}]")
@@ -643,181 +487,186 @@ def _benchmark(flags: Flags) -> int:
         if gpu_why:
             log(gpu_why)
 
-        if flags.report_peak_memory_footprint:
-            monitor = MemoryMonitor(flags.memory_footprint_check_interval_ms).start()
-
+    def initialize(self) -> None:
+        """Load the model, build the interpreter (and delegate), resize and allocate:
+        the timed 'Init'."""
+        flags = self.flags
         # (a zoo: model is built here, outside the timed init; a file is read by the
         # interpreter, inside it, as benchmark_model does)
-        path, content, size = _backend.load_model(flags.graph)
+        self.path, self.content, self.size = _backend.load_model(flags.graph)
         t_init0 = time.perf_counter_ns()
-        log(f"Loaded model {flags.graph}")
+        self.log(f"Loaded model {flags.graph}")
         interp = _backend.make_interpreter(
-            model_path=path, model_content=content,
+            model_path=self.path, model_content=self.content,
             num_threads=flags.num_threads if flags.num_threads > 0 else None,
-            use_gpu=use_gpu, gpu_options=gpu_options_from_flags(flags), backend=flags.backend,
-            warn=lambda m: err.write(m + "\n"))
-        on_cl_cpu = False
-        if use_gpu and flags.backend == "tflite_gpu":
-            log("GPU delegate created.")
-            dev_lines, on_cl_cpu = _backend.delegate_device_lines(interp)
+            use_gpu=self.use_gpu, gpu_options=gpu_options_from_flags(flags),
+            backend=flags.backend, warn=lambda m: self.err.write(m + "\n"))
+        self.on_cl_cpu = False
+        if self.use_gpu and flags.backend == "tflite_gpu":
+            self.log("GPU delegate created.")
+            dev_lines, self.on_cl_cpu = _backend.delegate_device_lines(interp)
             for line in dev_lines:
-                log(line)
-        apply_input_shapes(interp, shapes)
-        fill_dynamic_dims(interp, skip=list(shapes))
+                self.log(line)
+        apply_input_shapes(interp, self.shapes)
+        fill_dynamic_dims(interp, skip=list(self.shapes))
         interp.allocate_tensors()
         t_init1 = time.perf_counter_ns()
-        init_us = (t_init1 - t_init0) // 1000
-        init_mem_kb = peak_rss_kb()
+        self.interp = interp
+        self.init_us = (t_init1 - t_init0) // 1000
+        self.init_mem_kb = peak_rss_kb()
 
-        dlines, drep = _delegation_lines(interp, use_gpu)
+        dlines, self.delegation = _delegation_lines(interp, self.use_gpu)
         for line in dlines:
-            log(line)
-        log(f"The input model file size (MB): {g6(size / (1024.0 * 1024.0))}")
-        log(f"Initialized session in {g6(init_us / 1000.0)}ms.")
+            self.log(line)
+        self.log(f"The input model file size (MB): {g6(self.size / (1024.0 * 1024.0))}")
+        self.log(f"Initialized session in {g6(self.init_us / 1000.0)}ms.")
 
-        rng = np.random.default_rng(flags.seed)
-        in_details = interp.get_input_details()
-        for d, a in zip(in_details, random_inputs(in_details, rng)):
-            interp.set_tensor(d["index"], a)
+    def set_random_inputs(self) -> None:
+        rng = np.random.default_rng(self.flags.seed)
+        self.in_details = self.interp.get_input_details()
+        for d, a in zip(self.in_details, random_inputs(self.in_details, rng)):
+            self.interp.set_tensor(d["index"], a)
 
-        progress = _Progress(err)
-        log(f"Running benchmark for at least {flags.warmup_runs} iterations and at least "
-            f"{g6(flags.warmup_min_secs)} seconds but terminate if exceeding "
-            f"{g6(flags.max_secs)} seconds.")
-        warmup = _run_loop(interp, flags.warmup_runs, flags.warmup_min_secs, flags.max_secs,
-                           flags.run_delay, progress, "warmup")
-        log(str(warmup))
-        log()
+    def log_run_header(self, runs: int, secs: float) -> None:
+        self.log(f"Running benchmark for at least {runs} iterations and at least "
+                 f"{g6(secs)} seconds but terminate if exceeding {g6(self.flags.max_secs)} "
+                 "seconds.")
 
-        op_stats = None
-        after = None
-        profile_note = None
-        if flags.enable_op_profiling:
-            get_profile = _backend.optional_hook(interp, "get_profile")
-            if get_profile is None:
-                profile_note = (f"Op profiling is not available with the '{flags.backend}' "
-                                "backend (its interpreter has no get_profile()); "
-                                "no per-operator table.")
+    def _set_profiling(self, on: bool) -> None:
+        setp = (_backend.optional_hook(self.interp, "enable_profiling")
+                or _backend.optional_hook(self.interp, "set_profiling"))
+        if setp is not None:
+            setp(on)
+
+    def start_op_profiling(self):
+        """--enable_op_profiling: turn the engine's profiler on; returns the per-run
+        collector for the regular runs (None when not profiling)."""
+        self.op_stats: Optional[OpStats] = None
+        self.profile_note: Optional[str] = None
+        if not self.flags.enable_op_profiling:
+            return None
+        get_profile = _backend.optional_hook(self.interp, "get_profile")
+        if get_profile is None:
+            self.profile_note = (f"Op profiling is not available with the "
+                                 f"'{self.flags.backend}' backend (its interpreter has no "
+                                 "get_profile()); no per-operator table.")
+            return None
+        self._set_profiling(True)
+        self.op_stats = OpStats()
+        return _profile_collector(self.op_stats, get_profile,
+                                  _backend.node_names(self.interp))
+
+    def finish_op_profiling(self) -> None:
+        if self.op_stats is not None:
+            self._set_profiling(False)
+            csv_path = self.flags.profiling_output_csv_file
+            if csv_path:
+                with open(csv_path, "w") as f:
+                    f.write(op_profile_csv(self.op_stats))
+                self.log(f"Op profile written to {csv_path}")
             else:
-                setp = (_backend.optional_hook(interp, "enable_profiling")
-                        or _backend.optional_hook(interp, "set_profiling"))
-                if setp is not None:
-                    setp(True)
-                op_stats = OpStats()
-                names = _backend.node_names(interp)
-                after = _profile_collector(op_stats, get_profile, names)
+                self.out.write(format_op_profile(self.op_stats))
+        elif self.profile_note:
+            self.warn(self.profile_note)
 
-        log(f"Running benchmark for at least {flags.num_runs} iterations and at least "
-            f"{g6(flags.min_secs)} seconds but terminate if exceeding {g6(flags.max_secs)} "
-            "seconds.")
-        regular = _run_loop(interp, flags.num_runs, flags.min_secs, flags.max_secs,
-                            flags.run_delay, progress, "benchmark", after_invoke=after)
-        log(str(regular))
-        log()
-        if op_stats is not None:
-            setp = (_backend.optional_hook(interp, "enable_profiling")
-                    or _backend.optional_hook(interp, "set_profiling"))
-            if setp is not None:
-                setp(False)
-            if flags.profiling_output_csv_file:
-                with open(flags.profiling_output_csv_file, "w") as f:
-                    f.write(op_profile_csv(op_stats))
-                log(f"Op profile written to {flags.profiling_output_csv_file}")
-            else:
-                out.write(format_op_profile(op_stats))
-        elif profile_note:
-            err.write("WARNING: " + profile_note + "\n")
-
-        first_us = warmup.first if not warmup.empty() else regular.first
+    def log_timings(self) -> None:
+        warmup, regular = self.warmup, self.regular
+        self.first_us = warmup.first if not warmup.empty() else regular.first
         warm_avg = warmup.avg() if not warmup.empty() else float("nan")
-        inf_avg = regular.avg() if not regular.empty() else float("nan")
-        log(f"Inference timings in us: Init: {init_us}, First inference: {first_us}, "
-            f"Warmup (avg): {g6(warm_avg)}, Inference (avg): {g6(inf_avg)}")
-        cpu_cmp = None
-        if on_cl_cpu and flags.compare_cpu:
-            cpu_cmp = _compare_cpu(flags, path, content, shapes, in_details, inf_avg, log, err)
+        self.inf_avg = regular.avg() if not regular.empty() else float("nan")
+        self.log(f"Inference timings in us: Init: {self.init_us}, First inference: "
+                 f"{self.first_us}, Warmup (avg): {g6(warm_avg)}, Inference (avg): "
+                 f"{g6(self.inf_avg)}")
 
+    def memory_report(self) -> Dict[str, Any]:
+        """Peak-RSS deltas, the periodic monitor's peak and the engine's own figures."""
         overall_mem_kb = peak_rss_kb()
         mem: Dict[str, Any] = {}
-        if start_mem_kb is not None and init_mem_kb is not None and overall_mem_kb is not None:
-            mem["init_mb"] = (init_mem_kb - start_mem_kb) / 1024.0
-            mem["overall_mb"] = (overall_mem_kb - start_mem_kb) / 1024.0
-            log("Note: as the benchmark tool itself affects memory footprint, the following is "
-                "only APPROXIMATE to the actual memory footprint of the model at runtime. Take "
-                "the information at your discretion.")
-            log(f"Memory footprint delta from the start of the tool (MB): "
-                f"init={g6(mem['init_mb'])} overall={g6(mem['overall_mb'])}")
-        if monitor is not None:
+        if (self.start_mem_kb is not None and self.init_mem_kb is not None
+                and overall_mem_kb is not None):
+            mem["init_mb"] = (self.init_mem_kb - self.start_mem_kb) / 1024.0
+            mem["overall_mb"] = (overall_mem_kb - self.start_mem_kb) / 1024.0
+            self.log("Note: as the benchmark tool itself affects memory footprint, the "
+                     "following is only APPROXIMATE to the actual memory footprint of the "
+                     "model at runtime. Take the information at your discretion.")
+            self.log(f"Memory footprint delta from the start of the tool (MB): "
+                     f"init={g6(mem['init_mb'])} overall={g6(mem['overall_mb'])}")
+        if self.monitor is not None:
+            monitor, self.monitor = self.monitor, None
             monitor.stop()
             if monitor.supported:
                 mem["peak_mb"] = monitor.peak_mb
-                log(f"Overall peak memory footprint (MB) via periodic monitoring: "
-                    f"{g6(monitor.peak_mb)}")
+                self.log(f"Overall peak memory footprint (MB) via periodic monitoring: "
+                         f"{g6(monitor.peak_mb)}")
             else:
-                err.write("WARNING: periodic memory monitoring is not supported here "
-                          "(no /proc/self/status).\n")
-            monitor = None
-        mem_hook = _backend.optional_hook(interp, "get_memory_usage")
-        arena_hook = _backend.optional_hook(interp, "arena_bytes")
+                self.warn("periodic memory monitoring is not supported here "
+                          "(no /proc/self/status).")
+        self.engine_memory(mem)
+        return mem
+
+    def engine_memory(self, mem: Dict[str, Any]) -> None:
+        """The engine's own figures (get_memory_usage(), else arena_bytes()) into mem["engine"]."""
+        mem_hook = _backend.optional_hook(self.interp, "get_memory_usage")
+        arena_hook = _backend.optional_hook(self.interp, "arena_bytes")
         if mem_hook is None and arena_hook is not None:
             def mem_hook() -> Dict[str, Any]:
                 return {"cpu_arena_bytes": int(arena_hook())}
-        if mem_hook is not None:
-            try:
-                usage = dict(mem_hook())
-                mem["engine"] = usage
-                if usage.get("cpu_arena_bytes") is not None:
-                    log(f"CPU tensor arena (MB): {g6(usage['cpu_arena_bytes'] / 1048576.0)}")
-                if usage.get("gpu_bytes") is not None:
-                    log(f"GPU memory allocated by the delegate (MB): "
-                        f"{g6(usage['gpu_bytes'] / 1048576.0)}")
-            except Exception as e:
-                err.write(f"WARNING: get_memory_usage() failed: {e}\n")
+        if mem_hook is None:
+            return
+        try:
+            usage = dict(mem_hook())
+            mem["engine"] = usage
+            if usage.get("cpu_arena_bytes") is not None:
+                self.log(f"CPU tensor arena (MB): {g6(usage['cpu_arena_bytes'] / 1048576.0)}")
+            if usage.get("gpu_bytes") is not None:
+                self.log(f"GPU memory allocated by the delegate (MB): "
+                         f"{g6(usage['gpu_bytes'] / 1048576.0)}")
+        except Exception as e:
+            self.warn(f"get_memory_usage() failed: {e}")
 
-        result = {
+    def result(self) -> Dict[str, Any]:
+        flags = self.flags
+        return {
             "model": flags.graph,
-            "model_size_bytes": size,
+            "model_size_bytes": self.size,
             "backend": flags.backend,
-            "use_gpu": use_gpu,
+            "use_gpu": self.use_gpu,
             "num_threads": flags.num_threads,
             "inputs": [{"name": d.get("name", ""), "shape": [int(x) for x in d["shape"]],
-                        "dtype": np.dtype(d["dtype"]).name} for d in in_details],
-            "init_us": init_us,
-            "first_inference_us": first_us,
-            "warmup": warmup.as_dict(),
-            "inference": regular.as_dict(),
-            "memory": mem,
-            "delegation": drep,
-            "cpu_comparison": cpu_cmp,
-            "op_profile": op_stats.as_list() if op_stats is not None else None,
+                        "dtype": np.dtype(d["dtype"]).name} for d in self.in_details],
+            "init_us": self.init_us,
+            "first_inference_us": self.first_us,
+            "warmup": self.warmup.as_dict(),
+            "inference": self.regular.as_dict(),
+            "memory": self.mem,
+            "delegation": self.delegation,
+            "cpu_comparison": self.cpu_cmp,
+            "op_profile": self.op_stats.as_list() if self.op_stats is not None else None,
             "flags": {k: v for k, v in flags.as_dict().items()},
         }
-        if flags.json:
-            text = json.dumps(result, indent=2, default=_json_default)
-            if json_to_stdout:
-                sys.stdout.write(text + "\n")
-            else:
-                with open(flags.json, "w") as f:
-                    f.write(text + "\n")
-                log(f"Results written as JSON to {flags.json}")
-        if flags.plot:
-            msg = write_plot(flags.plot, warmup, regular,
-                             f"{os.path.basename(flags.graph)} ({flags.backend}"
-                             f"{', GPU' if use_gpu else ''})")
-            if msg:
-                err.write("WARNING: " + msg + "\n")
-            else:
-                log(f"Plot written to {flags.plot}")
-        return 0
-    except (FlagError, _backend.BackendError) as e:
-        err.write(f"ERROR: {e}\n")
-        return 1 if isinstance(e, _backend.BackendError) else 2
-    except Exception as e:
-        err.write(f"ERROR: benchmark failed: {type(e).__name__}: {e}\n")
-        return 1
-    finally:
-        if monitor is not None:
-            monitor.stop()
+
+    def write_json(self) -> None:
+        if not self.flags.json:
+            return
+        text = json.dumps(self.result(), indent=2, default=json_default)
+        if self.flags.json == "-":
+            sys.stdout.write(text + "\n")
+        else:
+            with open(self.flags.json, "w") as f:
+                f.write(text + "\n")
+            self.log(f"Results written as JSON to {self.flags.json}")
+
+    def write_plot(self) -> None:
+        flags = self.flags
+        if not flags.plot:
+            return
+        msg = write_plot(flags.plot, self.warmup, self.regular,
+                         f"{os.path.basename(flags.graph)} ({flags.backend}"
+                         f"{', GPU' if self.use_gpu else ''})")
+        if msg:
+            self.warn(msg)
+        else:
+            self.log(f"Plot written to {flags.plot}")
 
 
 def _compare_cpu(flags: Flags, path, content, shapes, in_details, delegate_avg_us: float,
@@ -852,13 +701,3 @@ def _compare_cpu(flags: Flags, path, content, shapes, in_details, delegate_avg_u
         "device (use --use_gpu=auto to pick the faster path).")
     return {"cpu_inference_avg_us": cpu_avg, "runs": len(times),
             "delegate_inference_avg_us": delegate_avg_us, "cpu_speedup": ratio}
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, (set, tuple)):
-        return list(o)
-    return str(o)

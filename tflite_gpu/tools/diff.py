@@ -20,7 +20,6 @@ tool does); ``--dequantize_outputs`` compares real values instead.
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -29,7 +28,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from . import _backend
-from .benchmark import Stat, apply_input_shapes, fill_dynamic_dims, g6
+from ._common import (Stat, apply_input_shapes, fill_dynamic_dims, g6, latency_line,
+                      quant_params, write_results)
 from .flags import (Flag, FlagError, Flags, delegate_flags, gpu_options_from_flags,
                     parse_input_layer_shapes, run_with_flags, use_gpu_from_flags)
 
@@ -76,7 +76,7 @@ def gaussian_inputs(details: Sequence[Dict[str, Any]], rng: np.random.Generator
         elif dt == np.bool_:
             out.append(x > 0)
         elif dt.kind in "iu":
-            scale, zp = _quant(d)
+            scale, zp = quant_params(d)
             info = np.iinfo(dt)
             q = np.round(x / scale) + zp if scale > 0 else np.round(x)
             out.append(np.clip(q, info.min, info.max).astype(dt))
@@ -85,18 +85,9 @@ def gaussian_inputs(details: Sequence[Dict[str, Any]], rng: np.random.Generator
     return out
 
 
-def _quant(d: Dict[str, Any]):
-    q = d.get("quantization") or (0.0, 0)
-    try:
-        scale, zp = float(q[0]), int(q[1])
-    except (TypeError, IndexError, ValueError):
-        scale, zp = 0.0, 0
-    return scale, zp
-
-
 def _as_float(a: np.ndarray, d: Dict[str, Any], dequantize: bool) -> np.ndarray:
     if dequantize and np.dtype(d["dtype"]).kind in "iu":
-        scale, zp = _quant(d)
+        scale, zp = quant_params(d)
         if scale > 0:
             return (a.astype(np.float64) - zp) * scale
     if np.dtype(a.dtype).kind == "c":
@@ -162,10 +153,8 @@ def _diff(flags: Flags) -> int:
                 per_run[i].append(float(np.mean(np.abs(a - b))) if a.size else 0.0)
 
         lines = [f"Num evaluation runs: {flags.num_runs}",
-                 f"Reference run latency: avg={g6(ref_lat.avg())}(us), "
-                 f"std_dev={ref_lat.std()}(us)",
-                 f"Test run latency: avg={g6(test_lat.avg())}(us), "
-                 f"std_dev={test_lat.std()}(us)"]
+                 latency_line("Reference run", ref_lat),
+                 latency_line("Test run", test_lat)]
         diffs = []
         for i, errs in enumerate(per_run):
             e = np.asarray(errs, dtype=np.float64)
@@ -178,16 +167,11 @@ def _diff(flags: Flags) -> int:
             lines.append(f"OutputDiff[{i}]: avg_error={g6(avg)}, std_dev={g6(std)}")
         out.write("\n".join(lines) + "\n")
         if flags.output_file_path:
-            with open(flags.output_file_path, "w") as f:
-                if flags.output_file_path.endswith(".json"):
-                    json.dump({"num_runs": flags.num_runs,
-                               "reference_latency_us": ref_lat.as_dict(),
-                               "test_latency_us": test_lat.as_dict(),
-                               "output_diff": diffs, "backend": flags.backend,
-                               "reference_backend": ref_backend, "use_gpu": use_gpu}, f,
-                              indent=2)
-                else:
-                    f.write("\n".join(lines) + "\n")
+            write_results(flags.output_file_path, lines, {
+                "num_runs": flags.num_runs, "reference_latency_us": ref_lat.as_dict(),
+                "test_latency_us": test_lat.as_dict(), "output_diff": diffs,
+                "backend": flags.backend, "reference_backend": ref_backend,
+                "use_gpu": use_gpu})
         return 0
     except FlagError as e:
         err.write(f"ERROR: {e}\n")

@@ -38,8 +38,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _backend
-from .benchmark import Stat, g6
-from .eval_classification import load_image, preprocess_image, read_lines
+from ._common import Stat, g6, latency_line, quant_params, read_lines, write_results
+from ._images import load_image, preprocess_image
 from .flags import (Flag, FlagError, Flags, delegate_flags, gpu_options_from_flags,
                     run_with_flags, use_gpu_from_flags)
 from .metrics import box_iou, coco_evaluate, yxyx_to_xywh
@@ -304,9 +304,9 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 def _dequant(a: np.ndarray, d: Dict[str, Any]) -> np.ndarray:
     a = np.asarray(a)
     if a.dtype.kind in "iu":
-        q = d.get("quantization") or (0.0, 0)
-        if float(q[0]) > 0:
-            return (a.astype(np.float64) - int(q[1])) * float(q[0])
+        scale, zp = quant_params(d)
+        if scale > 0:
+            return (a.astype(np.float64) - zp) * scale
     return a.astype(np.float64)
 
 
@@ -508,10 +508,8 @@ def _evaluate(flags: Flags) -> int:
         gts = [a for a in gt.annotations if a["image_id"] in id_set]
         res = coco_evaluate(gts, detections, image_ids=image_ids, category_ids=gt.categories)
         lines = [f"Num evaluation runs: {len(present)}",
-                 f"Preprocessing latency: avg={g6(pre_lat.avg())}(us), "
-                 f"std_dev={pre_lat.std()}(us)",
-                 f"Inference latency: avg={g6(inf_lat.avg())}(us), "
-                 f"std_dev={inf_lat.std()}(us)"]
+                 latency_line("Preprocessing", pre_lat),
+                 latency_line("Inference", inf_lat)]
         for t, ap in zip(res["iou_thresholds"], res["ap_per_iou"]):
             lines.append(f"Average Precision [IOU Threshold={g6(round(float(t), 2))}]: "
                          f"{g6(float(ap))}")
@@ -525,20 +523,13 @@ def _evaluate(flags: Flags) -> int:
                 lines.append(f"AP[{label}]: {g6(ap)}")
         out.write("\n".join(lines) + "\n")
         if flags.output_file_path:
-            with open(flags.output_file_path, "w") as f:
-                if flags.output_file_path.endswith(".json"):
-                    json.dump({"num_runs": len(present), "AP50": res["AP50"],
-                               "mAP": res["mAP"], "AP75": res["AP75"],
-                               "ap_per_iou": [float(v) for v in res["ap_per_iou"]],
-                               "ap_per_category": {str(k): v for k, v in
-                                                   res["ap_per_category"].items()},
-                               "preprocessing_latency_us": {"avg": pre_lat.avg(),
-                                                            "std_dev": pre_lat.std()},
-                               "inference_latency_us": {"avg": inf_lat.avg(),
-                                                        "std_dev": inf_lat.std()},
-                               "backend": flags.backend, "use_gpu": use_gpu}, f, indent=2)
-                else:
-                    f.write("\n".join(lines) + "\n")
+            write_results(flags.output_file_path, lines, {
+                "num_runs": len(present), "AP50": res["AP50"], "mAP": res["mAP"],
+                "AP75": res["AP75"], "ap_per_iou": [float(v) for v in res["ap_per_iou"]],
+                "ap_per_category": {str(k): v for k, v in res["ap_per_category"].items()},
+                "preprocessing_latency_us": {"avg": pre_lat.avg(), "std_dev": pre_lat.std()},
+                "inference_latency_us": {"avg": inf_lat.avg(), "std_dev": inf_lat.std()},
+                "backend": flags.backend, "use_gpu": use_gpu})
         return 0
     except FlagError as e:
         err.write(f"ERROR: {e}\n")
