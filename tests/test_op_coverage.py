@@ -23,8 +23,6 @@ LIST = os.path.join(HERE, "data", "litert_builtin_ops.txt")
 PENDING = {
     "UNPACK": 6,
     "QUANTIZE": 6,
-    "NON_MAX_SUPPRESSION_V4": 1,
-    "NON_MAX_SUPPRESSION_V5": 1,
     "ADD": 6,
     "CONCATENATION": 7,
     "DEQUANTIZE": 9,

@@ -100,3 +100,81 @@ for _name, _opts, _lo in _P + [("fast_code_size_6", dict(code=6), 1)]:
                         dpp_inputs(classes=_ncls + _lo, code=_opts.get("code", 4)),
                         oracle="numpy", ref_fn=litert_masked(_fn, _per_box), gpu=False,
                         note="oracle: LiteRT builtin, rows past num_detections zeroed"))
+
+
+# ---------------------------------------------------------------------------------------------
+# NON_MAX_SUPPRESSION_V4 / V5 (builtin; oracle: LiteRT BUILTIN_WITHOUT_DEFAULT_DELEGATES).
+# Boxes come in overlapping clusters (corners sometimes swapped: TFLite orders them per box).
+# ---------------------------------------------------------------------------------------------
+I32 = np.int32
+
+
+def nms_boxes(n, rng, swap=True):
+    centers = rng.uniform(0.0, 1.0, (max(1, n // 3), 2))
+    c = centers[rng.integers(0, len(centers), n)] + rng.normal(0.0, 0.03, (n, 2))
+    hw = rng.uniform(0.05, 0.3, (n, 2))
+    b = np.concatenate([c - hw / 2, c + hw / 2], axis=1)
+    if swap:
+        flip = rng.random(n) < 0.3
+        b[flip] = b[flip][:, [2, 3, 0, 1]]
+    return b.astype(F32)
+
+
+def nms_model(soft, n, max_out, iou, score_thr, sigma=0.0, dynamic_max=False, dynamic_thr=False):
+    mb = ModelBuilder()
+    boxes = mb.add_input([n, 4], name="boxes")
+    scores = mb.add_input([n], name="scores")
+    mos = mb.add_input([], I32, name="max_output_size") if dynamic_max else \
+        mb.add_const(np.array(max_out, I32), name="max_output_size")
+    if dynamic_thr:
+        thr = [mb.add_input([], F32, name="iou_threshold"), mb.add_input([], F32, name="score_threshold")]
+    else:
+        thr = [mb.add_const(np.array(iou, F32), name="iou_threshold"),
+               mb.add_const(np.array(score_thr, F32), name="score_threshold")]
+    ins = [boxes, scores, mos] + thr
+    if soft:
+        ins.append(mb.add_const(np.array(sigma, F32), name="soft_nms_sigma"))
+    outs = [mb.add_tensor([max_out], I32, name="selected_indices")]
+    if soft:
+        outs.append(mb.add_tensor([max_out], F32, name="selected_scores"))
+    outs.append(mb.add_tensor([], I32, name="valid_outputs"))
+    mb.add_op("NON_MAX_SUPPRESSION_V5" if soft else "NON_MAX_SUPPRESSION_V4", ins, outs)
+    for t in outs:
+        mb.mark_output(t)
+    return mb.build()
+
+
+def nms_inputs(n, ties=False, extra=()):
+    def make(rng):
+        s = rng.uniform(0.0, 1.0, n)
+        if ties:
+            s = np.round(s * 4) / 4
+        return [nms_boxes(n, rng), s.astype(F32)] + [np.asarray(e) for e in extra]
+    return make
+
+
+_NMS = [  # name, soft, n, max_out, iou, score_thr, sigma, extra
+    ("v4_basic", False, 20, 10, 0.5, 0.0, 0.0, {}),
+    ("v4_iou_0_3_thr_0_4", False, 40, 16, 0.3, 0.4, 0.0, {}),
+    ("v4_max_out_3", False, 30, 3, 0.6, 0.1, 0.0, {}),
+    ("v4_max_out_0", False, 10, 0, 0.5, 0.0, 0.0, {}),
+    ("v4_all_below_threshold", False, 12, 5, 0.5, 2.0, 0.0, {}),
+    ("v4_score_ties", False, 24, 12, 0.5, 0.0, 0.0, dict(ties=True)),
+    ("v4_no_boxes", False, 0, 4, 0.5, 0.0, 0.0, {}),
+    ("v5_hard", True, 20, 10, 0.5, 0.0, 0.0, {}),
+    ("v5_soft_sigma_0_5", True, 30, 12, 0.6, 0.1, 0.5, {}),
+    ("v5_soft_sigma_0_2_iou_1", True, 30, 20, 1.0, 0.05, 0.2, {}),
+    ("v5_soft_max_out_4", True, 40, 4, 0.4, 0.2, 0.8, {}),
+]
+
+for _name, _soft, _n, _m, _iou, _thr, _sig, _x in _NMS:
+    CASES.append(OpCase("NON_MAX_SUPPRESSION_V5" if _soft else "NON_MAX_SUPPRESSION_V4", _name,
+                        (lambda s=_soft, n=_n, m=_m, i=_iou, t=_thr, g=_sig: nms_model(s, n, m, i, t, g)),
+                        nms_inputs(_n, **_x), gpu=False))
+# max_output_size and the thresholds as graph inputs (dynamic outputs sized at invoke).
+CASES.append(OpCase("NON_MAX_SUPPRESSION_V4", "dynamic_max_output_and_thresholds",
+                    lambda: nms_model(False, 25, 1, 0.0, 0.0, dynamic_max=True, dynamic_thr=True),
+                    nms_inputs(25, extra=(np.array(7, I32), np.array(0.45, F32), np.array(0.2, F32))), gpu=False))
+CASES.append(OpCase("NON_MAX_SUPPRESSION_V5", "dynamic_max_output",
+                    lambda: nms_model(True, 25, 1, 0.5, 0.1, 0.4, dynamic_max=True),
+                    nms_inputs(25, extra=(np.array(9, I32),)), gpu=False))
