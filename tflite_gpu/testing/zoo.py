@@ -35,16 +35,25 @@ sane range).  All models run under ai-edge-litert.
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 from .builder import ModelBuilder
 
 __all__ = ["mobilenet_v1", "mobilenet_v2", "encoder_decoder", "lstm_model",
-           "basic_lstm_model", "ZOO", "builder_of", "quantized"]
+           "basic_lstm_model", "mobilenet_v3_small", "deeplab_like", "ssd_like", "posenet_like",
+           "selfie_segmentation_like", "face_detector_like", "ZOO", "builder_of", "quantized"]
 
 
 def _same_out(size, stride):
     return (size + stride - 1) // stride
+
+
+def _conv_out(size, k, stride, padding, dilation=1):
+    if padding == "SAME":
+        return _same_out(size, stride)
+    return (size - (k - 1) * dilation - 1) // stride + 1
 
 
 def _make_divisible(v, divisor=8, min_value=None):
@@ -55,16 +64,61 @@ def _make_divisible(v, divisor=8, min_value=None):
     return new_v
 
 
-class _Net:
-    """Tiny helper tracking NHWC shapes on top of ModelBuilder."""
+def _np_act(x, act):
+    if act in (None, "NONE"):
+        return x
+    if act == "RELU":
+        return np.maximum(x, 0)
+    if act == "RELU6":
+        return np.clip(x, 0, 6)
+    if act == "HARD_SWISH":
+        return x * np.clip(x + 3, 0, 6) / 6
+    raise ValueError(act)
 
-    def __init__(self, seed, weights_dtype="float32", description=None):
+
+def _np_conv(x, w, stride, dilation, padding, depthwise=False):
+    """NHWC convolution in numpy (weights OHWI; depthwise: 1HWC)."""
+    n, h, wd, c = x.shape
+    kh, kw = w.shape[1:3]
+    oh = _conv_out(h, kh, stride, padding, dilation)
+    ow = _conv_out(wd, kw, stride, padding, dilation)
+    if padding == "SAME":
+        ph = max((oh - 1) * stride + (kh - 1) * dilation + 1 - h, 0)
+        pw = max((ow - 1) * stride + (kw - 1) * dilation + 1 - wd, 0)
+        x = np.pad(x, ((0, 0), (ph // 2, ph - ph // 2),
+                       (pw // 2, pw - pw // 2), (0, 0)))
+    taps = [x[:, i * dilation:i * dilation + (oh - 1) * stride + 1:stride,
+              j * dilation:j * dilation + (ow - 1) * stride + 1:stride, :]
+            for i in range(kh) for j in range(kw)]
+    patches = np.stack(taps, axis=3)                     # n, oh, ow, k*k, c
+    if depthwise:
+        return np.einsum("nhwkc,kc->nhwc", patches, w[0].reshape(kh * kw, c))
+    return np.einsum("nhwkc,okc->nhwo", patches,
+                     w.reshape(w.shape[0], kh * kw, c))
+
+
+class _Net:
+    """Builds a zoo model on top of ModelBuilder, tracking NHWC shapes and drawing seeded
+    weights (He init).
+
+    With ``calibrate=True`` it also runs a seeded random input (given with ``input``)
+    through the graph in numpy as it is built (conv, depthwise, activations, ADD/MUL,
+    MEAN, RESHAPE, FULLY_CONNECTED) and, for convs/FCs given ``target_std``, rescales
+    the He-initialized weights so the pre-activation output has that standard deviation
+    (LSUV-style data-dependent init).  Needed where plain He gains are unstable:
+    HARD_SWISH is ~x/2 near 0 and ~x for large x, so a fixed gain either fades to the
+    linear regime or blows up."""
+
+    def __init__(self, seed, weights_dtype="float32", description=None, calibrate=False):
         self.mb = ModelBuilder(description or "tflite_gpu zoo model")
         self.rng = np.random.default_rng(seed)
         self.wdtype = np.dtype(weights_dtype)
         if self.wdtype not in (np.dtype(np.float32), np.dtype(np.float16)):
             raise ValueError("weights_dtype must be 'float32' or 'float16'")
         self.n = 0
+        self.calibrate = calibrate
+        self.vals = {}   # tensor -> its numpy value on the calibration input
+        self.calib_rng = np.random.default_rng(seed + 7919)
 
     def name(self, prefix):
         self.n += 1
@@ -72,6 +126,14 @@ class _Net:
 
     def shape(self, t):
         return self.mb.tensor_shape(t)
+
+    def input(self, shape, name):
+        x = self.mb.add_input(list(shape), name=name)
+        if self.calibrate:
+            self.vals[x] = self.calib_rng.standard_normal(shape)
+        return x
+
+    # ---------------------------------------------------------------- weights
 
     def weight(self, arr, name):
         """Constant float weight; float16 + DEQUANTIZE when requested."""
@@ -90,37 +152,180 @@ class _Net:
     def bias(self, n, scale=0.05):
         return (self.rng.standard_normal(n) * scale).astype(np.float32)
 
-    def conv(self, x, cout, k=3, stride=1, act="RELU6", padding="SAME",
-             gain=2.0, prefix="conv"):
+    def _calibrated(self, x, wt, target_std, fn):
+        """Rescales ``wt`` so that fn(x, wt) has std target_std."""
+        xv = self.vals.get(x)
+        if target_std is None or xv is None:
+            return wt
+        z = fn(xv, wt)
+        sd = float(z.std())
+        return (wt * (target_std / sd)).astype(np.float32) if sd > 0 else wt
+
+    def _weighted(self, x, wv, bv, act, fn, target_std, prefix):
+        """Rescale (calibration), the value of the output on the calibration input, then
+        the weight and bias constants: ``(weight tensor, bias tensor, value or None)``."""
+        wv = self._calibrated(x, wv, target_std, fn)
+        val = _np_act(fn(self.vals[x], wv) + bv, act) if x in self.vals else None
+        return self.weight(wv, prefix + "_w"), self.weight(bv, prefix + "_b"), val
+
+    def _track(self, y, val):
+        if val is not None:
+            self.vals[y] = val
+
+    # ---------------------------------------------------------------- layers
+
+    def conv(self, x, cout, k=3, stride=1, act="RELU6", dilation=1, padding="SAME",
+             gain=2.0, prefix="conv", bias_scale=0.05, target_std=None):
         n, h, w, cin = self.shape(x)
         nm = self.name(prefix)
-        wt = self.weight(self.he((cout, k, k, cin), k * k * cin, gain),
-                         nm + "_w")
-        b = self.weight(self.bias(cout), nm + "_b")
-        if padding == "SAME":
-            oh, ow = _same_out(h, stride), _same_out(w, stride)
-        else:
-            oh, ow = (h - k) // stride + 1, (w - k) // stride + 1
-        y = self.mb.add_tensor([n, oh, ow, cout], name=nm)
+        wv = self.he((cout, k, k, cin), k * k * cin, gain)
+        bv = self.bias(cout, bias_scale)
+
+        def fn(xv, wv):
+            return _np_conv(xv, wv, stride, dilation, padding)
+        wt, b, val = self._weighted(x, wv, bv, act, fn, target_std, nm)
+        y = self.mb.add_tensor([n, _conv_out(h, k, stride, padding, dilation),
+                                _conv_out(w, k, stride, padding, dilation),
+                                cout], name=nm)
         self.mb.add_op("CONV_2D", [x, wt, b], [y], options=dict(
             padding=padding, stride_w=stride, stride_h=stride,
-            fused_activation_function=act, dilation_w_factor=1,
-            dilation_h_factor=1))
+            fused_activation_function=act, dilation_w_factor=dilation,
+            dilation_h_factor=dilation))
+        self._track(y, val)
         return y
 
-    def dwconv(self, x, k=3, stride=1, act="RELU6", mult=1):
+    def dwconv(self, x, k=3, stride=1, act="RELU6", mult=1, dilation=1, padding="SAME",
+               gain=2.0, target_std=None):
         n, h, w, cin = self.shape(x)
         nm = self.name("dwconv")
         cout = cin * mult
-        wt = self.weight(self.he((1, k, k, cout), k * k), nm + "_w")
-        b = self.weight(self.bias(cout), nm + "_b")
-        y = self.mb.add_tensor([n, _same_out(h, stride), _same_out(w, stride),
+        wv = self.he((1, k, k, cout), k * k, gain)
+        bv = self.bias(cout)
+        if mult != 1 and x in self.vals:
+            raise ValueError("calibration supports depth_multiplier 1 only")
+
+        def fn(xv, wv):
+            return _np_conv(xv, wv, stride, dilation, padding, True)
+        wt, b, val = self._weighted(x, wv, bv, act, fn, target_std, nm)
+        y = self.mb.add_tensor([n, _conv_out(h, k, stride, padding, dilation),
+                                _conv_out(w, k, stride, padding, dilation),
                                 cout], name=nm)
         self.mb.add_op("DEPTHWISE_CONV_2D", [x, wt, b], [y], options=dict(
-            padding="SAME", stride_w=stride, stride_h=stride,
+            padding=padding, stride_w=stride, stride_h=stride,
             depth_multiplier=mult, fused_activation_function=act,
-            dilation_w_factor=1, dilation_h_factor=1))
+            dilation_w_factor=dilation, dilation_h_factor=dilation))
+        self._track(y, val)
         return y
+
+    def fc(self, x, units, act="NONE", keep_num_dims=False, gain=1.0, target_std=None):
+        """FULLY_CONNECTED; an input of rank > 2 is flattened to [-1, C] unless
+        ``keep_num_dims``."""
+        shp = self.shape(x)
+        cin = shp[-1]
+        nm = self.name("fc")
+        wv = self.he((units, cin), cin, gain)
+        bv = self.bias(units)
+        out_shape = (shp[:-1] + [units] if keep_num_dims
+                     else [int(np.prod(shp[:-1])), units])
+
+        def fn(xv, wv):
+            return (xv.reshape(-1, cin) @ wv.T).reshape(out_shape)
+        wt, b, val = self._weighted(x, wv, bv, act, fn, target_std, nm)
+        y = self.mb.add_tensor(out_shape, name=nm)
+        self.mb.add_op("FULLY_CONNECTED", [x, wt, b], [y], options=dict(
+            fused_activation_function=act, weights_format="DEFAULT",
+            keep_num_dims=keep_num_dims))
+        self._track(y, val)
+        return y
+
+    def transpose_conv_bias(self, x, cout, k=2, stride=2, op="custom",
+                            gain=2.0):
+        """MediaPipe's Convolution2DTransposeBias (SAME padding): inputs
+        (input, weights OHWI, bias), custom options <iii> (padding 1=SAME,
+        stride_w, stride_h).  ``op='TRANSPOSE_CONV'`` writes the same
+        computation as a builtin TRANSPOSE_CONV (v3, with bias)."""
+        n, h, w, cin = self.shape(x)
+        nm = self.name("tconv_bias")
+        wt = self.mb.add_const(
+            self.he((cout, k, k, cin), k * k * cin / (stride * stride), gain),
+            name=nm + "_w")
+        b = self.mb.add_const(self.bias(cout), name=nm + "_b")
+        oshape = [n, h * stride, w * stride, cout]
+        y = self.mb.add_tensor(oshape, name=nm)
+        if op == "custom":
+            self.mb.add_op(("CUSTOM", "Convolution2DTransposeBias"),
+                           [x, wt, b], [y],
+                           custom_options=struct.pack("<iii", 1, stride,
+                                                      stride))
+        elif op == "TRANSPOSE_CONV":
+            os_ = self.mb.add_const(np.asarray(oshape, np.int32),
+                                    name=nm + "_oshape")
+            self.mb.add_op("TRANSPOSE_CONV", [os_, wt, x, b], [y],
+                           options=dict(padding="SAME", stride_w=stride,
+                                        stride_h=stride), version=3)
+        else:
+            raise ValueError("op must be 'custom' or 'TRANSPOSE_CONV'")
+        return y
+
+    def unary(self, op, x, prefix=None):
+        y = self.mb.add_tensor(self.shape(x), name=self.name(prefix or
+                                                             op.lower()))
+        self.mb.add_op(op, [x], [y])
+        if x in self.vals and op in ("RELU", "RELU6", "HARD_SWISH"):
+            self.vals[y] = _np_act(self.vals[x], op)
+        return y
+
+    def act(self, x, act):
+        """A standalone activation op (for those the converter cannot fuse)."""
+        if act in (None, "NONE"):
+            return x
+        if act == "PRELU":
+            return self.prelu(x)
+        return self.unary(act, x)
+
+    def prelu(self, x):
+        c = self.shape(x)[-1]
+        # Keras PReLU(shared_axes=[1, 2]) -> alpha of shape [1, 1, C].
+        alpha = self.weight(
+            (0.25 + 0.05 * self.rng.standard_normal((1, 1, c))).astype(
+                np.float32), self.name("prelu_alpha"))
+        y = self.mb.add_tensor(self.shape(x), name=self.name("prelu"))
+        self.mb.add_op("PRELU", [x, alpha], [y])
+        return y
+
+    def binary(self, op, a, b, act="NONE", prefix=None):
+        sa, sb = self.shape(a), self.shape(b)
+        r = max(len(sa), len(sb))
+        sa, sb = [1] * (r - len(sa)) + sa, [1] * (r - len(sb)) + sb
+        out = [max(p, q) for p, q in zip(sa, sb)]
+        y = self.mb.add_tensor(out, name=self.name(prefix or op.lower()))
+        self.mb.add_op(op, [a, b], [y],
+                       options=dict(fused_activation_function=act))
+        if a in self.vals and b in self.vals and op in ("ADD", "MUL"):
+            va, vb = self.vals[a], self.vals[b]
+            self.vals[y] = _np_act(va + vb if op == "ADD" else va * vb, act)
+        return y
+
+    def scalar(self, v):
+        c = self.mb.add_const(np.asarray([v], np.float32),
+                              name=self.name("scalar"))
+        if self.calibrate:
+            self.vals[c] = np.asarray([v], np.float64)
+        return c
+
+    def hard_sigmoid(self, x):
+        """relu6(x + 3) * (1/6), as Keras' MobileNetV3 writes it and the
+        converter keeps it (ADD, RELU6, MUL)."""
+        t = self.binary("ADD", x, self.scalar(3.0), prefix="hsig_add")
+        t = self.unary("RELU6", t, prefix="hsig_relu6")
+        return self.binary("MUL", t, self.scalar(1.0 / 6.0), prefix="hsig")
+
+    def softmax(self, x, beta=1.0, name="probs"):
+        y = self.mb.add_tensor(self.shape(x), name=name)
+        self.mb.add_op("SOFTMAX", [x], [y], options=dict(beta=beta))
+        return y
+
+    # ---------------------------------------------------------------- pooling, shapes
 
     def global_avg_pool(self, x):
         n, h, w, c = self.shape(x)
@@ -130,32 +335,72 @@ class _Net:
             filter_height=h, fused_activation_function="NONE"))
         return y
 
-    def reshape(self, x, new_shape):
+    def mean_hw(self, x):
+        n, h, w, c = self.shape(x)
+        axes = self.mb.add_const(np.asarray([1, 2], np.int32),
+                                 name=self.name("mean_axes"))
+        y = self.mb.add_tensor([n, 1, 1, c], name=self.name("mean"))
+        self.mb.add_op("MEAN", [x, axes], [y], options=dict(keep_dims=True))
+        if x in self.vals:
+            self.vals[y] = self.vals[x].mean(axis=(1, 2), keepdims=True)
+        return y
+
+    def max_pool(self, x, k=2, stride=2, padding="SAME"):
+        n, h, w, c = self.shape(x)
+        y = self.mb.add_tensor([n, _conv_out(h, k, stride, padding),
+                                _conv_out(w, k, stride, padding), c],
+                               name=self.name("maxpool"))
+        self.mb.add_op("MAX_POOL_2D", [x], [y], options=dict(
+            padding=padding, stride_w=stride, stride_h=stride,
+            filter_width=k, filter_height=k,
+            fused_activation_function="NONE"))
+        return y
+
+    def reshape(self, x, new_shape, name=None, new_shape_option=True):
+        """RESHAPE to the constant shape input; ``new_shape_option`` also writes it into
+        ReshapeOptions (the converter does for the MobileNets; the later models have the
+        shape tensor only)."""
         shp = self.mb.add_const(np.asarray(new_shape, np.int32),
                                 name=self.name("shape"))
-        y = self.mb.add_tensor(new_shape, name=self.name("reshape"))
-        self.mb.add_op("RESHAPE", [x, shp], [y],
-                       options=dict(new_shape=list(new_shape)))
+        y = self.mb.add_tensor(new_shape, name=name or self.name("reshape"))
+        self.mb.add_op("RESHAPE", [x, shp], [y], options=(
+            dict(new_shape=list(new_shape)) if new_shape_option else None))
+        if x in self.vals:
+            self.vals[y] = self.vals[x].reshape(new_shape)
         return y
 
-    def fc(self, x, units, act="NONE", keep_num_dims=False, gain=1.0):
-        shp = self.shape(x)
-        cin = shp[-1]
-        nm = self.name("fc")
-        wt = self.weight(self.he((units, cin), cin, gain), nm + "_w")
-        b = self.weight(self.bias(units), nm + "_b")
-        out_shape = (shp[:-1] + [units] if keep_num_dims
-                     else [int(np.prod(shp[:-1])), units])
-        y = self.mb.add_tensor(out_shape, name=nm)
-        self.mb.add_op("FULLY_CONNECTED", [x, wt, b], [y], options=dict(
-            fused_activation_function=act, weights_format="DEFAULT",
-            keep_num_dims=keep_num_dims))
+    def resize_bilinear(self, x, size, align_corners=False,
+                        half_pixel_centers=False):
+        n, _, _, c = self.shape(x)
+        sz = self.mb.add_const(np.asarray(size, np.int32),
+                               name=self.name("resize_size"))
+        y = self.mb.add_tensor([n, size[0], size[1], c],
+                               name=self.name("resize"))
+        self.mb.add_op("RESIZE_BILINEAR", [x, sz], [y], options=dict(
+            align_corners=align_corners,
+            half_pixel_centers=half_pixel_centers),
+            version=3 if half_pixel_centers else 1)
         return y
 
-    def softmax(self, x, beta=1.0, name="probs"):
-        y = self.mb.add_tensor(self.shape(x), name=name)
-        self.mb.add_op("SOFTMAX", [x], [y], options=dict(beta=beta))
+    def concat(self, xs, axis, name=None):
+        shp = list(self.shape(xs[0]))
+        ax = axis % len(shp)
+        shp[ax] = sum(self.shape(t)[ax] for t in xs)
+        y = self.mb.add_tensor(shp, name=name or self.name("concat"))
+        self.mb.add_op("CONCATENATION", list(xs), [y], options=dict(
+            axis=axis, fused_activation_function="NONE"))
         return y
+
+    def pad_channels(self, x, cout):
+        n, h, w, c = self.shape(x)
+        p = self.mb.add_const(np.asarray([[0, 0], [0, 0], [0, 0],
+                                          [0, cout - c]], np.int32),
+                              name=self.name("pad_c"))
+        y = self.mb.add_tensor([n, h, w, cout], name=self.name("pad"))
+        self.mb.add_op("PAD", [x, p], [y])
+        return y
+
+    # ---------------------------------------------------------------- model
 
     def classifier_head(self, x, num_classes, classifier):
         n = self.shape(x)[0]
@@ -392,304 +637,6 @@ for _net in ("mobilenet_v1", "mobilenet_v2"):
 # predictors reshaped to [1, N, 4] / [1, N, C] and concatenated on axis 1).
 # ---------------------------------------------------------------------------
 
-import struct  # noqa: E402  (Convolution2DTransposeBias custom options)
-
-__all__ += ["mobilenet_v3_small", "deeplab_like", "ssd_like", "posenet_like",
-            "selfie_segmentation_like", "face_detector_like"]
-
-
-def _conv_out(size, k, stride, padding, dilation=1):
-    if padding == "SAME":
-        return _same_out(size, stride)
-    return (size - (k - 1) * dilation - 1) // stride + 1
-
-
-def _np_act(x, act):
-    if act in (None, "NONE"):
-        return x
-    if act == "RELU":
-        return np.maximum(x, 0)
-    if act == "RELU6":
-        return np.clip(x, 0, 6)
-    if act == "HARD_SWISH":
-        return x * np.clip(x + 3, 0, 6) / 6
-    raise ValueError(act)
-
-
-def _np_conv(x, w, stride, dilation, padding, depthwise=False):
-    """NHWC convolution in numpy (weights OHWI; depthwise: 1HWC)."""
-    n, h, wd, c = x.shape
-    kh, kw = w.shape[1:3]
-    oh = _conv_out(h, kh, stride, padding, dilation)
-    ow = _conv_out(wd, kw, stride, padding, dilation)
-    if padding == "SAME":
-        ph = max((oh - 1) * stride + (kh - 1) * dilation + 1 - h, 0)
-        pw = max((ow - 1) * stride + (kw - 1) * dilation + 1 - wd, 0)
-        x = np.pad(x, ((0, 0), (ph // 2, ph - ph // 2),
-                       (pw // 2, pw - pw // 2), (0, 0)))
-    taps = [x[:, i * dilation:i * dilation + (oh - 1) * stride + 1:stride,
-              j * dilation:j * dilation + (ow - 1) * stride + 1:stride, :]
-            for i in range(kh) for j in range(kw)]
-    patches = np.stack(taps, axis=3)                     # n, oh, ow, k*k, c
-    if depthwise:
-        return np.einsum("nhwkc,kc->nhwc", patches, w[0].reshape(kh * kw, c))
-    return np.einsum("nhwkc,okc->nhwo", patches,
-                     w.reshape(w.shape[0], kh * kw, c))
-
-
-class _Net2(_Net):
-    """_Net plus the ops the models below need (dilations, HARD_SWISH, PRELU,
-    MEAN, broadcast MUL, PAD, MAX_POOL_2D, RESIZE_BILINEAR,
-    Convolution2DTransposeBias).
-
-    With ``calibrate=True`` it also runs a seeded random input through the
-    graph in numpy as it is built (conv, depthwise, activations, ADD/MUL,
-    MEAN, RESHAPE, FULLY_CONNECTED) and, for convs given ``target_std``,
-    rescales the He-initialized weights so the pre-activation output has
-    that standard deviation (LSUV-style data-dependent init).  Needed where
-    plain He gains are unstable: HARD_SWISH is ~x/2 near 0 and ~x for large
-    x, so a fixed gain either fades to the linear regime or blows up."""
-
-    def __init__(self, seed, weights_dtype="float32", description=None,
-                 calibrate=False):
-        super().__init__(seed, weights_dtype, description)
-        self.calibrate = calibrate
-        self.vals = {}
-        self.calib_rng = np.random.default_rng(seed + 7919)
-
-    def input(self, shape, name):
-        x = self.mb.add_input(list(shape), name=name)
-        if self.calibrate:
-            self.vals[x] = self.calib_rng.standard_normal(shape)
-        return x
-
-    def _calibrated(self, x, wt, target_std, fn):
-        """Rescales ``wt`` so that fn(x, wt) has std target_std."""
-        xv = self.vals.get(x)
-        if target_std is None or xv is None:
-            return wt
-        z = fn(xv, wt)
-        sd = float(z.std())
-        return (wt * (target_std / sd)).astype(np.float32) if sd > 0 else wt
-
-    def conv2(self, x, cout, k=3, stride=1, act="NONE", dilation=1,
-              padding="SAME", gain=2.0, prefix="conv", bias_scale=0.05,
-              target_std=None):
-        n, h, w, cin = self.shape(x)
-        nm = self.name(prefix)
-        wv = self.he((cout, k, k, cin), k * k * cin, gain)
-
-        def fn(xv, wv):
-            return _np_conv(xv, wv, stride, dilation, padding)
-        wv = self._calibrated(x, wv, target_std, fn)
-        bv = self.bias(cout, bias_scale)
-        if x in self.vals:
-            self.vals_pending = _np_act(fn(self.vals[x], wv) + bv, act)
-        wt = self.weight(wv, nm + "_w")
-        b = self.weight(bv, nm + "_b")
-        y = self.mb.add_tensor([n, _conv_out(h, k, stride, padding, dilation),
-                                _conv_out(w, k, stride, padding, dilation),
-                                cout], name=nm)
-        self.mb.add_op("CONV_2D", [x, wt, b], [y], options=dict(
-            padding=padding, stride_w=stride, stride_h=stride,
-            fused_activation_function=act, dilation_w_factor=dilation,
-            dilation_h_factor=dilation))
-        self._store(x, y)
-        return y
-
-    def _store(self, x, y):
-        if x in self.vals:
-            self.vals[y] = self.vals_pending
-
-    def dwconv2(self, x, k=3, stride=1, act="NONE", dilation=1,
-                padding="SAME", gain=2.0, target_std=None):
-        n, h, w, c = self.shape(x)
-        nm = self.name("dwconv")
-        wv = self.he((1, k, k, c), k * k, gain)
-
-        def fn(xv, wv):
-            return _np_conv(xv, wv, stride, dilation, padding, True)
-        wv = self._calibrated(x, wv, target_std, fn)
-        bv = self.bias(c)
-        if x in self.vals:
-            self.vals_pending = _np_act(fn(self.vals[x], wv) + bv, act)
-        wt = self.weight(wv, nm + "_w")
-        b = self.weight(bv, nm + "_b")
-        y = self.mb.add_tensor([n, _conv_out(h, k, stride, padding, dilation),
-                                _conv_out(w, k, stride, padding, dilation),
-                                c], name=nm)
-        self.mb.add_op("DEPTHWISE_CONV_2D", [x, wt, b], [y], options=dict(
-            padding=padding, stride_w=stride, stride_h=stride,
-            depth_multiplier=1, fused_activation_function=act,
-            dilation_w_factor=dilation, dilation_h_factor=dilation))
-        self._store(x, y)
-        return y
-
-    def unary(self, op, x, prefix=None):
-        y = self.mb.add_tensor(self.shape(x), name=self.name(prefix or
-                                                             op.lower()))
-        self.mb.add_op(op, [x], [y])
-        if x in self.vals and op in ("RELU", "RELU6", "HARD_SWISH"):
-            self.vals[y] = _np_act(self.vals[x], op)
-        return y
-
-    def act(self, x, act):
-        """A standalone activation op (for those the converter cannot fuse)."""
-        if act in (None, "NONE"):
-            return x
-        if act == "PRELU":
-            return self.prelu(x)
-        return self.unary(act, x)
-
-    def prelu(self, x):
-        c = self.shape(x)[-1]
-        # Keras PReLU(shared_axes=[1, 2]) -> alpha of shape [1, 1, C].
-        alpha = self.weight(
-            (0.25 + 0.05 * self.rng.standard_normal((1, 1, c))).astype(
-                np.float32), self.name("prelu_alpha"))
-        y = self.mb.add_tensor(self.shape(x), name=self.name("prelu"))
-        self.mb.add_op("PRELU", [x, alpha], [y])
-        return y
-
-    def binary(self, op, a, b, act="NONE", prefix=None):
-        sa, sb = self.shape(a), self.shape(b)
-        r = max(len(sa), len(sb))
-        sa, sb = [1] * (r - len(sa)) + sa, [1] * (r - len(sb)) + sb
-        out = [max(p, q) for p, q in zip(sa, sb)]
-        y = self.mb.add_tensor(out, name=self.name(prefix or op.lower()))
-        self.mb.add_op(op, [a, b], [y],
-                       options=dict(fused_activation_function=act))
-        if a in self.vals and b in self.vals and op in ("ADD", "MUL"):
-            va, vb = self.vals[a], self.vals[b]
-            self.vals[y] = _np_act(va + vb if op == "ADD" else va * vb, act)
-        return y
-
-    def scalar(self, v):
-        c = self.mb.add_const(np.asarray([v], np.float32),
-                              name=self.name("scalar"))
-        if self.calibrate:
-            self.vals[c] = np.asarray([v], np.float64)
-        return c
-
-    def hard_sigmoid(self, x):
-        """relu6(x + 3) * (1/6), as Keras' MobileNetV3 writes it and the
-        converter keeps it (ADD, RELU6, MUL)."""
-        t = self.binary("ADD", x, self.scalar(3.0), prefix="hsig_add")
-        t = self.unary("RELU6", t, prefix="hsig_relu6")
-        return self.binary("MUL", t, self.scalar(1.0 / 6.0), prefix="hsig")
-
-    def mean_hw(self, x):
-        n, h, w, c = self.shape(x)
-        axes = self.mb.add_const(np.asarray([1, 2], np.int32),
-                                 name=self.name("mean_axes"))
-        y = self.mb.add_tensor([n, 1, 1, c], name=self.name("mean"))
-        self.mb.add_op("MEAN", [x, axes], [y], options=dict(keep_dims=True))
-        if x in self.vals:
-            self.vals[y] = self.vals[x].mean(axis=(1, 2), keepdims=True)
-        return y
-
-    def resize_bilinear(self, x, size, align_corners=False,
-                        half_pixel_centers=False):
-        n, _, _, c = self.shape(x)
-        sz = self.mb.add_const(np.asarray(size, np.int32),
-                               name=self.name("resize_size"))
-        y = self.mb.add_tensor([n, size[0], size[1], c],
-                               name=self.name("resize"))
-        self.mb.add_op("RESIZE_BILINEAR", [x, sz], [y], options=dict(
-            align_corners=align_corners,
-            half_pixel_centers=half_pixel_centers),
-            version=3 if half_pixel_centers else 1)
-        return y
-
-    def concat(self, xs, axis, name=None):
-        shp = list(self.shape(xs[0]))
-        ax = axis % len(shp)
-        shp[ax] = sum(self.shape(t)[ax] for t in xs)
-        y = self.mb.add_tensor(shp, name=name or self.name("concat"))
-        self.mb.add_op("CONCATENATION", list(xs), [y], options=dict(
-            axis=axis, fused_activation_function="NONE"))
-        return y
-
-    def max_pool(self, x, k=2, stride=2, padding="SAME"):
-        n, h, w, c = self.shape(x)
-        y = self.mb.add_tensor([n, _conv_out(h, k, stride, padding),
-                                _conv_out(w, k, stride, padding), c],
-                               name=self.name("maxpool"))
-        self.mb.add_op("MAX_POOL_2D", [x], [y], options=dict(
-            padding=padding, stride_w=stride, stride_h=stride,
-            filter_width=k, filter_height=k,
-            fused_activation_function="NONE"))
-        return y
-
-    def pad_channels(self, x, cout):
-        n, h, w, c = self.shape(x)
-        p = self.mb.add_const(np.asarray([[0, 0], [0, 0], [0, 0],
-                                          [0, cout - c]], np.int32),
-                              name=self.name("pad_c"))
-        y = self.mb.add_tensor([n, h, w, cout], name=self.name("pad"))
-        self.mb.add_op("PAD", [x, p], [y])
-        return y
-
-    def reshape2(self, x, new_shape, name=None):
-        shp = self.mb.add_const(np.asarray(new_shape, np.int32),
-                                name=self.name("shape"))
-        y = self.mb.add_tensor(new_shape, name=name or self.name("reshape"))
-        self.mb.add_op("RESHAPE", [x, shp], [y])
-        if x in self.vals:
-            self.vals[y] = self.vals[x].reshape(new_shape)
-        return y
-
-    def fc2(self, x, units, act="NONE", gain=1.0, target_std=None):
-        """FULLY_CONNECTED on a [N, C] input."""
-        n, cin = self.shape(x)
-        nm = self.name("fc")
-        wv = self.he((units, cin), cin, gain)
-
-        def fn(xv, wv):
-            return xv @ wv.T
-        wv = self._calibrated(x, wv, target_std, fn)
-        bv = self.bias(units)
-        if x in self.vals:
-            self.vals_pending = _np_act(fn(self.vals[x], wv) + bv, act)
-        wt = self.weight(wv, nm + "_w")
-        b = self.weight(bv, nm + "_b")
-        y = self.mb.add_tensor([n, units], name=nm)
-        self.mb.add_op("FULLY_CONNECTED", [x, wt, b], [y], options=dict(
-            fused_activation_function=act, weights_format="DEFAULT",
-            keep_num_dims=False))
-        self._store(x, y)
-        return y
-
-    def transpose_conv_bias(self, x, cout, k=2, stride=2, op="custom",
-                            gain=2.0):
-        """MediaPipe's Convolution2DTransposeBias (SAME padding): inputs
-        (input, weights OHWI, bias), custom options <iii> (padding 1=SAME,
-        stride_w, stride_h).  ``op='TRANSPOSE_CONV'`` writes the same
-        computation as a builtin TRANSPOSE_CONV (v3, with bias)."""
-        n, h, w, cin = self.shape(x)
-        nm = self.name("tconv_bias")
-        wt = self.mb.add_const(
-            self.he((cout, k, k, cin), k * k * cin / (stride * stride), gain),
-            name=nm + "_w")
-        b = self.mb.add_const(self.bias(cout), name=nm + "_b")
-        oshape = [n, h * stride, w * stride, cout]
-        y = self.mb.add_tensor(oshape, name=nm)
-        if op == "custom":
-            self.mb.add_op(("CUSTOM", "Convolution2DTransposeBias"),
-                           [x, wt, b], [y],
-                           custom_options=struct.pack("<iii", 1, stride,
-                                                      stride))
-        elif op == "TRANSPOSE_CONV":
-            os_ = self.mb.add_const(np.asarray(oshape, np.int32),
-                                    name=nm + "_oshape")
-            self.mb.add_op("TRANSPOSE_CONV", [os_, wt, x, b], [y],
-                           options=dict(padding="SAME", stride_w=stride,
-                                        stride_h=stride), version=3)
-        else:
-            raise ValueError("op must be 'custom' or 'TRANSPOSE_CONV'")
-        return y
-
-
 def mobilenet_v3_small(input_size=96, alpha=1.0, num_classes=1001, seed=0,
                        classifier="conv"):
     """MobileNet v3 small (Keras applications layout): conv3x3/2 +
@@ -699,17 +646,17 @@ def mobilenet_v3_small(input_size=96, alpha=1.0, num_classes=1001, seed=0,
     map), residual ADDs; conv1x1 + HARD_SWISH, MEAN pool, 1x1 conv 1024 +
     HARD_SWISH, classifier (``'conv'``: 1x1 conv + RESHAPE, ``'fc'``:
     RESHAPE + FULLY_CONNECTED), SOFTMAX.  Weights are He-initialized, then
-    rescaled on a seeded random input (see ``_Net2``) so pre-activations
+    rescaled on a seeded random input (``_Net(calibrate=True)``) so pre-activations
     have std ~2 (HARD_SWISH in its non-linear range), SE gates spread over
     (0, 1) and logits std 2."""
-    net = _Net2(seed, "float32", "mobilenet_v3_small (tflite_gpu zoo)",
+    net = _Net(seed, "float32", "mobilenet_v3_small (tflite_gpu zoo)",
                 calibrate=True)
 
     def depth(v):
         return _make_divisible(v, 8)
 
     x_in = net.input([1, input_size, input_size, 3], name="input")
-    x = net.conv2(x_in, 16, 3, 2, target_std=2.0, prefix="stem")
+    x = net.conv(x_in, 16, 3, 2, target_std=2.0, prefix="stem", act="NONE")
     x = net.act(x, "HARD_SWISH")
     # (expansion, filters, kernel, stride, se_ratio, activation)
     blocks = [(1, 16, 3, 2, 0.25, "RELU"), (72 / 16, 24, 3, 2, None, "RELU"),
@@ -727,40 +674,40 @@ def mobilenet_v3_small(input_size=96, alpha=1.0, num_classes=1001, seed=0,
         fused = "RELU" if a == "RELU" else "NONE"   # the converter fuses RELU
         h = x
         if i > 0:                                   # block 0: no expansion
-            h = net.conv2(h, depth(cin * t), 1, act=fused, target_std=2.0,
+            h = net.conv(h, depth(cin * t), 1, act=fused, target_std=2.0,
                           prefix="expand")
             h = net.act(h, None if fused == "RELU" else a)
-        h = net.dwconv2(h, k, s, act=fused, target_std=2.0)
+        h = net.dwconv(h, k, s, act=fused, target_std=2.0)
         h = net.act(h, None if fused == "RELU" else a)
         if se:
             ce = net.shape(h)[-1]
             g = net.mean_hw(h)
-            g = net.conv2(g, depth(ce * se), 1, act="RELU", target_std=1.0,
+            g = net.conv(g, depth(ce * se), 1, act="RELU", target_std=1.0,
                           prefix="se_reduce")
-            g = net.conv2(g, ce, 1, act="NONE", target_std=2.0,
+            g = net.conv(g, ce, 1, act="NONE", target_std=2.0,
                           prefix="se_expand")
             g = net.hard_sigmoid(g)
             h = net.binary("MUL", h, g, prefix="se_mul")
         cout = depth(c * alpha)
-        h = net.conv2(h, cout, 1, act="NONE", target_std=1.0,
+        h = net.conv(h, cout, 1, act="NONE", target_std=1.0,
                       prefix="project")
         if s == 1 and cin == cout:
             h = net.binary("ADD", x, h, prefix="add")
         x = h
-    x = net.conv2(x, depth(net.shape(x)[-1] * 6), 1, target_std=2.0,
-                  prefix="conv_last")
+    x = net.conv(x, depth(net.shape(x)[-1] * 6), 1, target_std=2.0,
+                  prefix="conv_last", act="NONE")
     x = net.act(x, "HARD_SWISH")
     x = net.mean_hw(x)
     last = depth(1024 * alpha) if alpha > 1.0 else 1024
-    x = net.conv2(x, last, 1, target_std=2.0, prefix="conv_head")
+    x = net.conv(x, last, 1, target_std=2.0, prefix="conv_head", act="NONE")
     x = net.act(x, "HARD_SWISH")
     if classifier == "conv":
-        x = net.conv2(x, num_classes, 1, target_std=2.0,
-                      prefix="logits_conv")
-        x = net.reshape2(x, [1, num_classes])
+        x = net.conv(x, num_classes, 1, target_std=2.0,
+                      prefix="logits_conv", act="NONE")
+        x = net.reshape(x, [1, num_classes], new_shape_option=False)
     elif classifier == "fc":
-        x = net.reshape2(x, [1, last])
-        x = net.fc2(x, num_classes, target_std=2.0)
+        x = net.reshape(x, [1, last], new_shape_option=False)
+        x = net.fc(x, num_classes, target_std=2.0)
     else:
         raise ValueError("classifier must be 'conv' or 'fc'")
     y = net.softmax(x)
@@ -771,9 +718,9 @@ def _inverted_residual(net, x, cout, t=6, stride=1, dilation=1, k=3):
     cin = net.shape(x)[-1]
     h = x
     if t != 1:
-        h = net.conv2(h, cin * t, 1, act="RELU6", prefix="expand")
-    h = net.dwconv2(h, k, stride, act="RELU6", dilation=dilation)
-    h = net.conv2(h, cout, 1, act="NONE", gain=1.0, prefix="project")
+        h = net.conv(h, cin * t, 1, act="RELU6", prefix="expand")
+    h = net.dwconv(h, k, stride, act="RELU6", dilation=dilation)
+    h = net.conv(h, cout, 1, act="NONE", gain=1.0, prefix="project")
     if stride == 1 and cin == cout:
         h = net.binary("ADD", x, h, prefix="add")
     return h
@@ -787,10 +734,10 @@ def deeplab_like(input_size=65, num_classes=8, seed=0, aspp_channels=32):
     up), CONCATENATION on channels, 1x1 projection, 1x1 logits,
     RESIZE_BILINEAR (align_corners, DeepLab's (n*16+1) sizes) to the input
     size, SOFTMAX."""
-    net = _Net2(seed, "float32", "deeplab_like (tflite_gpu zoo)")
+    net = _Net(seed, "float32", "deeplab_like (tflite_gpu zoo)")
     s = input_size
     x_in = net.mb.add_input([1, s, s, 3], name="image")
-    x = net.conv2(x_in, 16, 3, 2, act="RELU6", prefix="stem")       # /2
+    x = net.conv(x_in, 16, 3, 2, act="RELU6", prefix="stem")       # /2
     x = _inverted_residual(net, x, 8, t=1)
     x = _inverted_residual(net, x, 16, stride=2)                    # /4
     x = _inverted_residual(net, x, 16)
@@ -802,15 +749,15 @@ def deeplab_like(input_size=65, num_classes=8, seed=0, aspp_channels=32):
     x = _inverted_residual(net, x, 48, dilation=2)
     _, fh, fw, _ = net.shape(x)
     a = aspp_channels
-    b0 = net.conv2(x, a, 1, act="RELU", prefix="aspp0")
-    b1 = net.conv2(x, a, 3, act="RELU", dilation=2, prefix="aspp1")
-    b2 = net.conv2(x, a, 3, act="RELU", dilation=4, prefix="aspp2")
+    b0 = net.conv(x, a, 1, act="RELU", prefix="aspp0")
+    b1 = net.conv(x, a, 3, act="RELU", dilation=2, prefix="aspp1")
+    b2 = net.conv(x, a, 3, act="RELU", dilation=4, prefix="aspp2")
     p = net.mean_hw(x)
-    p = net.conv2(p, a, 1, act="RELU", prefix="image_pooling")
+    p = net.conv(p, a, 1, act="RELU", prefix="image_pooling")
     p = net.resize_bilinear(p, [fh, fw], align_corners=True)
     cat = net.concat([p, b0, b1, b2], axis=3)
-    x = net.conv2(cat, a, 1, act="RELU", prefix="concat_projection")
-    logits = net.conv2(x, num_classes, 1, act="NONE", gain=8.0,
+    x = net.conv(cat, a, 1, act="RELU", prefix="concat_projection")
+    logits = net.conv(x, num_classes, 1, act="NONE", gain=8.0,
                        prefix="logits")
     up = net.resize_bilinear(logits, [s, s], align_corners=True)
     y = net.softmax(up, name="segmentation")
@@ -824,20 +771,20 @@ def ssd_like(input_size=96, num_classes=91, seed=0, alpha=0.5,
     convs on the stride-16 and stride-32 feature maps, each RESHAPEd to
     [1, N_i, 4] / [1, N_i, C] and CONCATENATED on axis 1; LOGISTIC on the
     class scores.  Two outputs (raw boxes, scores); no postprocess op."""
-    net = _Net2(seed, "float32", "ssd_like (tflite_gpu zoo)")
+    net = _Net(seed, "float32", "ssd_like (tflite_gpu zoo)")
 
     def ch(c):
         return max(8, int(c * alpha))
 
     x_in = net.mb.add_input([1, input_size, input_size, 3],
                             name="normalized_input_image_tensor")
-    x = net.conv2(x_in, ch(32), 3, 2, act="RELU6", prefix="stem")
+    x = net.conv(x_in, ch(32), 3, 2, act="RELU6", prefix="stem")
     feats = []
     for c, s in [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2),
                  (512, 1), (512, 1), (512, 1), (512, 1), (512, 1), (1024, 2),
                  (1024, 1)]:
-        x = net.dwconv2(x, 3, s, act="RELU6")
-        x = net.conv2(x, ch(c), 1, act="RELU6", prefix="pwconv")
+        x = net.dwconv(x, 3, s, act="RELU6")
+        x = net.conv(x, ch(c), 1, act="RELU6", prefix="pwconv")
         feats.append(x)
     # Like SSD MobileNet v1: predictors on conv_11 (stride 16, the last
     # 512-channel block) and conv_13 (stride 32).
@@ -846,11 +793,11 @@ def ssd_like(input_size=96, num_classes=91, seed=0, alpha=0.5,
     for f, a in zip((f16, f32), anchors):
         _, h, w, _ = net.shape(f)
         n = h * w * a
-        bx = net.conv2(f, 4 * a, 1, act="NONE", gain=1.0, prefix="box_pred")
-        boxes.append(net.reshape2(bx, [1, n, 4]))
-        cl = net.conv2(f, num_classes * a, 1, act="NONE", gain=1.0,
+        bx = net.conv(f, 4 * a, 1, act="NONE", gain=1.0, prefix="box_pred")
+        boxes.append(net.reshape(bx, [1, n, 4], new_shape_option=False))
+        cl = net.conv(f, num_classes * a, 1, act="NONE", gain=1.0,
                        prefix="class_pred")
-        scores.append(net.reshape2(cl, [1, n, num_classes]))
+        scores.append(net.reshape(cl, [1, n, num_classes], new_shape_option=False))
     raw_boxes = net.concat(boxes, axis=1, name="raw_outputs/box_encodings")
     logits = net.concat(scores, axis=1, name="raw_outputs/class_logits")
     probs = net.mb.add_tensor(net.shape(logits),
@@ -865,13 +812,13 @@ def posenet_like(input_size=97, seed=0, alpha=0.5, num_keypoints=17):
     run at stride 1 with dilation 2 (atrous depthwise), heads: heatmaps
     (1x1 conv + LOGISTIC), offsets (2K) and forward/backward displacement
     maps (2 x 2 x (K-1), one conv) -- 3 outputs at (size-1)/16+1."""
-    net = _Net2(seed, "float32", "posenet_like (tflite_gpu zoo)")
+    net = _Net(seed, "float32", "posenet_like (tflite_gpu zoo)")
 
     def ch(c):
         return max(8, int(c * alpha))
 
     x_in = net.mb.add_input([1, input_size, input_size, 3], name="image")
-    x = net.conv2(x_in, ch(32), 3, 2, act="RELU6", prefix="stem")
+    x = net.conv(x_in, ch(32), 3, 2, act="RELU6", prefix="stem")
     stride, rate = 2, 1
     for c, s in [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2),
                  (512, 1), (512, 1), (512, 1), (512, 1), (512, 1), (1024, 2),
@@ -882,14 +829,14 @@ def posenet_like(input_size=97, seed=0, alpha=0.5, num_keypoints=17):
         if stride == 16:
             d = rate
         stride *= s
-        x = net.dwconv2(x, 3, s, act="RELU6", dilation=d)
-        x = net.conv2(x, ch(c), 1, act="RELU6", prefix="pwconv")
+        x = net.dwconv(x, 3, s, act="RELU6", dilation=d)
+        x = net.conv(x, ch(c), 1, act="RELU6", prefix="pwconv")
     k = num_keypoints
-    hm = net.conv2(x, k, 1, act="NONE", gain=1.0, prefix="heatmap_logits")
+    hm = net.conv(x, k, 1, act="NONE", gain=1.0, prefix="heatmap_logits")
     heat = net.mb.add_tensor(net.shape(hm), name="heatmaps")
     net.mb.add_op("LOGISTIC", [hm], [heat])
-    off = net.conv2(x, 2 * k, 1, act="NONE", gain=1.0, prefix="offsets")
-    disp = net.conv2(x, 4 * (k - 1), 1, act="NONE", gain=1.0,
+    off = net.conv(x, 2 * k, 1, act="NONE", gain=1.0, prefix="offsets")
+    disp = net.conv(x, 4 * (k - 1), 1, act="NONE", gain=1.0,
                      prefix="displacements")
     return net.finish({"image": x_in}, {"heatmaps": heat, "offsets": off,
                                         "displacements": disp})
@@ -903,18 +850,18 @@ def selfie_segmentation_like(input_size=64, seed=0, decoder="custom"):
     builds the same computation with the builtin TRANSPOSE_CONV (v3, bias)
     instead (litert's builtin kernels cannot run the custom op; only its
     XNNPACK delegate can)."""
-    net = _Net2(seed, "float32", "selfie_segmentation_like (tflite_gpu zoo)")
+    net = _Net(seed, "float32", "selfie_segmentation_like (tflite_gpu zoo)")
     s = input_size
     x_in = net.mb.add_input([1, s, s, 3], name="input_1")
 
     def sep(x, cout, stride=1, k=3):
-        h = net.dwconv2(x, k, stride, gain=1.0)
-        h = net.conv2(h, cout, 1, gain=1.0, prefix="pw")
+        h = net.dwconv(x, k, stride, gain=1.0, act="NONE")
+        h = net.conv(h, cout, 1, gain=1.0, prefix="pw", act="NONE")
         if stride == 1 and net.shape(x)[-1] == cout:
             h = net.binary("ADD", x, h, prefix="res_add")
         return net.prelu(h)
 
-    e0 = net.prelu(net.conv2(x_in, 16, 3, 2, gain=1.0, prefix="stem"))  # /2
+    e0 = net.prelu(net.conv(x_in, 16, 3, 2, gain=1.0, prefix="stem", act="NONE"))  # /2
     e0 = sep(e0, 16)
     e1 = sep(e0, 24, 2)                                                  # /4
     e1 = sep(e1, 24)
@@ -941,15 +888,15 @@ def face_detector_like(input_size=128, seed=0, num_coords=16):
     stride-8 (2 anchors) and stride-16 (6 anchors) maps: 1x1 convs RESHAPEd
     to [1, N_i, 16] / [1, N_i, 1] and CONCATENATED on axis 1 (regressors,
     classificators)."""
-    net = _Net2(seed, "float32", "face_detector_like (tflite_gpu zoo)")
+    net = _Net(seed, "float32", "face_detector_like (tflite_gpu zoo)")
     s = input_size
     x_in = net.mb.add_input([1, s, s, 3], name="input")
-    x = net.conv2(x_in, 24, 5, 2, act="RELU", prefix="stem")
+    x = net.conv(x_in, 24, 5, 2, act="RELU", prefix="stem")
 
     def blaze(x, cout, stride=1):
         cin = net.shape(x)[-1]
-        h = net.dwconv2(x, 5, stride, gain=1.0)
-        h = net.conv2(h, cout, 1, gain=0.25, prefix="blaze_pw")
+        h = net.dwconv(x, 5, stride, gain=1.0, act="NONE")
+        h = net.conv(h, cout, 1, gain=0.25, prefix="blaze_pw", act="NONE")
         sc = x
         if stride == 2:
             sc = net.max_pool(sc, 2, 2)
@@ -968,10 +915,10 @@ def face_detector_like(input_size=128, seed=0, num_coords=16):
     for f, a in ((f8, 2), (f16, 6)):
         _, h, w, _ = net.shape(f)
         n = h * w * a
-        c = net.conv2(f, a, 1, gain=1.0, prefix="classificator")
-        clss.append(net.reshape2(c, [1, n, 1]))
-        r = net.conv2(f, a * num_coords, 1, gain=1.0, prefix="regressor")
-        regs.append(net.reshape2(r, [1, n, num_coords]))
+        c = net.conv(f, a, 1, gain=1.0, prefix="classificator", act="NONE")
+        clss.append(net.reshape(c, [1, n, 1], new_shape_option=False))
+        r = net.conv(f, a * num_coords, 1, gain=1.0, prefix="regressor", act="NONE")
+        regs.append(net.reshape(r, [1, n, num_coords], new_shape_option=False))
     reg = net.concat(regs, axis=1, name="regressors")
     cls = net.concat(clss, axis=1, name="classificators")
     return net.finish({"input": x_in}, {"regressors": reg,
