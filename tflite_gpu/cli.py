@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["main", "COMMANDS"]
 
@@ -143,14 +143,10 @@ def devices_main(argv: Sequence[str]) -> int:
         try:
             import tflite_gpu
 
-            fn: Optional[Callable] = getattr(tflite_gpu, "list_devices", None)
-            if fn is not None:
-                devices = [dict(d) for d in fn()]
-                source = "tflite_gpu.list_devices()"
-            else:
-                notes.append("tflite_gpu.list_devices() is not available in this build")
+            devices = [dict(d) for d in tflite_gpu.list_devices()]
+            source = "tflite_gpu.list_devices()"
         except Exception as e:
-            notes.append(f"tflite_gpu could not be imported ({e})")
+            notes.append(f"tflite_gpu.list_devices() failed ({e})")
     if devices is None and f.source in ("auto", "pyopencl"):
         try:
             devices = _devices_from_pyopencl()
@@ -161,9 +157,7 @@ def devices_main(argv: Sequence[str]) -> int:
     try:
         import tflite_gpu
 
-        CL = getattr(tflite_gpu, "CompatibilityList", None)
-        if CL is not None:
-            supported = bool(CL().is_delegate_supported_on_this_device())
+        supported = bool(tflite_gpu.CompatibilityList().is_delegate_supported_on_this_device())
     except Exception as e:
         notes.append(f"CompatibilityList failed: {e}")
 

@@ -41,9 +41,8 @@ from __future__ import annotations
 import ctypes
 import enum
 import os
-import sys
 import warnings
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -148,7 +147,6 @@ class Delegate:
     refused with ``ValueError``: this engine does not run TFLite's C delegate interface."""
 
     def __init__(self, library, options: Optional[Mapping[str, Any]] = None):
-        self._library = None
         self._gpu = None
         self.library = library
         if _is_gpu_delegate_library(library):
@@ -524,16 +522,10 @@ class Interpreter:
         self._delegates.append(delegate)
 
     def set_allow_buffer_handle_output(self, allow: bool) -> None:
-        self._allow_buffer_handle_output = bool(allow)
-        fn = getattr(self._core, "set_allow_buffer_handle_output", None)
-        if fn is not None:
-            fn(bool(allow))
+        self._core.set_allow_buffer_handle_output(bool(allow))
 
     def ensure_tensor_data_is_readable(self, tensor_index: int) -> None:
-        idx = self._check_index(tensor_index)
-        fn = getattr(self._core, "ensure_tensor_data_is_readable", None)
-        if fn is not None:
-            fn(idx)
+        self._core.ensure_tensor_data_is_readable(self._check_index(tensor_index))
 
     def delegation_report(self) -> Dict[str, Any]:
         nodes = self._core.nodes(0)

@@ -7,18 +7,16 @@ for the tools' own tests while the engine is being written, the
 Interpreter API only (allocate_tensors, get_input_details, set_tensor, invoke,
 get_tensor, resize_tensor_input), so every tool works with either.
 
-Optional engine hooks the tools use when present (all guarded with
-``getattr``; see ``optional_hook``):
+Engine hooks the tools use where the interpreter has them (this package's
+Interpreter has them all, ai_edge_litert's none but the last; see ``optional_hook``):
 
 * ``interp.delegation_report()`` -> dict(delegated_nodes, total_nodes,
   partitions, unsupported=[(node_index, op_name, version, reason)])
-* ``interp.set_profiling(enabled: bool)`` and ``interp.get_profile()`` ->
-  list of ``(node_index, op_name, device, microseconds)`` for the latest
-  invoke(), device being "CPU" or "GPU" (GPU times from OpenCL events)
-* ``interp.get_memory_usage()`` -> dict with any of ``cpu_arena_bytes``,
-  ``gpu_bytes``, ``gpu_peak_bytes``
-* ``tflite_gpu.list_devices()`` -> list of dicts (platform, name, vendor,
-  type, driver_version, fp16, global_mem_bytes, compute_units, selected)
+* ``interp.enable_profiling(enabled: bool)`` and ``interp.get_profile()`` ->
+  the steps of the latest invoke() (dicts with nodes, name, device, us), device
+  being "CPU" or "GPU" (GPU times from OpenCL events)
+* ``interp.arena_bytes()`` -> the CPU tensor arena's size
+* ``interp._get_ops_details()`` -> the nodes (for the op profile's names)
 """
 
 from __future__ import annotations
@@ -53,12 +51,7 @@ def interpreter_class(backend: str = "tflite_gpu"):
             import tflite_gpu  # noqa: WPS433 (lazy on purpose)
         except Exception as e:  # pragma: no cover - depends on the build
             raise BackendError(f"cannot import tflite_gpu: {e}") from e
-        cls = getattr(tflite_gpu, "Interpreter", None)
-        if cls is None:
-            raise BackendError(
-                "tflite_gpu.Interpreter is not available in this build "
-                "(use --backend=litert to run with ai-edge-litert)")
-        return cls
+        return tflite_gpu.Interpreter
     if backend == "litert":
         try:
             from ai_edge_litert.interpreter import Interpreter
@@ -96,47 +89,31 @@ def load_model(graph: str) -> Tuple[Optional[str], Optional[bytes], int]:
     return graph, None, os.path.getsize(graph)
 
 
-def _enum_member(enum_cls: Any, name: str) -> Any:
-    if enum_cls is None:
-        return None
-    return getattr(enum_cls, name.upper(), None)
-
-
 def _make_gpu_delegate(gpu_options: Dict[str, Any]):
     import tflite_gpu
 
-    Options = getattr(tflite_gpu, "GpuDelegateOptions", None)
-    Delegate = getattr(tflite_gpu, "GpuDelegate", None)
-    if Options is None or Delegate is None:
-        raise BackendError("tflite_gpu.GpuDelegate is not available in this build")
     kw: Dict[str, Any] = {}
     o = dict(gpu_options or {})
     if "precision_loss_allowed" in o:
         kw["is_precision_loss_allowed"] = bool(o["precision_loss_allowed"])
-    flags_enum = getattr(tflite_gpu, "ExperimentalFlags", None)
+    flags_enum = tflite_gpu.ExperimentalFlags
     exp_flags = None
     if "enable_quant" in o:
         kw["enable_quantization"] = bool(o["enable_quant"])
-        if o["enable_quant"]:
-            exp_flags = _enum_member(flags_enum, "ENABLE_QUANT")
-        else:
-            exp_flags = _enum_member(flags_enum, "NONE")
+        exp_flags = flags_enum.ENABLE_QUANT if o["enable_quant"] else flags_enum.NONE
     if o.get("serialization_dir") or o.get("model_token"):
         if o.get("serialization_dir"):
             kw["serialization_dir"] = o["serialization_dir"]
         if o.get("model_token"):
             kw["model_token"] = o["model_token"]
-        ser = _enum_member(flags_enum, "ENABLE_SERIALIZATION")
-        if ser is not None:
-            exp_flags = ser if exp_flags is None else (exp_flags | ser)
+        ser = flags_enum.ENABLE_SERIALIZATION
+        exp_flags = ser if exp_flags is None else (exp_flags | ser)
     if exp_flags is not None:
         kw["experimental_flags"] = exp_flags
     if o.get("sustained_speed"):
-        pref = _enum_member(getattr(tflite_gpu, "InferencePreference", None), "SUSTAINED_SPEED")
-        if pref is not None:
-            kw["inference_preference"] = pref
+        kw["inference_preference"] = tflite_gpu.InferencePreference.SUSTAINED_SPEED
     if o.get("wait_type"):
-        wt = _enum_member(getattr(tflite_gpu, "WaitType", None), o["wait_type"])
+        wt = getattr(tflite_gpu.WaitType, str(o["wait_type"]).upper(), None)
         if wt is None:
             raise BackendError(f"unsupported --gpu_wait_type {o['wait_type']!r}")
         kw["wait_type"] = wt
@@ -145,11 +122,11 @@ def _make_gpu_delegate(gpu_options: Dict[str, Any]):
     if o.get("device") not in (None, ""):
         kw["device"] = o["device"]
     try:
-        options = Options(**kw)
+        options = tflite_gpu.GpuDelegateOptions(**kw)
     except TypeError as e:
         raise BackendError(f"GpuDelegateOptions rejected {sorted(kw)}: {e}") from e
     try:
-        return Delegate(options)
+        return tflite_gpu.GpuDelegate(options)
     except Exception as e:
         raise BackendError(f"failed to create the GPU delegate: {e}") from e
 
@@ -224,11 +201,10 @@ def delegate_device_lines(interp: Any) -> Tuple[List[str], bool]:
     """Lines naming the OpenCL device the GPU delegate of ``interp`` runs on, and whether that
     device is a CPU seen through OpenCL (PoCL). ([], False) when there is no delegate info."""
     dl = getattr(interp, "_tflite_gpu_tools_delegates", None) or []
-    info_fn = optional_hook(dl[0], "info") if dl else None
-    if info_fn is None:
+    if not dl:
         return [], False
     try:
-        info = dict(info_fn())
+        info = dict(dl[0].info())
     except Exception as e:
         return [f"WARNING: the GPU delegate's info() failed: {e}"], False
     is_gpu = bool(info.get("device_is_gpu"))
@@ -254,14 +230,12 @@ def node_names(interp: Any) -> Dict[int, str]:
     """node index -> '[out_tensor_name]' (TFLite's profiler naming), best effort."""
     out: Dict[int, str] = {}
     details = None
-    for attr in ("get_ops_details", "_get_ops_details"):
-        fn = optional_hook(interp, attr)
-        if fn is not None:
-            try:
-                details = fn()
-                break
-            except Exception:
-                details = None
+    fn = optional_hook(interp, "_get_ops_details")   # both backends have it (private in LiteRT)
+    if fn is not None:
+        try:
+            details = fn()
+        except Exception:
+            details = None
     if not details:
         return out
     try:

@@ -533,8 +533,7 @@ class _BenchmarkRun:
                  "seconds.")
 
     def _set_profiling(self, on: bool) -> None:
-        setp = (_backend.optional_hook(self.interp, "enable_profiling")
-                or _backend.optional_hook(self.interp, "set_profiling"))
+        setp = _backend.optional_hook(self.interp, "enable_profiling")
         if setp is not None:
             setp(on)
 
@@ -605,24 +604,17 @@ class _BenchmarkRun:
         return mem
 
     def engine_memory(self, mem: Dict[str, Any]) -> None:
-        """The engine's own figures (get_memory_usage(), else arena_bytes()) into mem["engine"]."""
-        mem_hook = _backend.optional_hook(self.interp, "get_memory_usage")
-        arena_hook = _backend.optional_hook(self.interp, "arena_bytes")
-        if mem_hook is None and arena_hook is not None:
-            def mem_hook() -> Dict[str, Any]:
-                return {"cpu_arena_bytes": int(arena_hook())}
-        if mem_hook is None:
+        """The engine's CPU tensor arena (arena_bytes(); LiteRT has none) into mem["engine"]."""
+        arena_bytes = _backend.optional_hook(self.interp, "arena_bytes")
+        if arena_bytes is None:
             return
         try:
-            usage = dict(mem_hook())
-            mem["engine"] = usage
-            if usage.get("cpu_arena_bytes") is not None:
-                self.log(f"CPU tensor arena (MB): {g6(usage['cpu_arena_bytes'] / 1048576.0)}")
-            if usage.get("gpu_bytes") is not None:
-                self.log(f"GPU memory allocated by the delegate (MB): "
-                         f"{g6(usage['gpu_bytes'] / 1048576.0)}")
+            usage = {"cpu_arena_bytes": int(arena_bytes())}
         except Exception as e:
-            self.warn(f"get_memory_usage() failed: {e}")
+            self.warn(f"arena_bytes() failed: {e}")
+            return
+        mem["engine"] = usage
+        self.log(f"CPU tensor arena (MB): {g6(usage['cpu_arena_bytes'] / 1048576.0)}")
 
     def result(self) -> Dict[str, Any]:
         flags = self.flags
