@@ -10,8 +10,12 @@ Mutators: byte flips / sets, truncations, splices, and field-aware mutations of 
 the schema's object API (ai_edge_litert.schema_py_generated): tensor / buffer / opcode indices,
 -1 (the optional-input marker) and out-of-range values, shapes and shape signatures, tensor types,
 quantization vectors (lengths, zero/NaN/inf scales, zero points, quantized dimension), builtin
-option integers (including the subgraph indices of control-flow ops), subgraph inputs/outputs,
-signature maps, opcode codes/versions, buffer truncation, cycles, invalid UTF-8 names.
+option integers, subgraph inputs/outputs, signature maps, opcode codes/versions, buffer
+truncation, cycles, invalid UTF-8 names; for control-flow models (WHILE, IF, CALL_ONCE + resource
+variables) the subgraph indices of IF/WHILE/CALL_ONCE (self-calls, cycles through a caller,
+the primary subgraph, -1, out of range), CALL_ONCE / copies of IF and WHILE grafted into the
+subgraphs they call, swapped and reordered subgraphs. A WHILE that never stops is a valid program:
+workers bound it (TFLITE_GPU_MAX_WHILE_ITERATIONS) so only an engine hang counts as a hang.
 
 Run standalone for the big run:  python tests/fuzzlib.py --mutants 100000 --gpu-share 0.2 --out DIR
 """
@@ -88,6 +92,27 @@ def seed_models(cache_dir: Optional[str] = None) -> Dict[str, bytes]:
         "mobilenet_v1_32_dynamic": lambda: zoo.quantized(zoo.mobilenet_v1, "dynamic", input_size=32, alpha=0.25,
                                                          num_classes=10),
     }
+    # Control flow + resource variables (tests/op_cases/control_flow.py; the worker has tests/ on
+    # its path): recursion and subgraph-index mutations need multi-subgraph seeds.
+    def cf(fn_name, **kw):
+        def make():
+            from op_cases import control_flow
+            return getattr(control_flow, fn_name)(**kw)
+        return make
+    makers.update({
+        "cf_while_counter": cf("while_counter_model", post_mul=True),
+        "cf_while_grow": cf("while_grow_model"),
+        "cf_if_static": cf("if_model"),
+        "cf_if_dynamic": cf("if_model", dynamic=True),
+        "cf_variable_call_once": cf("variable_model", second_signature=True),
+        "cf_nested_while_if_var": cf("nested_model"),
+        # Small quantized models, so quantization vectors (per-tensor and per-channel int8, int16x8)
+        # make up a large share of their tensors' mutations.
+        "encoder_decoder16_int8": lambda: zoo.quantized(zoo.encoder_decoder, "int8", seed=1, input_size=16),
+        "encoder_decoder16_int16x8": lambda: zoo.quantized(zoo.encoder_decoder, "int16x8", seed=1, input_size=16),
+        "mobilenet_v1_32_int16x8": lambda: zoo.quantized(zoo.mobilenet_v1, "int16x8", input_size=32, alpha=0.25,
+                                                         num_classes=10),
+    })
     for name, fn in makers.items():
         try:
             out[name] = fn()
@@ -138,6 +163,9 @@ def _field_mutate(data: bytes, rng: random.Random) -> Optional[bytes]:
         ops = sg.operators or []
         nt = len(tensors)
         kind = rng.randrange(16)
+        if len(m.subgraphs) > 1 and rng.random() < 0.35:
+            _control_flow_mutate(m, rng, S)
+            continue
         if kind in (0, 1) and ops:  # operator input / output index (incl. the -1 optional marker)
             op = rng.choice(ops)
             vec = op.inputs if kind == 0 else op.outputs
@@ -277,6 +305,96 @@ def _field_mutate(data: bytes, rng: random.Random) -> Optional[bytes]:
         return None
 
 
+_CF_FIELDS = ("thenSubgraphIndex", "elseSubgraphIndex", "condSubgraphIndex", "bodySubgraphIndex",
+              "initSubgraphIndex")
+
+
+def _cf_ops(m):
+    """(subgraph index, operator, [subgraph-index fields]) of every control-flow op."""
+    out = []
+    for si, sg in enumerate(m.subgraphs):
+        for op in sg.operators or []:
+            o = op.builtinOptions
+            f = [k for k in _CF_FIELDS if o is not None and hasattr(o, k)]
+            if f:
+                out.append((si, op, f))
+    return out
+
+
+def _callers(m, target: int) -> List[int]:
+    return sorted({si for si, op, fs in _cf_ops(m) if any(getattr(op.builtinOptions, k) == target for k in fs)})
+
+
+def _control_flow_mutate(m, rng: random.Random, S) -> None:
+    """Field-aware mutations of control-flow models: subgraph indices of IF/WHILE/CALL_ONCE
+    (self-calls, cycles, the primary subgraph, -1, out of range), grafted calls, reordering."""
+    import copy
+    import numpy as np
+    ns = len(m.subgraphs)
+    cfo = _cf_ops(m)
+    kind = rng.randrange(5)
+    if kind <= 1 and cfo:  # one subgraph index of one op
+        si, op, fields = rng.choice(cfo)
+        k = rng.choice(fields)
+        cur = getattr(op.builtinOptions, k)
+        callers = _callers(m, si)
+        setattr(op.builtinOptions, k, rng.choice(
+            [si, si, 0, -1, ns, ns + 1, 2**31 - 1, -2**31, rng.randrange(ns), cur + 1, cur - 1] +
+            ([rng.choice(callers)] * 2 if callers else [])))
+    elif kind == 2 and cfo:  # swap the two indices of an IF / WHILE, or make them equal
+        si, op, fields = rng.choice(cfo)
+        o = op.builtinOptions
+        if len(fields) == 2:
+            a, b = getattr(o, fields[0]), getattr(o, fields[1])
+            if rng.random() < 0.5:
+                setattr(o, fields[0], b)
+                setattr(o, fields[1], a)
+            else:
+                setattr(o, rng.choice(fields), rng.choice([a, b]))
+    elif kind == 3:  # graft a call (CALL_ONCE, or a copy of an IF / WHILE) into a subgraph
+        ti = rng.randrange(ns)
+        tg = m.subgraphs[ti]
+        targets = [ti, 0] + _callers(m, ti) + [rng.randrange(ns)]
+        if cfo and rng.random() < 0.5:
+            src = copy.deepcopy(rng.choice(cfo)[1])
+            nt = len(tg.tensors or [])
+            if nt:
+                pool = list(tg.inputs if tg.inputs is not None else []) or list(range(nt))
+                src.inputs = np.array([rng.choice(pool) for _ in range(len(src.inputs if src.inputs is not None else []))], np.int32)
+                src.outputs = np.array([rng.randrange(nt) for _ in range(len(src.outputs if src.outputs is not None else []))], np.int32)
+            o = src.builtinOptions
+            for k in _CF_FIELDS:
+                if hasattr(o, k) and rng.random() < 0.7:
+                    setattr(o, k, rng.choice(targets))
+            new = src
+        else:
+            codes = m.operatorCodes = list(m.operatorCodes or [])
+            idx = next((i for i, c in enumerate(codes) if max(c.builtinCode, c.deprecatedBuiltinCode) == 129), None)
+            if idx is None:
+                c = S.OperatorCodeT()
+                c.builtinCode, c.deprecatedBuiltinCode, c.version = 129, 127, 1
+                codes.append(c)
+                idx = len(codes) - 1
+            new = S.OperatorT()
+            new.opcodeIndex = idx
+            new.inputs = np.zeros(0, np.int32)
+            new.outputs = np.zeros(0, np.int32)
+            new.builtinOptionsType = S.BuiltinOptions.CallOnceOptions
+            new.builtinOptions = S.CallOnceOptionsT()
+            new.builtinOptions.initSubgraphIndex = rng.choice(targets)
+        ops = list(tg.operators or [])
+        ops.insert(rng.randrange(len(ops) + 1), new)
+        tg.operators = ops
+    else:  # reorder subgraphs (every index now names another subgraph; the primary changes)
+        order = list(range(ns))
+        if rng.random() < 0.5:
+            rng.shuffle(order)
+        else:
+            i, j = rng.randrange(ns), rng.randrange(ns)
+            order[i], order[j] = order[j], order[i]
+        m.subgraphs = [m.subgraphs[i] for i in order]
+
+
 def byte_mutate(data: bytes, rng: random.Random) -> bytes:
     d = bytearray(data)
     kind = rng.randrange(4)
@@ -395,6 +513,10 @@ def supervise(mutants: int, out: str, seed: str = "0", gpu_share: float = 0.2, h
     t0 = time.time()
     e = dict(os.environ)
     e["PYTHONPATH"] = HERE + os.pathsep + e.get("PYTHONPATH", "")
+    # A mutant may be a valid program that loops forever or grows a loop value without bound
+    # (allowed: models are programs); bounded here so a hang report means an engine hang.
+    e.setdefault("TFLITE_GPU_MAX_WHILE_ITERATIONS", "20000")
+    e.setdefault("TFLITE_GPU_MAX_LOOP_TENSOR_BYTES", str(64 << 20))
     if env:
         e.update(env)
     while i < mutants:

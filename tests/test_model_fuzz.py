@@ -130,3 +130,115 @@ for f in {files!r}:
     print(out)
     assert sum(1 for line in out.splitlines() if line.endswith(("ran", "rejected_load", "rejected_allocate",
                                                                 "rejected_delegate", "rejected_invoke"))) >= len(files)
+
+
+# ---- control flow (issue 12): every subgraph index of every IF / WHILE / CALL_ONCE of the
+# control-flow seeds set to each interesting value, and a CALL_ONCE grafted into every subgraph
+# calling every subgraph. A call graph with a cycle (self-call, a callee calling its caller) or an
+# index out of range is refused at load naming it (never a stack overflow); every other variant
+# loads, prepares and runs or fails with a documented error. The oracle for "cycle / out of range"
+# is a call-graph walk in numpy-free Python over the mutated model (independent of the engine).
+def _call_graph_problem(m):
+    import fuzzlib
+    ns = len(m.subgraphs)
+    calls = {i: set() for i in range(ns)}
+    for si, op, fields in fuzzlib._cf_ops(m):
+        for k in fields:
+            v = getattr(op.builtinOptions, k)
+            if v < 0 or v >= ns:
+                return "out_of_range"
+            calls[si].add(v)
+    state = {}
+
+    def cyclic(g):
+        state[g] = 1
+        for r in calls[g]:
+            if state.get(r) == 1 or (r not in state and cyclic(r)):
+                return True
+        state[g] = 2
+        return False
+    return "cycle" if any(g not in state and cyclic(g) for g in range(ns)) else None
+
+
+def _pack(m):
+    import flatbuffers
+    b = flatbuffers.Builder(1024)
+    b.Finish(m.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def test_control_flow_subgraph_index_sweep(monkeypatch):
+    import copy
+    import fuzzlib
+    from ai_edge_litert import schema_py_generated as S
+    from op_cases import control_flow as cf
+    monkeypatch.setenv("TFLITE_GPU_MAX_WHILE_ITERATIONS", "1000")
+    seeds = {"while": cf.while_counter_model(post_mul=True), "if": cf.if_model(dynamic=True),
+             "call_once": cf.variable_model(second_signature=True), "nested": cf.nested_model()}
+    counts = {}
+    for name, data in seeds.items():
+        base = S.ModelT.InitFromPackedBuf(data, 0)
+        ns = len(base.subgraphs)
+        variants = []
+        for oi, (si, _, fields) in enumerate(fuzzlib._cf_ops(base)):
+            for k in fields:
+                for v in sorted({si, 0, -1, ns, 2**31 - 1, -2**31, *range(ns)}):
+                    m = copy.deepcopy(base)
+                    setattr(fuzzlib._cf_ops(m)[oi][1].builtinOptions, k, v)
+                    variants.append((f"{name} op{oi}.{k}={v}", m))
+        for ti in range(ns):  # CALL_ONCE(target) grafted at the start of subgraph ti
+            for target in range(ns):
+                m = copy.deepcopy(base)
+                codes = m.operatorCodes = list(m.operatorCodes or [])
+                c = S.OperatorCodeT()
+                c.builtinCode, c.deprecatedBuiltinCode, c.version = 129, 127, 1
+                codes.append(c)
+                op = S.OperatorT()
+                op.opcodeIndex = len(codes) - 1
+                op.builtinOptionsType = S.BuiltinOptions.CallOnceOptions
+                op.builtinOptions = S.CallOnceOptionsT()
+                op.builtinOptions.initSubgraphIndex = target
+                m.subgraphs[ti].operators = [op] + list(m.subgraphs[ti].operators or [])
+                variants.append((f"{name} CALL_ONCE({target}) in subgraph {ti}", m))
+        for what, m in variants:
+            problem = _call_graph_problem(m)
+            blob = _pack(m)
+            if problem:
+                with pytest.raises(ValueError, match="recursion between subgraphs" if problem == "cycle"
+                                   else "refers to subgraph"):
+                    tflite_gpu.Interpreter(model_content=blob)
+                r = "refused_" + problem
+            else:
+                r = fuzzlib.run_one(blob)
+            counts[r] = counts.get(r, 0) + 1
+    print("control-flow index sweep:", counts)
+    assert counts.get("refused_cycle", 0) > 20 and counts.get("refused_out_of_range", 0) > 20, counts
+    assert counts.get("ran", 0) > 5, counts
+
+
+def test_while_iteration_bound(monkeypatch):
+    """TFLITE_GPU_MAX_WHILE_ITERATIONS (hosts running untrusted models; the fuzzer) stops a WHILE
+    that does not stop with an error naming it; a loop within the bound computes what numpy does.
+    Unset, WHILE is unbounded as in TFLite."""
+    from op_cases import control_flow as cf
+    monkeypatch.setenv("TFLITE_GPU_MAX_WHILE_ITERATIONS", "5")
+    it = tflite_gpu.Interpreter(model_content=cf.while_counter_model())
+    it.allocate_tensors()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for n in (0, 5):
+        it.set_tensor(it.get_input_details()[0]["index"], np.array(n, np.float32))
+        it.set_tensor(it.get_input_details()[1]["index"], x)
+        it.invoke()
+        want = x.copy()
+        for _ in range(n):
+            want = want * np.float32(1.5) + np.float32(0.25)
+        np.testing.assert_allclose(it.get_tensor(it.get_output_details()[1]["index"]), want, rtol=1e-6)
+    it.set_tensor(it.get_input_details()[0]["index"], np.array(6, np.float32))
+    with pytest.raises(RuntimeError, match=r"did not stop after 5 iterations \(TFLITE_GPU_MAX_WHILE_ITERATIONS\)"):
+        it.invoke()
+    monkeypatch.delenv("TFLITE_GPU_MAX_WHILE_ITERATIONS")
+    it = tflite_gpu.Interpreter(model_content=cf.while_counter_model())
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], np.array(50, np.float32))
+    it.set_tensor(it.get_input_details()[1]["index"], x)
+    it.invoke()

@@ -53,6 +53,11 @@ Status InterpreterBuilder::operator()(std::unique_ptr<Interpreter>* out) {
     unsigned long long v = std::strtoull(cap, &end, 10);
     if (end && *end == 0 && v > 0) impl.shared.max_loop_tensor_bytes = size_t(v);
   }
+  if (const char* cap = std::getenv("TFLITE_GPU_MAX_WHILE_ITERATIONS")) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(cap, &end, 10);
+    if (end && *end == 0) impl.shared.max_while_iterations = uint64_t(v);
+  }
   for (size_t i = 0; i < def.subgraphs.size(); ++i) {
     auto sg = std::make_unique<Subgraph>();
     sg->set_shared(&impl.shared, int(i));

@@ -34,12 +34,18 @@ struct ResourceVariable {
 // TFLITE_GPU_MAX_LOOP_TENSOR_BYTES (read when the interpreter is built).
 constexpr size_t kDefaultMaxLoopTensorBytes = size_t(1) << 30;  // 1 GiB
 
+// WHILE runs until its cond says stop, as in TFLite: a model can loop forever (models are
+// programs). A host that runs untrusted models (the fuzzer does) can bound each WHILE node's
+// iterations per invoke with TFLITE_GPU_MAX_WHILE_ITERATIONS (read when the interpreter is built;
+// unset or 0: no bound); past it the invoke fails with an error naming the node.
+
 struct SharedState {
   std::vector<std::unique_ptr<Subgraph>>* subgraphs = nullptr;
   std::map<std::pair<std::string, std::string>, int32_t> resource_ids;  // (container, shared_name)
   std::map<int32_t, ResourceVariable> variables;                        // resource id -> value
   std::set<int> initialized_subgraphs;                                  // CALL_ONCE
   size_t max_loop_tensor_bytes = kDefaultMaxLoopTensorBytes;
+  uint64_t max_while_iterations = 0;  // 0: unbounded
 
   Subgraph* subgraph(int i) const {
     return (subgraphs && i >= 0 && size_t(i) < subgraphs->size()) ? (*subgraphs)[size_t(i)].get() : nullptr;

@@ -12,7 +12,8 @@
 //    input shape to itself, else dynamic: shapes may change between iterations, then the body
 //    and cond are re-planned for the new input shapes (their arenas only grow, so tensors are
 //    reused across iterations). A loop-carried value larger than SharedState's cap (1 GiB, or
-//    TFLITE_GPU_MAX_LOOP_TENSOR_BYTES) stops the loop with an error.
+//    TFLITE_GPU_MAX_LOOP_TENSOR_BYTES) stops the loop with an error. No bound on the number of
+//    iterations (TFLite has none) unless TFLITE_GPU_MAX_WHILE_ITERATIONS is set.
 //  * CALL_ONCE: runs init_subgraph (no inputs, no outputs) the first time any node of this
 //    interpreter calls it; later calls do nothing.
 //  * VAR_HANDLE(container, shared_name) -> a RESOURCE tensor holding the int32 id of that
@@ -308,11 +309,15 @@ Status EvalWhile(OpContext& ctx) {
   };
   for (size_t i = 0; i < n; ++i) TFG_RETURN_IF_ERROR(set_var(i, ctx.input(int(i))));
   std::vector<Value> vals(n);
-  for (;;) {
+  const uint64_t max_iterations = ctx.subgraph().shared()->max_while_iterations;
+  for (uint64_t iteration = 0;; ++iteration) {
     for (size_t i = 0; i < n; ++i) vals[i] = ValueOf(st->vars[i]);
     TFG_RETURN_IF_ERROR(FeedChild(ctx, *cond, "cond", vals, true));
     TFG_RETURN_IF_ERROR(InvokeChild(ctx, *cond, "cond"));
     if (!ReadBool(cond->tensor(cond->outputs()[0]))) break;
+    if (max_iterations && iteration >= max_iterations)
+      return ctx.Error("the loop did not stop after " + std::to_string(max_iterations) +
+                       " iterations (TFLITE_GPU_MAX_WHILE_ITERATIONS)");
     TFG_RETURN_IF_ERROR(FeedChild(ctx, *body, "body", vals, true));
     TFG_RETURN_IF_ERROR(InvokeChild(ctx, *body, "body"));
     for (size_t i = 0; i < n; ++i) TFG_RETURN_IF_ERROR(set_var(i, body->tensor(body->outputs()[i])));
