@@ -92,6 +92,9 @@ def assert_close(got, want, tol, what=""):
     for i, (g, w) in enumerate(zip(got, want)):
         assert g.shape == w.shape, f"{what} output {i}: shape {g.shape} vs {w.shape}"
         assert g.dtype == w.dtype, f"{what} output {i}: dtype {g.dtype} vs {w.dtype}"
+        if np.iscomplexobj(w):  # complex outputs: compared as (re, im) float pairs
+            g = np.ascontiguousarray(g).view(g.real.dtype)
+            w = np.ascontiguousarray(w).view(w.real.dtype)
         if np.issubdtype(w.dtype, np.floating):
             assert np.all(np.isfinite(g) == np.isfinite(w)), f"{what} output {i}: non-finite mismatch"
             fin = np.isfinite(w)
