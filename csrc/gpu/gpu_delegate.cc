@@ -29,6 +29,7 @@
 #include "gpu/gpu_op.h"
 #include "gpu/partition_model.h"
 #include "gpu/partition_runtime.h"
+#include "runtime/env.h"
 #include "runtime/subgraph.h"
 
 namespace tflite_gpu {
@@ -109,7 +110,8 @@ class GpuDelegate : public Delegate {
     if (o.model_token) model_token_ = o.model_token;
     if (o.device) device_spec_ = o.device;
     std::string filter = o.op_filter ? o.op_filter : "";
-    if (const char* env = std::getenv("TFLITE_GPU_OP_FILTER")) filter += std::string(",") + env;
+    std::string env_filter = env::OpFilter();
+    if (!env_filter.empty()) filter += "," + env_filter;
     for (auto& s : SplitList(filter)) op_filter_.push_back(s);
     opts_.serialization_dir = nullptr;
     opts_.model_token = nullptr;

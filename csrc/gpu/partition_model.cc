@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/env.h"
 #include "runtime/subgraph.h"
 
 namespace tflite_gpu::gpu {
@@ -513,8 +514,7 @@ std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& g, size_t ma
 Status BuildPartitionModel(Subgraph& sg, const std::vector<int>& nodes, Precision precision,
                            const GpuDeviceCaps& caps, GpuPartitionModel* out, int* failed_node) {
   *out = GpuPartitionModel();
-  const char* dbg = std::getenv("TFLITE_GPU_DEBUG_SENTINELS");
-  out->debug_sentinels = dbg && *dbg && std::string(dbg) != "0";
+  out->debug_sentinels = env::DebugSentinels();
   Builder b(sg, precision, caps, out);
   return b.Run(nodes, failed_node);
 }

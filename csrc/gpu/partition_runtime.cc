@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/env.h"
 #include "runtime/subgraph.h"
 
 namespace tflite_gpu::gpu {
@@ -101,9 +102,9 @@ Status PartitionRuntime::Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache
   }
   // Fault injection for tests: TFLITE_GPU_DEBUG_BREAK_KERNEL=<OP> makes that op's kernels fail
   // to compile, as a broken driver would.
-  const char* broken = std::getenv("TFLITE_GPU_DEBUG_BREAK_KERNEL");
+  const std::string broken = env::DebugBreakKernel();
   for (const GpuKernelDesc& k : model_.kernels) {
-    bool inject = broken && *broken && k.op == broken;
+    bool inject = !broken.empty() && k.op == broken;
     auto prog = cache->GetOrBuild(inject ? k.source + "\n#error injected compile failure\n" : k.source, "");
     if (!prog.ok()) {
       *failed_node = k.node;

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "model/model_def.h"
+#include "runtime/env.h"
 #include "runtime/subgraph.h"
 #include "runtime/thread_pool.h"
 
@@ -48,16 +49,8 @@ Status InterpreterBuilder::operator()(std::unique_ptr<Interpreter>* out) {
   impl.pool.reset(new ThreadPool(ResolveThreads(options_.num_threads)));
   const ModelDef& def = model_.def();
   impl.shared.subgraphs = &impl.subgraphs;
-  if (const char* cap = std::getenv("TFLITE_GPU_MAX_LOOP_TENSOR_BYTES")) {
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(cap, &end, 10);
-    if (end && *end == 0 && v > 0) impl.shared.max_loop_tensor_bytes = size_t(v);
-  }
-  if (const char* cap = std::getenv("TFLITE_GPU_MAX_WHILE_ITERATIONS")) {
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(cap, &end, 10);
-    if (end && *end == 0) impl.shared.max_while_iterations = uint64_t(v);
-  }
+  if (size_t cap = env::MaxLoopTensorBytes()) impl.shared.max_loop_tensor_bytes = cap;
+  impl.shared.max_while_iterations = env::MaxWhileIterations();
   for (size_t i = 0; i < def.subgraphs.size(); ++i) {
     auto sg = std::make_unique<Subgraph>();
     sg->set_shared(&impl.shared, int(i));

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/env.h"
+
 namespace tflite_gpu {
 namespace cl {
 namespace {
@@ -254,11 +256,11 @@ class OpenClLoader {
 
 std::vector<std::string> OpenClLoader::LoaderCandidates() const {
   std::vector<std::string> c;
-  std::string env = GetEnv("TFLITE_GPU_OPENCL_LIBRARY");
-  if (env == "none") return c;
-  if (!env.empty()) c.push_back(env);
+  std::string lib = env::OpenClLibrary();
+  if (lib == "none") return c;
+  if (!lib.empty()) c.push_back(lib);
   auto is_loader = [](const std::string& n) { return n.rfind("libOpenCL", 0) == 0 && n.find(".so") != std::string::npos; };
-  for (const std::string& site : SplitColon(GetEnv("TFLITE_GPU_SITE_PACKAGES"))) {
+  for (const std::string& site : SplitColon(env::SitePackages())) {
     for (const char* sub : {"/pyopencl/.libs", "/pyopencl.libs"}) {
       std::string dir = site + sub;
       for (const std::string& n : ListDir(dir, is_loader)) c.push_back(dir + "/" + n);
@@ -338,7 +340,7 @@ std::vector<std::string> OpenClLoader::EffectiveIcdFiles() const {
 void OpenClLoader::FindVendors() {
   // TFLITE_GPU_OPENCL_VENDORS: extra vendor libraries (colon-separated), or "none" to turn off
   // the search for unregistered vendor drivers entirely.
-  std::string vendors_env = GetEnv("TFLITE_GPU_OPENCL_VENDORS");
+  std::string vendors_env = env::OpenClVendors();
   if (vendors_env == "none") return;
   std::vector<std::string> names = SplitColon(vendors_env);
   for (const char* d : {"libnvidia-opencl.so.1", "libamdocl64.so", "libigdrcl.so"}) names.push_back(d);

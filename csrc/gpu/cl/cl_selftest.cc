@@ -1,5 +1,5 @@
 // cl_selftest: standalone check of the OpenCL runtime layer.
-//   g++ -std=c++17 -O1 -Wall -Wextra -Icsrc/include -Icsrc csrc/gpu/cl/*.cc -ldl -o /tmp/cl_selftest
+//   g++ -std=c++17 -O1 -Wall -Wextra -Icsrc/include -Icsrc csrc/gpu/cl/*.cc csrc/runtime/env.cc -ldl -o /tmp/cl_selftest
 //   /tmp/cl_selftest [device spec]        (spec as for SelectDevice: index, name substring, cpu/gpu)
 // Loads OpenCL, lists devices, picks one, runs a float vector add and a vload_half/vstore_half
 // kernel, checks results, exercises events (passive/active waits, profiling), a failing build
@@ -21,6 +21,7 @@
 #include "gpu/cl/device.h"
 #include "gpu/cl/program_cache.h"
 #include "gpu/cl/runtime.h"
+#include "runtime/env.h"
 
 namespace tcl = tflite_gpu::cl;
 using tflite_gpu::Status;
@@ -42,7 +43,7 @@ bool CheckStatus(const Status& st, const std::string& what) {
 }
 
 void SetSitePackagesFromPython() {
-  if (std::getenv("TFLITE_GPU_SITE_PACKAGES")) return;
+  if (!tflite_gpu::env::SitePackages().empty()) return;
   FILE* p = popen("python3 -c \"import site,sys; sys.stdout.write(':'.join(site.getsitepackages()))\" 2>/dev/null", "r");
   if (!p) return;
   char buf[4096] = {0};

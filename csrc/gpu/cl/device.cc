@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "runtime/env.h"
+
 namespace tflite_gpu {
 namespace cl {
 namespace {
@@ -208,8 +210,8 @@ StatusOr<DeviceInfo> SelectDevice(const std::string& spec) {
   TFG_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, ListDevices());
   std::string effective = spec;
   if (Trim(effective).empty()) {
-    const char* env = std::getenv("TFLITE_GPU_DEVICE");
-    if (env) effective = env;
+    std::string from_env = env::Device();
+    if (!from_env.empty()) effective = from_env;
   }
   return SelectFrom(devices, effective);
 }

@@ -15,6 +15,7 @@
 #include <new>
 
 #include "tflite_gpu/gpu_delegate.h"  // Log
+#include "runtime/env.h"
 
 namespace tflite_gpu {
 namespace cl {
@@ -203,8 +204,7 @@ ProgramCache::ProgramCache(const Context* ctx, std::string disk_dir) : ctx_(ctx)
 }
 
 std::string ProgramCache::DefaultCacheDir() {
-  const char* env = std::getenv("TFLITE_GPU_CACHE_DIR");
-  return env ? std::string(env) : std::string();
+  return env::CacheDir();
 }
 
 std::string ProgramCache::KeyMaterial(const std::string& source, const std::string& options) const {

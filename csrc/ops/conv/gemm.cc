@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ops/conv/simd.h"
+#include "runtime/env.h"
 #include "runtime/thread_pool.h"
 
 namespace tflite_gpu {
@@ -34,8 +35,8 @@ static Isa DetectIsa() {
   if (best == Isa::kAvx2 && __builtin_cpu_supports("avx512f")) best = Isa::kAvx512;
 #endif
 #endif
-  if (const char* env = std::getenv("TFLITE_GPU_CPU_ISA")) {
-    std::string s(env);
+  std::string s = env::CpuIsa();
+  if (!s.empty()) {
     Isa want = best;
     if (s == "scalar") want = Isa::kScalar;
     else if (s == "sse2") want = Isa::kSse2;

@@ -1,6 +1,8 @@
 #include "ops/elementwise/ew_common.h"
 
-#include <cstdlib>
+#include <string>
+
+#include "runtime/env.h"
 
 namespace tflite_gpu {
 namespace ew {
@@ -8,8 +10,8 @@ namespace ew {
 bool UseAvx2() {
 #if TFG_EW_HAVE_AVX2
   static const bool use = [] {
-    const char* isa = std::getenv("TFLITE_GPU_CPU_ISA");
-    if (isa && (std::string(isa) == "scalar" || std::string(isa) == "sse2")) return false;
+    const std::string isa = env::CpuIsa();
+    if (isa == "scalar" || isa == "sse2") return false;
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();

@@ -1,0 +1,47 @@
+#include "runtime/env.h"
+
+#include <cstdlib>
+
+namespace tflite_gpu {
+namespace env {
+namespace {
+
+std::string Get(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+}  // namespace
+
+std::string Device() { return Get("TFLITE_GPU_DEVICE"); }
+std::string OpFilter() { return Get("TFLITE_GPU_OP_FILTER"); }
+std::string CacheDir() { return Get("TFLITE_GPU_CACHE_DIR"); }
+std::string OpenClLibrary() { return Get("TFLITE_GPU_OPENCL_LIBRARY"); }
+std::string OpenClVendors() { return Get("TFLITE_GPU_OPENCL_VENDORS"); }
+std::string SitePackages() { return Get("TFLITE_GPU_SITE_PACKAGES"); }
+std::string CpuIsa() { return Get("TFLITE_GPU_CPU_ISA"); }
+std::string DebugBreakKernel() { return Get("TFLITE_GPU_DEBUG_BREAK_KERNEL"); }
+
+size_t MaxLoopTensorBytes() {
+  std::string s = Get("TFLITE_GPU_MAX_LOOP_TENSOR_BYTES");
+  if (s.empty()) return 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  return (end && *end == 0 && v > 0) ? size_t(v) : 0;
+}
+
+uint64_t MaxWhileIterations() {
+  std::string s = Get("TFLITE_GPU_MAX_WHILE_ITERATIONS");
+  if (s.empty()) return 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  return (end && *end == 0) ? uint64_t(v) : 0;
+}
+
+bool DebugSentinels() {
+  std::string s = Get("TFLITE_GPU_DEBUG_SENTINELS");
+  return !s.empty() && s != "0";
+}
+
+}  // namespace env
+}  // namespace tflite_gpu

@@ -1,0 +1,61 @@
+// The TFLITE_GPU_* environment variables: every one the library reads is read here, through a
+// typed accessor, at the moment the caller asks (nothing is cached here). README.md lists them
+// (section "Environment variables"); add a variable here and there together.
+//
+// Readers are plain getenv: a variable set to the empty string counts as unset.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tflite_gpu {
+namespace env {
+
+// TFLITE_GPU_DEVICE: the OpenCL device the GPU delegate picks when its options name none: an
+// index, a device-name substring, or "gpu"/"cpu" (default: the first GPU, else the first device).
+std::string Device();
+
+// TFLITE_GPU_OP_FILTER: comma-separated op names the GPU delegate leaves on the CPU, added to the
+// options' op_filter (default: none).
+std::string OpFilter();
+
+// TFLITE_GPU_CACHE_DIR: folder of the on-disk compiled OpenCL program cache (default: no disk
+// cache; the in-memory cache is always on).
+std::string CacheDir();
+
+// TFLITE_GPU_OPENCL_LIBRARY: the OpenCL ICD loader to load first (a path or soname); "none" skips
+// loaders and uses vendor drivers directly (default: search pyopencl's bundled loader, then the
+// system libOpenCL.so.1).
+std::string OpenClLibrary();
+
+// TFLITE_GPU_OPENCL_VENDORS: extra vendor OpenCL drivers (colon-separated paths or sonames) tried
+// besides the registered ICDs; "none" turns the search for unregistered drivers off (default:
+// libnvidia-opencl.so.1, libamdocl64.so, libigdrcl.so).
+std::string OpenClVendors();
+
+// TFLITE_GPU_SITE_PACKAGES: colon-separated Python site-packages folders searched for pyopencl's
+// bundled loader and PoCL (the Python package sets it; C++ hosts may).
+std::string SitePackages();
+
+// TFLITE_GPU_CPU_ISA: caps the instruction set of the CPU kernels: scalar, sse2, avx2 or avx512
+// (default: the best the CPU has; a value above it, or unknown, changes nothing).
+std::string CpuIsa();
+
+// TFLITE_GPU_MAX_LOOP_TENSOR_BYTES: largest tensor (bytes) a WHILE loop may grow, a positive
+// integer; 0 when unset or not a positive integer (then the interpreter's default applies).
+size_t MaxLoopTensorBytes();
+
+// TFLITE_GPU_MAX_WHILE_ITERATIONS: most iterations of one WHILE node per invoke, for hosts that
+// run untrusted models; 0 (also when unset or not an integer): unbounded, as TFLite.
+uint64_t MaxWhileIterations();
+
+// TFLITE_GPU_DEBUG_SENTINELS: any value but "0" pads every GPU buffer with a sentinel pattern
+// checked after each run (tests; default off).
+bool DebugSentinels();
+
+// TFLITE_GPU_DEBUG_BREAK_KERNEL: an op name whose GPU kernels are made to fail to compile, as a
+// broken driver would (fault-injection tests; default none).
+std::string DebugBreakKernel();
+
+}  // namespace env
+}  // namespace tflite_gpu
