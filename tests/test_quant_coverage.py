@@ -86,12 +86,8 @@ PENDING = {
     ("UNIDIRECTIONAL_SEQUENCE_LSTM", I8), ("UNIDIRECTIONAL_SEQUENCE_LSTM", HYB),
     ("DIV", I8), ("DIV", U8), ("DIV", I16),
     ("SQUARED_DIFFERENCE", I8),
-    ("LOGISTIC", I16),
-    ("TANH", I16),
-    ("PRELU", I16),
     ("EXP", I8), ("EXP", I16),
     ("SUM", I8), ("SUM", U8), ("SUM", I16),
-    ("SOFTMAX", I16),
     ("RESIZE_BILINEAR", I8), ("RESIZE_BILINEAR", U8), ("RESIZE_BILINEAR", I16),
 }
 

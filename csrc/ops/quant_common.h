@@ -25,6 +25,7 @@
 // activation range, and reading / validating a tensor's quantization parameters (per-tensor or
 // per-channel) with errors that name the tensor.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -164,6 +165,74 @@ inline int16_t DownScaleInt32ToInt16Multiplier(int32_t m) {
   constexpr int32_t kRound = 1 << 15;
   if (m >= std::numeric_limits<int32_t>::max() - kRound) return std::numeric_limits<int16_t>::max();
   return int16_t((m + kRound) >> 16);
+}
+
+// ---------------------------------------------------------------- int16 lookup tables
+// TFLite's int16 LOGISTIC / TANH (general input scale) interpolate this table: sigmoid(i / 24) in
+// unsigned 0.16 fixed point, i = 0..255 (TFLite's sigmoid_table_uint16; tanh(x) = 2 sigmoid(2x) - 1
+// shares it). The values are TFLite's (not all equal to round(65536 * sigmoid(i / 24))).
+inline const uint16_t* SigmoidTableU16() {
+  static const uint16_t kTable[256] = {
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794, 41432, 42064, 42688,
+    43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409,
+    51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
+    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110,
+    61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
+    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
+    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900,
+    64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208,
+    65221, 65234, 65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
+    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
+    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
+    65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
+    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
+    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530,
+    65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
+    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535,
+  };
+  return kTable;
+}
+
+// TFLite's CheckedLog2: whether x is a power of two (|log2 x - round| < 1e-3); *log2_rounded gets
+// the rounded exponent.
+inline bool CheckedLog2(float x, int* log2_rounded) {
+  const float l = std::log(x) * (1.0f / std::log(2.0f));
+  const float r = std::round(l);
+  *log2_rounded = int(r);
+  return std::fabs(l - r) < 1e-3f;
+}
+
+// TFLite's 513-entry int16 table (LUTPopulate<int16_t>): f sampled at 512 steps over the input
+// range of (in_scale, in_zp), with TFLite's midpoint bias correction, in the output grid
+// (out_scale, out_zp) scaled to 65536 levels. FloatT double (what SOFTMAX int16 uses).
+template <typename F>
+inline void PopulateLutInt16(double in_scale, int32_t in_zp, double out_scale, int32_t out_zp, F f, int16_t* lut) {
+  const double in_min = in_scale * double(-32768 - in_zp), in_max = in_scale * double(32767 - in_zp);
+  const double out_min = out_scale * double(-32768 - out_zp), out_max = out_scale * double(32767 - out_zp);
+  const int steps = 512;
+  const double step = (in_max - in_min) / steps, half = step / 2;
+  const double inv = 65536.0 / (out_max - out_min);
+  auto clamp16 = [](double v) { return int16_t(std::min(std::max(v, -32768.0), 32767.0)); };
+  for (int i = 0; i < steps; ++i) {
+    const double v = f(in_min + i * step), vm = f(in_min + i * step + half), vn = f(in_min + (i + 1) * step);
+    const double sample = std::round(v * inv);
+    const double interp = std::round((vn * inv + std::round(v * inv)) / 2);
+    const double mid = std::round(vm * inv);
+    const double bias = std::round((interp - mid) / 2);
+    lut[i] = clamp16(sample - bias);
+  }
+  lut[steps] = clamp16(std::round(f(in_max) * inv));
+}
+
+// TFLite's int16 table lookup (LUTLookup): 512 segments of 128 input steps, linear interpolation
+// with the slope taken in int16, rounded (+64) >> 7.
+inline int16_t LutLookupInt16(int16_t value, const int16_t* lut) {
+  const int index = 256 + (value >> 7);
+  const int16_t offset = int16_t(value & 0x7f);
+  const int16_t base = lut[index];
+  const int16_t slope = int16_t(lut[index + 1] - lut[index]);
+  const int32_t delta = (int32_t(slope) * offset + 64) >> 7;
+  return int16_t(base + delta);
 }
 
 // ---------------------------------------------------------------- integer types

@@ -554,6 +554,28 @@ for dt, zps in [(I8, (-128, 0, 5)), (U8, (0, 128, 3))]:
     for k, (qi, _) in enumerate(_UQ[dt]):
         CASES.append(qcase("LOGISTIC", f"{dt.name}_{k}", [(_S, dt, qi)], [(_S, dt, Q.QParams(1 / 256, zps[k]))],
                            version=2, gen=all_values(_S, dt)))
+# LOGISTIC / TANH int16 (issue 7): TFLite's general-scale table path, every int16 value once
+# ([1, 256, 256] = 65536 elements, permuted), input scales below/above 2^-12, tiny and large; output
+# grid 1/32768, zero points 0 as TFLite requires.
+def _all_int16(rng):
+    return [rng.permutation(np.arange(-32768, 32768)).astype(np.int16).reshape(1, 256, 256)]
+
+
+def _exact_int16(fn, s):
+    """The exact function on the dequantized input, quantized to the 1/32768 grid (numpy): what the
+    GPU delegate's float view approximates (TFLite's int16 kernels use tables; see test_gpu_quant)."""
+    def ref(x):
+        v = np.round(fn(x.astype(np.float64) * s) * 32768.0)
+        return [np.clip(v, -32768, 32767).astype(np.int16)]
+    return ref
+
+
+for op in ("LOGISTIC", "TANH"):
+    fn = (lambda v: 1 / (1 + np.exp(-v))) if op == "LOGISTIC" else np.tanh
+    for k, s in enumerate([0.001, 0.00012, 1 / 3000, 0.02, 2.0 ** -13]):
+        CASES.append(qcase(op, f"int16_{k}", [([1, 256, 256], I16, Q.QParams(s, 0))],
+                           [([1, 256, 256], I16, Q.QParams(1 / 32768, 0))], version=3, gen=_all_int16,
+                           ref_fn=_exact_int16(fn, s)))
 # Large tensors: the parallel table kernel.
 for op in ("RELU6", "HARD_SWISH", "LOGISTIC"):
     qo = Q.QParams(1 / 256, -128) if op == "LOGISTIC" else Q.QParams(0.03, -10)
@@ -616,6 +638,17 @@ for dt, qi, qa, qo in [(I8, Q.QParams(0.05, -3), Q.QParams(0.01, 0), Q.QParams(0
                            consts=[(Q.random_q(np.random.default_rng(9), sa, dt), qa)]))
     CASES.append(qcase("PRELU", f"{dt.name}_{k}_input_alpha", [([2, 3, 3, 4], dt, qi), ([4], dt, qa)],
                        [([2, 3, 3, 4], dt, qo)]))
+
+# PRELU int16 (16x8: int16 input and output, int8 alpha, as LiteRT 2.3's kernel reads alpha); zero
+# points as LiteRT accepts them (any), constant and input alpha, broadcast shapes.
+for k, (qi, qa, qo) in enumerate([(Q.QParams(0.001, 0), Q.QParams(0.005, 3), Q.QParams(0.0012, 0)),
+                                  (Q.QParams(0.0003, 0), Q.QParams(0.01, -128), Q.QParams(0.0002, 0)),
+                                  (Q.QParams(0.002, 7), Q.QParams(0.004, 0), Q.QParams(0.001, -3))]):
+    for name, s, sa in [("chan", [1, 6, 6, 5], [5]), ("111c", [2, 4, 4, 7], [1, 1, 7]), ("hw", [2, 4, 5, 3], [4, 1, 3])]:
+        CASES.append(qcase("PRELU", f"int16_{k}_{name}", [(s, I16, qi)], [(s, I16, qo)], version=1,
+                           consts=[(Q.random_q(np.random.default_rng(9 + k), sa, np.int8), qa)]))
+    CASES.append(qcase("PRELU", f"int16_{k}_input_alpha", [([2, 3, 3, 4], I16, qi), ([4], np.int8, qa)],
+                       [([2, 3, 3, 4], I16, qo)]))
 
 # int16 ADD / SUB (16x8 models: the converter writes pot_scale_int16 = False, general scales).
 for op in ("ADD", "SUB"):

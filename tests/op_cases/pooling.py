@@ -368,6 +368,23 @@ for dt, zp in [(np.int8, -128), (np.uint8, 0)]:
         qcase("SOFTMAX", f"{np.dtype(dt).name}_{name}", [(shape, dt, qi)], [(shape, dt, Q.QParams(1 / 256, zp))],
               dict(beta=beta), version=2)
 
+def _exact_softmax16(x, s, beta):
+    """Exact softmax of the dequantized input on the 1/32768 grid (numpy; the GPU's float view)."""
+    v = x.astype(np.float64) * s * beta
+    e = np.exp(v - v.max(axis=-1, keepdims=True))
+    return np.clip(np.round(e / e.sum(axis=-1, keepdims=True) * 32768.0), -32768, 32767).astype(np.int16)
+
+
+# SOFTMAX int16 (issue 7): TFLite's SoftmaxInt16 (exp and 1/(1+x) tables), rank 1..5, betas, input
+# scales from coarse to fine (the exp table's [-10, 0] range clipped or not reached).
+for k, (name, shape, beta, s) in enumerate([("2d", [3, 10], 1.0, 0.001), ("4d", [2, 3, 4, 17], 1.0, 0.0003),
+                                            ("logits", [2, 1001], 1.0, 0.0005), ("beta_half", [4, 33], 0.5, 0.002),
+                                            ("beta_2", [2, 5, 8], 2.0, 0.001), ("single_class", [4, 1], 1.0, 0.001),
+                                            ("1d_coarse", [7], 1.0, 0.01), ("fine", [3, 300], 1.0, 1e-5),
+                                            ("5d", [2, 1, 3, 2, 9], 1.0, 0.001)]):
+    qcase("SOFTMAX", f"int16_{name}", [(shape, np.int16, Q.QParams(s, 0))], [(shape, np.int16, Q.QParams(1 / 32768, 0))],
+          dict(beta=beta), version=3, ref_fn=lambda x, s=s, beta=beta: [_exact_softmax16(x, s, beta)])
+
 # MEAN / SUM on quantized tensors: global average pooling (4-D over {1, 2}) and other axes.
 for op in ("MEAN",):
     for dt, qps in _QP.items():

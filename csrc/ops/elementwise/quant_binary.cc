@@ -330,9 +330,11 @@ Status EvalQuantBinary(OpContext& ctx, bool ref) {
 }  // namespace ew
 }  // namespace tflite_gpu
 
-// PRELU (INT8, UINT8; INT16 not yet: LiteRT's int16 PRELU differs from this rule), TFLite's prelu.cc: x = q - in_zp; x >= 0 ? MBQM(x, in_scale /
-// out_scale) : MBQM(x * (alpha_q - alpha_zp), in_scale * alpha_scale / out_scale); + out_zp, clamped
-// to the type. Double rounding (the builtin kernel's scalar loops).
+// PRELU (INT8, UINT8, and INT16 input with INT8 alpha), TFLite's prelu kernel (activations.cc):
+// x = q - in_zp; x >= 0 ? MBQM(x, in_scale / out_scale) : MBQM(x * (alpha_q - alpha_zp), in_scale *
+// alpha_scale / out_scale); + out_zp, clamped to the type. Double rounding (the builtin kernel's
+// scalar loops). INT16 is TFLite's 16x8 form: int16 input and output, int8 alpha (LiteRT 2.3 reads
+// the alpha buffer as int8 whatever its type, so an INT16 alpha gives garbage there: refused here).
 namespace tflite_gpu {
 namespace ew {
 namespace {
@@ -353,8 +355,8 @@ inline int32_t PreluRule(const QPreluData& d, int32_t q, int32_t a) {
   return std::min(std::max(v + d.out_zp, d.qmin), d.qmax);
 }
 
-template <typename T>
-void PreluRun(const QPreluData& d, const T* x, const T* alpha, T* y, ThreadPool* pool) {
+template <typename T, typename A>
+void PreluRun(const QPreluData& d, const T* x, const A* alpha, T* y, ThreadPool* pool) {
   const int64_t n = NumElements(d.in_shape);
   if (pool != nullptr && d.alpha_period > 0) {
     const int64_t per = d.alpha_period;
@@ -381,9 +383,10 @@ Status PrepareQuantPrelu(OpContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& a = ctx.input(1);
   const Tensor& y = ctx.output(0);
-  if (x.type == DType::kInt16)
-    return ctx.Error("quantized INT16 PRELU is not supported yet (supported: INT8, UINT8)");
-  if (a.type != x.type || y.type != x.type)
+  if (x.type == DType::kInt16 && a.type != DType::kInt8)
+    return ctx.Error(std::string("INT16 input needs an INT8 alpha (TFLite's 16x8 PRELU), got alpha type ") +
+                     DTypeName(a.type));
+  if ((x.type != DType::kInt16 && a.type != x.type) || y.type != x.type)
     return ctx.Error(std::string("input, alpha and output types must match, got ") + DTypeName(x.type) + ", " +
                      DTypeName(a.type) + " -> " + DTypeName(y.type));
   quant::QuantRule rule;
@@ -402,8 +405,9 @@ Status PrepareQuantPrelu(OpContext& ctx) {
   d->alpha_zp = qa.ZeroPoint();
   d->out_zp = qo.ZeroPoint();
   quant::TypeRange(x.type, &d->qmin, &d->qmax);
-  quant::QuantizeMultiplier(double(qi.Scale()) / double(qo.Scale()), &d->m1, &d->s1);
-  quant::QuantizeMultiplier(double(qi.Scale()) * double(qa.Scale()) / double(qo.Scale()), &d->m2, &d->s2);
+  // In float, as TFLite writes it (params.scale are floats): the ratio's float rounding decides ties.
+  quant::QuantizeMultiplier(double(qi.Scale() / qo.Scale()), &d->m1, &d->s1);
+  quant::QuantizeMultiplier(double(qi.Scale() * qa.Scale() / qo.Scale()), &d->m2, &d->s2);
   d->in_shape = x.shape;
   d->alpha_shape = a.shape;
   // alpha's dims (leading 1s dropped) equal to the input's trailing dims: a periodic index.
@@ -428,7 +432,7 @@ Status EvalQuantPrelu(OpContext& ctx, bool ref) {
   switch (d.type) {
     case DType::kInt8: PreluRun(d, ctx.input(0).as<int8_t>(), ctx.input(1).as<int8_t>(), ctx.output(0).as<int8_t>(), pool); break;
     case DType::kUInt8: PreluRun(d, ctx.input(0).as<uint8_t>(), ctx.input(1).as<uint8_t>(), ctx.output(0).as<uint8_t>(), pool); break;
-    case DType::kInt16: PreluRun(d, ctx.input(0).as<int16_t>(), ctx.input(1).as<int16_t>(), ctx.output(0).as<int16_t>(), pool); break;
+    case DType::kInt16: PreluRun(d, ctx.input(0).as<int16_t>(), ctx.input(1).as<int8_t>(), ctx.output(0).as<int16_t>(), pool); break;
     default: return ctx.Error(std::string("unsupported type ") + DTypeName(d.type));
   }
   return OkStatus();

@@ -10,6 +10,14 @@
 //     float, f in float (1 / (1 + expf(-x)), tanhf). Followed here; TFLite's reference kernels
 //     (BUILTIN_REF) compute a fixed-point approximation instead and can differ by a step.
 //     LOGISTIC needs output scale 1/256 (any zero point), as TFLite checks.
+//   LOGISTIC / TANH (INT16, symmetric): TFLite's builtin kernel, general input scale (its
+//     reference_integer_ops::Logistic / Tanh, which the builtin kernel runs whenever the input
+//     multiplier is set): x = (q * m + round) >> s with m = in_scale * 3 * 4096 doubled s times
+//     until > 32767 / 2 (input rescaled to 1 / (3 * 4096)), then linear interpolation in the
+//     256-entry sigmoid table (quant::SigmoidTableU16) on |x| (LOGISTIC: 9 fraction bits, TANH: 8),
+//     mirrored for negative x. Output grid 2^-15, zero point 0 (LOGISTIC: exactly 1/32768).
+//     Power-of-two input scales (2^-12; TANH also 2^-11) take TFLite's gemmlowp fixed-point path
+//     instead and are refused here (not implemented).
 //   HARD_SWISH (INT8, UINT8): reference_ops::HardSwish's 16-bit fixed point (hires input scale
 //     in_scale / 128, "reluish" multiplier on the 3/32768 scale, SaturatingDoublingHighMul); the
 //     builtin NEON kernel is bit-exact with it.
@@ -17,6 +25,7 @@
 // arithmetic the reference kernel runs per element; INT16 runs the scalar arithmetic in parallel.
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "ops/elementwise/ew_common.h"
 #include "ops/elementwise/quant_ew.h"
@@ -39,7 +48,45 @@ struct QUnaryData {
   int16_t hs_out_mult = 0, hs_relu_mult = 0;
   int hs_out_exp = 0, hs_relu_exp = 0;
   uint8_t lut[256] = {};  // 8-bit types: output bit pattern by input bit pattern
+  // int16 LOGISTIC / TANH
+  int32_t i16_mult = 0;
+  int i16_shift = 0;
+  std::vector<int16_t> lut16;  // 65536 entries, indexed by uint16_t(q) (fast kernel)
 };
+
+// TFLite's int16 LOGISTIC with a general input scale.
+int32_t Int16Logistic(const QUnaryData& d, int32_t q) {
+  const int32_t round = d.i16_shift > 0 ? (1 << (d.i16_shift - 1)) : 0;
+  const int32_t x = int32_t(uint32_t(q) * uint32_t(d.i16_mult) + uint32_t(round)) >> d.i16_shift;
+  const uint32_t ax = x < 0 ? 0u - uint32_t(x) : uint32_t(x);
+  const uint32_t uh = ax >> 9;
+  uint32_t r;
+  if (uh >= 255) {
+    r = 0x7FFFu << 10;
+  } else {
+    const uint32_t ua = quant::SigmoidTableU16()[uh], ub = quant::SigmoidTableU16()[uh + 1];
+    r = (ua << 9) + (ax & 0x1ff) * (ub - ua);
+  }
+  r = x >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1;
+  return int32_t(int16_t(uint16_t(r >> 10)));
+}
+
+// TFLite's int16 TANH with a general input scale.
+int32_t Int16Tanh(const QUnaryData& d, int32_t q) {
+  const int32_t round = d.i16_shift > 0 ? (1 << (d.i16_shift - 1)) : 0;
+  const int32_t x = int32_t(uint32_t(q) * uint32_t(d.i16_mult) + uint32_t(round)) >> d.i16_shift;
+  const uint32_t ax = x < 0 ? 0u - uint32_t(x) : uint32_t(x);
+  const uint32_t uh = ax >> 8;
+  int32_t r;
+  if (uh >= 255) {
+    r = 0xFFFF << 8;
+  } else {
+    const uint32_t ua = quant::SigmoidTableU16()[uh], ub = quant::SigmoidTableU16()[uh + 1];
+    r = int32_t((ua << 8) + (ax & 0xff) * (ub - ua));
+  }
+  r = x >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
+  return int32_t(int16_t(r >> 8));
+}
 
 int32_t Scalar(const QUnaryData& d, int32_t q) {
   switch (d.kind) {
@@ -54,6 +101,7 @@ int32_t Scalar(const QUnaryData& d, int32_t q) {
       return std::min(std::max(v, d.qmin), d.qmax);
     }
     case QUnary::kLogistic: case QUnary::kTanh: {
+      if (d.type == DType::kInt16) return d.kind == QUnary::kLogistic ? Int16Logistic(d, q) : Int16Tanh(d, q);
       const float deq = d.in_scale * float(q - d.in_zp);
       const float f = d.kind == QUnary::kLogistic ? 1.0f / (1.0f + std::exp(-deq)) : std::tanh(deq);
       const float inv = 1.0f / d.out_scale;
@@ -98,6 +146,36 @@ void RunRef(const QUnaryData& d, const T* in, T* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = T(Scalar(d, int32_t(in[i])));
 }
 
+// TFLite's int16 LOGISTIC / TANH prepare (activations.cc): zero points 0, output scale 2^-15
+// (LOGISTIC: exactly 1/32768), the input multiplier for the table path.
+Status PrepareInt16Sigmoid(const OpContext& ctx, QUnary kind, QUnaryData* d) {
+  const bool logistic = kind == QUnary::kLogistic;
+  int out_log2 = 0;
+  if (logistic && d->out_scale != 1.0f / 32768)
+    return ctx.Error("INT16 output scale must be 1/32768, got " + std::to_string(d->out_scale));
+  if (!quant::CheckedLog2(d->out_scale, &out_log2) || out_log2 != -15)
+    return ctx.Error("INT16 output scale must be 2^-15 (1/32768), got " + std::to_string(d->out_scale));
+  int in_log2 = 0;
+  const bool pot = quant::CheckedLog2(d->in_scale, &in_log2);
+  const int pot_shift = 12 + in_log2;
+  if (pot && (pot_shift == 0 || (!logistic && pot_shift == 1)))
+    return ctx.Error("INT16 input scale " + std::to_string(d->in_scale) +
+                     " is a power of two that takes TFLite's gemmlowp fixed-point path; not supported yet "
+                     "(any other input scale is)");
+  double m = double(d->in_scale) * 4096.0 * 3.0;
+  int shift = 0;
+  while (m <= 32767.0 / 2.0 && shift <= 30) {
+    ++shift;
+    m *= 2.0;
+  }
+  if (!(m < 2147483648.0))
+    return ctx.Error("INT16 input scale " + std::to_string(d->in_scale) + " is too large (its table multiplier "
+                     "overflows int32)");
+  d->i16_mult = int32_t(m);
+  d->i16_shift = shift;
+  return OkStatus();
+}
+
 }  // namespace
 
 Status PrepareQuantUnary(OpContext& ctx, QUnary kind, float alpha) {
@@ -108,8 +186,6 @@ Status PrepareQuantUnary(OpContext& ctx, QUnary kind, float alpha) {
   if (is16 && (kind == QUnary::kReluN1To1 || kind == QUnary::kHardSwish))
     return ctx.Error(std::string("INT16 input is not supported (TFLite's ") + KindName(kind) +
                      " kernel takes FLOAT32, INT8, UINT8)");
-  if (is16 && (kind == QUnary::kLogistic || kind == QUnary::kTanh))
-    return ctx.Error("INT16 input is not supported yet (supported: FLOAT32, INT8, UINT8)");
   if (y.type != x.type)
     return ctx.Error(std::string("output type ") + DTypeName(y.type) + " differs from the input type " +
                      DTypeName(x.type));
@@ -141,12 +217,15 @@ Status PrepareQuantUnary(OpContext& ctx, QUnary kind, float alpha) {
                                 &d->shift_alpha);
       quant::QuantizeMultiplier(double(d->in_scale) / double(d->out_scale), &d->mult, &d->shift);
       break;
-    case QUnary::kLogistic:
+    case QUnary::kLogistic: case QUnary::kTanh:
+      if (is16) {
+        TFG_RETURN_IF_ERROR(PrepareInt16Sigmoid(ctx, kind, d.get()));
+        break;
+      }
       // TFLite checks the scale only (activations.cc: output scale == 1/256), any zero point.
-      if (d->out_scale != 1.0f / 256)
+      if (kind == QUnary::kLogistic && d->out_scale != 1.0f / 256)
         return ctx.Error("output scale must be 1/256, got " + std::to_string(d->out_scale));
       break;
-    case QUnary::kTanh: break;
     case QUnary::kHardSwish: {
       const float hires = (1.0f / 128.0f) * d->in_scale;
       int32_t m32 = 0;
@@ -159,6 +238,10 @@ Status PrepareQuantUnary(OpContext& ctx, QUnary kind, float alpha) {
       d->hs_relu_mult = quant::DownScaleInt32ToInt16Multiplier(m32);
       break;
     }
+  }
+  if (is16 && (kind == QUnary::kLogistic || kind == QUnary::kTanh)) {
+    d->lut16.resize(65536);
+    for (int v = -32768; v <= 32767; ++v) d->lut16[uint16_t(int16_t(v))] = int16_t(Scalar(*d, v));
   }
   if (!is16) {
     for (int v = 0; v < 256; ++v) {
@@ -187,6 +270,8 @@ Status EvalQuantUnary(OpContext& ctx, bool ref) {
       return OkStatus();
     case DType::kInt16:
       if (ref) RunRef(d, x.as<int16_t>(), y.as<int16_t>(), n);
+      else if (!d.lut16.empty())
+        ew::RunUnary(ctx.pool(), n, x.as<int16_t>(), y.as<int16_t>(), [&d](int16_t v) { return d.lut16[uint16_t(v)]; });
       else ew::RunUnary(ctx.pool(), n, x.as<int16_t>(), y.as<int16_t>(), [&d](int16_t v) { return int16_t(Scalar(d, v)); });
       return OkStatus();
     default: return ctx.Error(std::string("unsupported input type ") + DTypeName(x.type));

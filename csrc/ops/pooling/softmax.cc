@@ -6,6 +6,12 @@
 // int8 rounds with std::round and uint8 with (int)(v + 0.5f) (TFLite's x86 QuantizeSoftmaxOutput).
 // TFLite requires the output grid scale 1/256 (+-0.1%) with zero point -128 (int8) / 0 (uint8).
 // TFLite's reference kernels (BUILTIN_REF) use a fixed-point exp instead; we follow the builtin.
+// Quantized INT16 -> INT16 (rank >= 1, zero points 0, output scale 1/32768 +-0.1%), TFLite's
+// SoftmaxInt16 (both its resolvers run it): per element, d = (q - max) rescaled by
+// MultiplyByQuantizedMultiplier(in_scale * beta / (10 / 65535)) so [-65535, 0] spans [-10, 0],
+// + 32767, saturated, looked up in a 513-entry exp table (quant::PopulateLutInt16 over [-10, 0],
+// Q0.15); the int32 sum of those, normalised by its leading zeros and looked up in a 1 / (1 + x)
+// table over [0, 1]; out = (exp * reciprocal + round) >> (31 - clz(sum)), clamped to [0, 32767].
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -37,11 +43,67 @@ struct QSoftmax {
   float table[256];
   float out_scale = 0.f;
   int32_t zp = 0;
+  // INT16
+  int16_t exp_lut[513];
+  int16_t recip_lut[513];
+  int32_t mult = 0;
+  int shift = 0;
 };
+
+Status PrepareSoftmaxInt16(OpContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  const Tensor& out = ctx.output(0);
+  if (out.type != DType::kInt16)
+    return ctx.Error(std::string("output type ") + DTypeName(out.type) + " is not supported for INT16 input (supported: INT16)");
+  if (in.shape.empty()) return ctx.Error("input must have rank >= 1, got a scalar");
+  quant::QuantRule rule;
+  rule.zero_point_zero = true;
+  quant::TensorQuant qi, qo;
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, in, "input", rule, &qi));
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, out, "output", rule, &qo));
+  if (std::fabs(qo.Scale() - 1.f / 32768) > 0.001f * 1.f / 32768)
+    return ctx.Error("INT16 output scale must be 1/32768, got " + std::to_string(qo.Scale()));
+  auto d = std::make_shared<QSoftmax>();
+  const double range = 65535.0;
+  quant::PopulateLutInt16(10.0 / range, 32767, 2.0 / range, 0, [](double v) { return std::exp(v); }, d->exp_lut);
+  quant::PopulateLutInt16(1.0 / range, -32768, 2.0 / range, 0, [](double v) { return 1.0 / (1.0 + v); }, d->recip_lut);
+  const double rescale = double(qi.Scale()) * double(ctx.node().P<SoftmaxParams>().beta) / (10.0 / 65535.0);
+  quant::QuantizeMultiplier(rescale, &d->mult, &d->shift);
+  d->out_scale = qo.Scale();
+  ctx.node().user_data = d;
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kInt16));
+  return ctx.SetOutputShape(0, in.shape);
+}
+
+void Int16SoftmaxRow(const QSoftmax& q, const int16_t* x, int16_t* y, int d) {
+  int16_t mx = std::numeric_limits<int16_t>::min();
+  for (int j = 0; j < d; ++j) mx = std::max(mx, x[j]);
+  int32_t sum = 0;
+  for (int j = 0; j < d; ++j) {
+    const int32_t diff = int32_t(x[j]) - int32_t(mx);
+    const int32_t scaled = quant::MultiplyByQuantizedMultiplier(diff, q.mult, q.shift);
+    const int32_t sym = std::min(std::max(scaled + 32767, int32_t(-32768)), int32_t(32767));
+    y[j] = quant::LutLookupInt16(int16_t(sym), q.exp_lut);  // y holds the exps until the last loop
+    sum = int32_t(uint32_t(sum) + uint32_t(int32_t(y[j])));
+  }
+  const int headroom_plus_one = sum == 0 ? 32 : __builtin_clz(uint32_t(sum));
+  const int32_t shifted = int32_t(((int64_t(sum) << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+  const int32_t sym_sum = shifted - ((1 << 15) + (1 << 16));
+  const int16_t recip =
+      quant::LutLookupInt16(int16_t(std::min(std::max(sym_sum, int32_t(-32768)), int32_t(32767))), q.recip_lut);
+  const int right = 31 - headroom_plus_one;
+  const int64_t round = right > 0 ? (int64_t(1) << (right - 1)) : 0;
+  for (int j = 0; j < d; ++j) {
+    const int64_t p = int64_t(y[j]) * int64_t(recip) + round;
+    const int32_t r = int32_t(right > 0 ? (p >> right) : p);
+    y[j] = int16_t(std::min(std::max(r, int32_t(0)), int32_t(32767)));
+  }
+}
 
 Status PrepareSoftmax(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(ctx.CheckArity(1, 1, 1, 1));
   const Tensor& in = ctx.input(0);
+  if (in.type == DType::kInt16) return PrepareSoftmaxInt16(ctx);
   if (in.type == DType::kInt8 || in.type == DType::kUInt8) {
     if (in.shape.empty()) return ctx.Error("input must have rank >= 1, got a scalar");
     const Tensor& out = ctx.output(0);
@@ -66,7 +128,7 @@ Status PrepareSoftmax(OpContext& ctx) {
     return ctx.SetOutputShape(0, in.shape);
   }
   if (in.type != DType::kFloat32)
-    return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (FLOAT32, INT8, UINT8)");
+    return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (FLOAT32, INT8, UINT8, INT16)");
   if (in.shape.empty()) return ctx.Error("input must have rank >= 1, got a scalar");
   TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
   return ctx.SetOutputShape(0, in.shape);
@@ -100,6 +162,18 @@ Status QuantSoftmax(OpContext& ctx, bool ref) {
   const QSoftmax& q = *ctx.node().U<QSoftmax>();
   int64_t rows; int d;
   Rows(ctx, &rows, &d);
+  if (std::is_same<T, int16_t>::value) {
+    const int16_t* x = ctx.input(0).as<int16_t>();
+    int16_t* y = ctx.output(0).as<int16_t>();
+    if (ref) {
+      for (int64_t r = 0; r < rows; ++r) Int16SoftmaxRow(q, x + r * d, y + r * d, d);
+      return OkStatus();
+    }
+    ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) Int16SoftmaxRow(q, x + r * d, y + r * d, d);
+    }, std::max<int64_t>(1, 8192 / std::max(1, d)));
+    return OkStatus();
+  }
   const T* x = ctx.input(0).as<T>();
   T* y = ctx.output(0).as<T>();
   if (ref) {
@@ -113,6 +187,7 @@ Status QuantSoftmax(OpContext& ctx, bool ref) {
 }
 
 Status EvalSoftmaxRef(OpContext& ctx) {
+  if (ctx.input(0).type == DType::kInt16) return QuantSoftmax<int16_t>(ctx, true);
   if (ctx.input(0).type == DType::kInt8) return QuantSoftmax<int8_t>(ctx, true);
   if (ctx.input(0).type == DType::kUInt8) return QuantSoftmax<uint8_t>(ctx, true);
   const float beta = ctx.node().P<SoftmaxParams>().beta;
@@ -133,6 +208,7 @@ Status EvalSoftmaxRef(OpContext& ctx) {
 }
 
 Status EvalSoftmax(OpContext& ctx) {
+  if (ctx.input(0).type == DType::kInt16) return QuantSoftmax<int16_t>(ctx, false);
   if (ctx.input(0).type == DType::kInt8) return QuantSoftmax<int8_t>(ctx, false);
   if (ctx.input(0).type == DType::kUInt8) return QuantSoftmax<uint8_t>(ctx, false);
   const float beta = ctx.node().P<SoftmaxParams>().beta;
