@@ -3,34 +3,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ops/half.h"
 #include "runtime/env.h"
 #include "runtime/subgraph.h"
 
 namespace tflite_gpu::gpu {
 
 namespace {
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t exp = int32_t((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0));
-  if (exp >= 31) return uint16_t(sign | 0x7c00u);
-  if (exp <= 0) {
-    if (exp < -10) return uint16_t(sign);
-    mant |= 0x800000u;
-    uint32_t shift = uint32_t(14 - exp);
-    uint32_t h = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h;
-    return uint16_t(sign | h);
-  }
-  uint32_t h = sign | (uint32_t(exp) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;  // round to nearest even (may carry into exp)
-  return uint16_t(h);
-}
 constexpr size_t kSentinelBytes = 256;
 constexpr uint8_t kSentinel = 0xA5;
 

@@ -21,9 +21,12 @@
 #include "gpu/cl/device.h"
 #include "gpu/cl/program_cache.h"
 #include "gpu/cl/runtime.h"
+#include "ops/half.h"
 #include "runtime/env.h"
 
 namespace tcl = tflite_gpu::cl;
+using tflite_gpu::FloatToHalf;
+using tflite_gpu::HalfToFloat;
 using tflite_gpu::Status;
 
 namespace {
@@ -50,32 +53,6 @@ void SetSitePackagesFromPython() {
   size_t n = std::fread(buf, 1, sizeof(buf) - 1, p);
   pclose(p);
   if (n > 0) setenv("TFLITE_GPU_SITE_PACKAGES", buf, 1);
-}
-
-// IEEE half <-> float for values that are exactly representable (test data only).
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = (x >> 13) & 0x3ffu;
-  if (f == 0.0f) return static_cast<uint16_t>(sign);
-  return static_cast<uint16_t>(sign | (static_cast<uint32_t>(exp) << 10) | mant);
-}
-
-float HalfToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ffu;
-  if (exp == 0 && mant == 0) {
-    float z;
-    std::memcpy(&z, &sign, 4);
-    return z;
-  }
-  uint32_t x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
 }
 
 // Removes a flat directory of files (the cache directory has no subfolders).

@@ -40,14 +40,14 @@ template <typename To, typename From>
 inline To Conv(From x) {
   if constexpr (std::is_same<From, Half>::value) {
     if constexpr (std::is_same<To, Half>::value) return x;
-    else return Conv<To, float>(ew::HalfToFloat(x.bits));
+    else return Conv<To, float>(HalfToFloat(x.bits));
   } else if constexpr (std::is_same<From, Bool8>::value) {
     return Conv<To, uint8_t>(uint8_t(x.v != 0));
   } else if constexpr (std::is_same<To, Bool8>::value) {
     return Bool8{uint8_t(x != From(0))};
   } else if constexpr (std::is_same<To, Half>::value) {
     // Through float first, as TFLite (a double is rounded twice: to float, then to half).
-    return Half{ew::FloatToHalf(static_cast<float>(x))};
+    return Half{FloatToHalf(static_cast<float>(x))};
   } else if constexpr (std::is_floating_point<From>::value && std::is_integral<To>::value) {
     return SaturateFloat<To>(x);
   } else {

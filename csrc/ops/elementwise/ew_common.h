@@ -1,5 +1,4 @@
-// Shared helpers of the elementwise family: broadcasting plans, activation ranges, float16
-// conversion, vectorisable transcendental approximations and the parallel loop drivers.
+// Shared helpers of the elementwise family: broadcasting plans, activation ranges, vectorisable transcendental approximations and the parallel loop drivers.
 #pragma once
 // The kernels below are plain loops written for the auto-vectoriser. GCC keeps FP selects
 // (x > 0 ? x : a * x) as branches under its default -ftrapping-math, which blocks vectorisation;
@@ -16,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/half.h"
 #include "ops/op_registry.h"
 #include "runtime/thread_pool.h"
 
@@ -250,36 +250,6 @@ template <typename TI, typename TO, typename Op>
 void RunUnary(ThreadPool* pool, int64_t n, const TI* in, TO* out, const Op& op, int64_t min_chunk = kCheapChunk) {
   ParallelFor(
       pool, n, [&](int64_t b, int64_t e) { MapLoop(in + b, out + b, e - b, op); }, min_chunk);
-}
-
-// ---- float16 ----
-
-// IEEE half -> float, exact (branch-free, vectorisable).
-inline float HalfToFloat(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  const uint32_t em = h & 0x7fffu;
-  // Normal and subnormal halves: shift into float position and rescale by 2^112.
-  float mag = BitCast<float>(em << 13) * 0x1p112f;
-  uint32_t bits = BitCast<uint32_t>(mag);
-  bits = em >= 0x7c00u ? ((em << 13) | 0x7f800000u) : bits;  // inf / nan
-  return BitCast<float>(bits | sign);
-}
-
-// float -> IEEE half, round to nearest even; overflow -> inf; NaN stays NaN (branch-free,
-// vectorisable).
-inline uint16_t FloatToHalf(float f) {
-  const uint32_t x = BitCast<uint32_t>(f);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t ax = x & 0x7fffffffu;
-  // Normal halves: rebias the exponent (-112 << 23) and round the 13 dropped bits to even.
-  const uint32_t normal = (ax + 0xC8000FFFu + ((ax >> 13) & 1u)) >> 13;
-  // Subnormal halves (|f| < 2^-14): adding 0.5 lines the half's unit 2^-24 up with the last
-  // mantissa bit, and the FPU rounds to even; 1024 units is the smallest normal, encoded alike.
-  const uint32_t sub = BitCast<uint32_t>(BitCast<float>(ax) + 0.5f) - 0x3f000000u;
-  uint32_t h = ax < 0x38800000u ? sub : normal;
-  h = ax >= 0x477ff000u ? 0x7c00u : h;                             // >= 65520 rounds to inf
-  h = ax > 0x7f800000u ? (0x7e00u | ((ax >> 13) & 0x3ffu)) : h;    // NaN (quiet)
-  return uint16_t(h | sign);
 }
 
 // ---- transcendental approximations (plain arithmetic, vectorisable) ----

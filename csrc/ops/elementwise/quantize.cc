@@ -171,7 +171,7 @@ Status EvalDequantize(OpContext& ctx) {
   const Affine& a = ctx.node().U<DequantData>()->q;
   switch (x.type) {
     case DType::kFloat16:
-      ew::RunUnary(ctx.pool(), x.num_elements(), x.as<uint16_t>(), out, [](uint16_t h) { return ew::HalfToFloat(h); });
+      ew::RunUnary(ctx.pool(), x.num_elements(), x.as<uint16_t>(), out, [](uint16_t h) { return HalfToFloat(h); });
       return OkStatus();
     case DType::kInt8: DequantRun(ctx.pool(), a, x.as<int8_t>(), out); return OkStatus();
     case DType::kUInt8: DequantRun(ctx.pool(), a, x.as<uint8_t>(), out); return OkStatus();

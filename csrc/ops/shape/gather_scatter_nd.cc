@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 
+#include "ops/half.h"
 #include "ops/shape/shape_common.h"
 
 namespace tflite_gpu {
@@ -183,45 +184,7 @@ Status ScatterNdEval(OpContext& ctx) {
   return OkStatus();
 }
 
-// fp16 add through float (IEEE half <-> float, round to nearest even).
-float HalfToFloat(uint16_t h) {
-  uint32_t s = uint32_t(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, bits;
-  if (e == 0) {
-    if (m == 0) bits = s;
-    else {
-      e = 113;
-      while (!(m & 0x400)) { m <<= 1; --e; }
-      bits = s | (e << 23) | ((m & 0x3ff) << 13);
-    }
-  } else if (e == 31) {
-    bits = s | 0x7f800000 | (m << 13);
-  } else {
-    bits = s | ((e + 112) << 23) | (m << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t s = (x >> 16) & 0x8000;
-  int32_t e = int32_t((x >> 23) & 0xff) - 127 + 15;
-  uint32_t m = x & 0x7fffff;
-  if (((x >> 23) & 0xff) == 0xff) return uint16_t(s | 0x7c00 | (m ? 0x200 : 0));
-  if (e >= 31) return uint16_t(s | 0x7c00);
-  if (e <= 0) {
-    if (e < -10) return uint16_t(s);
-    m |= 0x800000;
-    uint32_t shift = uint32_t(14 - e);
-    uint32_t r = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (r & 1))) ++r;
-    return uint16_t(s | r);
-  }
-  uint32_t r = (uint32_t(e) << 10) | (m >> 13), rem = m & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) ++r;
-  return uint16_t(s | r);
-}
+// fp16 add through float (round to nearest even).
 uint16_t HalfAdd(uint16_t a, uint16_t b) { return FloatToHalf(HalfToFloat(a) + HalfToFloat(b)); }
 
 // ---------------------------------------------------------------------------------------------
