@@ -1,0 +1,112 @@
+// L2_POOL_2D (float32, NHWC), TFLite semantics: out = act(sqrt(sum of squares / count)) over the
+// window clipped to the input (count = in-bounds elements), output size and leading pad as
+// CONV_2D with dilation 1; the fused activation clamps as TFLite's CalculateActivationRange.
+#include <cmath>
+
+#include "ops/op_registry.h"
+#include "ops/pooling/pool_common.h"
+#include "runtime/thread_pool.h"
+
+namespace tflite_gpu {
+namespace {
+
+constexpr uint8_t kPool2DOptions = 5;
+
+struct L2Params {
+  int padding = 0, stride_w = 0, stride_h = 0, filter_w = 0, filter_h = 0, activation = 0;
+};
+
+Status ParseL2(const OptionsView& opts, Node& node) {
+  fb::Table t = pooling::OptionsTable(opts, kPool2DOptions);
+  auto p = std::make_shared<L2Params>();
+  p->padding = t.Scalar<int8_t>(0, 0);
+  p->stride_w = t.Scalar<int32_t>(1, 0);
+  p->stride_h = t.Scalar<int32_t>(2, 0);
+  p->filter_w = t.Scalar<int32_t>(3, 0);
+  p->filter_h = t.Scalar<int32_t>(4, 0);
+  p->activation = t.Scalar<int8_t>(5, 0);
+  node.params = p;
+  return OkStatus();
+}
+
+Status PrepareL2(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(1, 1, 1, 1));
+  if (!ctx.has_input(0)) return ctx.Error("missing input");
+  const L2Params& p = ctx.node().P<L2Params>();
+  Padding pad;
+  if (!CheckPadding(p.padding, &pad).ok()) return ctx.Error("unknown padding " + std::to_string(p.padding));
+  if (p.activation < 0 || p.activation > 5)
+    return ctx.Error("unsupported fused activation function " + std::to_string(p.activation));
+  if (p.stride_w <= 0 || p.stride_h <= 0)
+    return ctx.Error("strides must be positive, got stride_h " + std::to_string(p.stride_h) + ", stride_w " +
+                     std::to_string(p.stride_w));
+  if (p.filter_w <= 0 || p.filter_h <= 0)
+    return ctx.Error("filter size must be positive, got " + std::to_string(p.filter_h) + "x" + std::to_string(p.filter_w));
+  const Tensor& in = ctx.input(0);
+  TFG_RETURN_IF_ERROR(ctx.CheckType(in, DType::kFloat32, "input"));
+  TFG_RETURN_IF_ERROR(ctx.CheckType(ctx.output(0), DType::kFloat32, "output"));
+  if (in.shape.size() != 4) return ctx.Error("input must be 4-D (NHWC), got shape " + DimsToString(in.shape));
+  const int oh = ConvOutputSize(pad, in.shape[1], p.filter_h, p.stride_h, 1);
+  const int ow = ConvOutputSize(pad, in.shape[2], p.filter_w, p.stride_w, 1);
+  return ctx.SetOutputShape(0, {in.shape[0], oh, ow, in.shape[3]});
+}
+
+template <bool kRef>
+Status EvalL2(OpContext& ctx) {
+  const L2Params& p = ctx.node().P<L2Params>();
+  const Tensor& in = ctx.input(0);
+  Tensor& out = ctx.output(0);
+  const int n = in.shape[0], ih = in.shape[1], iw = in.shape[2], c = in.shape[3];
+  const int oh = out.shape[1], ow = out.shape[2];
+  const Padding pad = static_cast<Padding>(p.padding);
+  const int ph = ConvPadBefore(pad, ih, p.filter_h, p.stride_h, 1, oh);
+  const int pw = ConvPadBefore(pad, iw, p.filter_w, p.stride_w, 1, ow);
+  float lo, hi;
+  pooling::FloatActivationRange(p.activation, &lo, &hi);
+  const float* x = in.as<float>();
+  float* y = out.as<float>();
+  auto rows = [&](int64_t r0, int64_t r1) {
+    std::vector<float> acc(static_cast<size_t>(c));
+    for (int64_t r = r0; r < r1; ++r) {  // r = b * oh + oy
+      const int b = int(r / oh), oy = int(r % oh);
+      const int64_t y0 = int64_t(oy) * p.stride_h - ph;
+      const int64_t fy0 = std::max<int64_t>(0, -y0), fy1 = std::min<int64_t>(p.filter_h, ih - y0);
+      for (int ox = 0; ox < ow; ++ox) {
+        const int64_t x0 = int64_t(ox) * p.stride_w - pw;
+        const int64_t fx0 = std::max<int64_t>(0, -x0), fx1 = std::min<int64_t>(p.filter_w, iw - x0);
+        float* yo = y + ((int64_t(b) * oh + oy) * ow + ox) * c;
+        if (kRef) {
+          for (int ch = 0; ch < c; ++ch) {
+            float sum = 0.f;
+            int count = 0;
+            for (int64_t fy = fy0; fy < fy1; ++fy)
+              for (int64_t fx = fx0; fx < fx1; ++fx) {
+                const float v = x[((int64_t(b) * ih + (y0 + fy)) * iw + (x0 + fx)) * c + ch];
+                sum += v * v;
+                ++count;
+              }
+            yo[ch] = pooling::Clamp(std::sqrt(sum / float(count)), lo, hi);
+          }
+        } else {
+          std::fill(acc.begin(), acc.end(), 0.f);
+          const int64_t count = std::max<int64_t>(0, fy1 - fy0) * std::max<int64_t>(0, fx1 - fx0);
+          for (int64_t fy = fy0; fy < fy1; ++fy)
+            for (int64_t fx = fx0; fx < fx1; ++fx) {
+              const float* xp = x + ((int64_t(b) * ih + (y0 + fy)) * iw + (x0 + fx)) * c;
+              for (int ch = 0; ch < c; ++ch) acc[size_t(ch)] += xp[ch] * xp[ch];
+            }
+          for (int ch = 0; ch < c; ++ch) yo[ch] = pooling::Clamp(std::sqrt(acc[size_t(ch)] / float(count)), lo, hi);
+        }
+      }
+    }
+  };
+  if (kRef) rows(0, int64_t(n) * oh);
+  else ParallelFor(ctx.pool(), int64_t(n) * oh, rows);
+  return OkStatus();
+}
+
+}  // namespace
+
+const OpImpl kOp_L2_POOL_2D = {ParseL2, PrepareL2, EvalL2<false>, EvalL2<true>, false};
+
+}  // namespace tflite_gpu
