@@ -1,7 +1,7 @@
 // Custom ops written in Python: a HostCustomOp whose callbacks call a Python function with numpy
 // arrays (copies of the inputs) and copy the returned arrays into the outputs. Invoke and
 // allocate run without the GIL; the callbacks take it.
-#include "bindings/py_interpreter.h"
+#include "py_interpreter.h"
 
 namespace tflite_gpu::bindings {
 

@@ -11,8 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "model/model_def.h"
-#include "runtime/subgraph.h"
+// Only the public API (csrc/include/tflite_gpu/): the library exports nothing else.
 #include "tflite_gpu/interpreter.h"
 
 namespace py = pybind11;
@@ -106,17 +105,18 @@ class PyInterpreter {
     ThrowStatus(InterpreterBuilder(*model_, ops::builtin::BuiltinOpResolver(), opts)(&interp_));
   }
 
-  Subgraph& sg(int i) {
-    Subgraph* s = interp_->subgraph(i);
-    if (!s) throw py::index_error("subgraph " + std::to_string(i) + " out of range");
-    return *s;
+  // Checks a subgraph index; returns it.
+  int sg(int i) const {
+    if (!interp_->has_subgraph(i)) throw py::index_error("subgraph " + std::to_string(i) + " out of range");
+    return i;
   }
   Tensor& tensor(int sgi, int index) {
-    Subgraph& s = sg(sgi);
-    if (index < 0 || size_t(index) >= s.tensors_size())
+    sg(sgi);
+    Tensor* t = interp_->tensor(sgi, index);
+    if (!t)
       throw py::value_error("Tensor index " + std::to_string(index) + " out of range (the model has " +
-                            std::to_string(s.tensors_size()) + " tensors)");
-    return s.tensor(index);
+                            std::to_string(interp_->tensors_size(sgi)) + " tensors)");
+    return *t;
   }
 
   std::unique_lock<OwnedMutex> Lock() {
@@ -139,21 +139,21 @@ class PyInterpreter {
     Status st;
     {
       py::gil_scoped_release r;
-      st = sg(sgi).AllocateTensors();
+      st = interp_->AllocateTensors(sg(sgi));
     }
     ThrowStatus(st);
   }
   void Invoke(int sgi) {
     auto l = Lock();
     CheckNoViews();
-    Subgraph& s = sg(sgi);
-    if (!s.allocated())
+    sg(sgi);
+    if (!interp_->allocated(sgi))
       throw std::runtime_error("invoke() called before allocate_tensors(): call allocate_tensors() first "
                                "(and again after resize_tensor_input())");
     Status st;
     {
       py::gil_scoped_release r;
-      st = s.Invoke();
+      st = interp_->Invoke(sgi);
     }
     if (!st.ok()) throw std::runtime_error(st.message());
   }
@@ -171,6 +171,7 @@ class PyInterpreter {
     d["scales"] = t.quant.scale;
     d["zero_points"] = t.quant.zero_point;
     d["quantized_dimension"] = t.quant.quantized_dimension;
+    d["block_size"] = t.quant.block_size;
     d["is_const"] = t.is_const;
     d["is_variable"] = t.is_variable;
     d["allocated"] = t.data != nullptr;
@@ -264,17 +265,21 @@ class PyInterpreter {
     auto l = Lock();
     CheckNoViews();
     tensor(sgi, index);
-    ThrowStatus(sg(sgi).ResizeInputTensor(index, dims, strict));
+    ThrowStatus(interp_->ResizeInputTensor(sgi, index, dims, strict));
   }
 
-  py::list Nodes(int sgi) {
+  // The model's nodes (delegate_kernels=false), or the "DELEGATE" nodes TFLite appends after
+  // delegation (delegate_kernels=true).
+  py::list Nodes(int sgi, bool delegate_kernels) {
     auto l = Lock();
     py::list out;
-    for (const Node& n : sg(sgi).nodes()) {
+    for (const NodeInfo& n : interp_->node_details(sg(sgi))) {
+      if (n.delegate_kernel != delegate_kernels) continue;
       py::dict d;
       d["index"] = n.index;
-      d["op_name"] = n.op ? std::string(n.op->name) : ModelOpName(sgi, n.index);
-      d["unresolved"] = sg(sgi).unresolved(n.index);
+      d["op_name"] = n.op_name;
+      d["builtin_code"] = n.builtin_code;
+      d["unresolved"] = n.unresolved;
       d["version"] = n.version;
       d["inputs"] = n.inputs;
       d["outputs"] = n.outputs;
@@ -285,29 +290,13 @@ class PyInterpreter {
     return out;
   }
 
-  // The op's name from the model (an op the engine lacks): the builtin name or the custom code.
-  std::string ModelOpName(int sgi, int node) {
-    const ModelDef& def = interp_->model().def();
-    if (sgi < 0 || size_t(sgi) >= def.subgraphs.size() || node < 0 ||
-        size_t(node) >= def.subgraphs[sgi].operators.size())
-      return "UNRESOLVED";
-    uint32_t oc = def.subgraphs[sgi].operators[node].opcode_index;
-    if (oc >= def.operator_codes.size()) return "UNRESOLVED";
-    const OperatorCodeDef& c = def.operator_codes[oc];
-    return c.builtin_code == 32 ? c.custom_code : BuiltinName(c.builtin_code);
-  }
-
   py::list Signatures() {
     auto l = Lock();
     py::list out;
     for (const std::string& k : interp_->signature_keys()) {
       py::dict d;
       d["key"] = k;
-      Subgraph* s = interp_->signature_subgraph(k);
-      int idx = 0;
-      for (size_t i = 0; i < interp_->subgraphs_size(); ++i)
-        if (interp_->subgraph(int(i)) == s) idx = int(i);
-      d["subgraph"] = idx;
+      d["subgraph"] = std::max(0, interp_->signature_subgraph_index(k));
       d["inputs"] = *interp_->signature_inputs(k);
       d["outputs"] = *interp_->signature_outputs(k);
       out.append(d);
@@ -318,7 +307,7 @@ class PyInterpreter {
   py::list Profile(int sgi) {
     auto l = Lock();
     py::list out;
-    for (auto& e : sg(sgi).last_profile) {
+    for (const ProfileEntry& e : interp_->last_profile(sg(sgi))) {
       py::dict d;
       d["step"] = e.step;
       d["name"] = e.name;

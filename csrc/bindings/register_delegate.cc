@@ -6,15 +6,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "bindings/py_interpreter.h"
-#include "gpu/cl/device.h"
-#include "gpu/partition_runtime.h"
+#include "py_interpreter.h"
 #include "tflite_gpu/gpu_delegate.h"
-
-namespace tflite_gpu {
-void GpuDelegateMarkDeleted(TfLiteDelegate* d);
-bool GpuDelegateCacheState(TfLiteDelegate* d, std::string* dir, std::string* refused, int counts[6]);
-}
 
 namespace tflite_gpu::bindings {
 
@@ -74,31 +67,33 @@ void RegisterDelegate(py::module_& m) {
   });
   m.def("list_devices", [] {
     py::list out;
-    auto devs = cl::ListDevices();
-    if (!devs.ok()) throw std::runtime_error(devs.status().message());
-    for (const auto& d : devs.value()) {
+    std::vector<GpuDeviceDescription> devs;
+    Status st = ListGpuDevices(&devs);
+    if (!st.ok()) throw std::runtime_error(st.message());
+    for (const auto& d : devs) {
       py::dict x;
       x["index"] = d.index;
-      x["platform"] = d.platform_name;
+      x["platform"] = d.platform;
       x["platform_version"] = d.platform_version;
       x["name"] = d.name;
       x["vendor"] = d.vendor;
-      x["type"] = cl::DeviceTypeName(d.type);
+      x["type"] = d.type;
       x["driver_version"] = d.driver_version;
       x["device_version"] = d.device_version;
       x["fp16"] = d.fp16;
       x["global_mem_bytes"] = d.global_mem_bytes;
       x["compute_units"] = d.compute_units;
       x["max_work_group_size"] = d.max_work_group_size;
-      x["source"] = d.platform_source;
+      x["source"] = d.source;
       out.append(x);
     }
     return out;
   });
   m.def("default_device", [](const std::string& spec) {
-    auto d = cl::SelectDevice(spec);
-    if (!d.ok()) throw std::runtime_error(d.status().message());
-    return d.value().index;
+    int index = -1;
+    Status st = SelectGpuDevice(spec, &index);
+    if (!st.ok()) throw std::runtime_error(st.message());
+    return index;
   }, py::arg("spec") = "");
 
   py::class_<PyGpuDelegate>(m, "GpuDelegate")
@@ -206,14 +201,13 @@ void RegisterDelegate(py::module_& m) {
   ic.def("gpu_kernel_times", [](PyInterpreter& self) {
     auto l = self.Lock();
     py::list out;
-    for (auto& k : self.interp().primary_subgraph().delegate_kernels())
-      for (auto& t : k->DeviceTimes()) {
-        py::dict d;
-        d["node"] = t.node;
-        d["name"] = t.name;
-        d["us"] = t.us;
-        out.append(d);
-      }
+    for (const DelegateKernelTime& t : self.interp().delegate_kernel_times()) {
+      py::dict d;
+      d["node"] = t.node;
+      d["name"] = t.name;
+      d["us"] = t.us;
+      out.append(d);
+    }
     return out;
   });
   ic.def("delegate_info", [](PyInterpreter& self) {

@@ -2,7 +2,7 @@
 // tf.lite-shaped dicts on top of these calls. Invoke releases the GIL; one mutex per
 // interpreter serialises calls on it (taken through PyInterpreter::Lock(), which never waits
 // for it with the GIL held), so interpreters in different threads run in parallel.
-#include "bindings/py_interpreter.h"
+#include "py_interpreter.h"
 
 namespace tflite_gpu::bindings {
 
@@ -48,37 +48,37 @@ void RegisterInterpreter(py::module_& m) {
            py::arg("preserve_all_tensors") = false, py::arg("custom_ops") = py::dict())
       .def("allocate_tensors", &PyInterpreter::Allocate, py::arg("subgraph") = 0)
       .def("invoke", &PyInterpreter::Invoke, py::arg("subgraph") = 0)
-      .def("inputs", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.sg(g).inputs(); }, py::arg("subgraph") = 0)
-      .def("outputs", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.sg(g).outputs(); }, py::arg("subgraph") = 0)
-      .def("num_tensors", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.sg(g).tensors_size(); }, py::arg("subgraph") = 0)
+      .def("inputs", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.interp().inputs(s.sg(g)); }, py::arg("subgraph") = 0)
+      .def("outputs", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.interp().outputs(s.sg(g)); }, py::arg("subgraph") = 0)
+      .def("num_tensors", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.interp().tensors_size(s.sg(g)); }, py::arg("subgraph") = 0)
       .def("num_subgraphs", [](PyInterpreter& s) { auto l = s.Lock(); return s.interp().subgraphs_size(); })
       .def("reset_variable_tensors", [](PyInterpreter& s) {
         auto l = s.Lock();
         s.CheckNoViews();
         ThrowStatus(s.interp().ResetVariableTensors());
       })
-      .def("allocated", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.sg(g).allocated(); }, py::arg("subgraph") = 0)
+      .def("allocated", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.interp().allocated(s.sg(g)); }, py::arg("subgraph") = 0)
       .def("tensor_info", &PyInterpreter::TensorInfo, py::arg("subgraph"), py::arg("index"))
       .def("get_tensor", &PyInterpreter::GetTensor, py::arg("subgraph"), py::arg("index"))
       .def("tensor_view", [](py::object self, int g, int i) { return self.cast<PyInterpreter&>().TensorView(self, g, i); })
       .def("set_tensor", &PyInterpreter::SetTensor, py::arg("subgraph"), py::arg("index"), py::arg("value"))
       .def("resize_input", &PyInterpreter::Resize, py::arg("subgraph"), py::arg("index"), py::arg("dims"),
            py::arg("strict") = false)
-      .def("nodes", &PyInterpreter::Nodes, py::arg("subgraph") = 0)
+      .def("nodes", &PyInterpreter::Nodes, py::arg("subgraph") = 0, py::arg("delegate_kernels") = false)
       .def("signatures", &PyInterpreter::Signatures)
       .def("num_threads", [](PyInterpreter& s) { auto l = s.Lock(); return s.interp().num_threads(); })
       .def("set_num_threads", [](PyInterpreter& s, int n) {
         auto l = s.Lock();
         s.interp().SetNumThreads(n);
       })
-      .def("set_profiling", [](PyInterpreter& s, bool on) { auto l = s.Lock(); s.sg(0).profiling = on; })
+      .def("set_profiling", [](PyInterpreter& s, bool on) { auto l = s.Lock(); s.interp().SetProfiling(on); })
       .def("profile", &PyInterpreter::Profile, py::arg("subgraph") = 0)
-      .def("arena_bytes", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.sg(g).arena_bytes(); }, py::arg("subgraph") = 0)
-      .def("model_description", [](PyInterpreter& s) { auto l = s.Lock(); return s.interp().model().def().description; })
+      .def("arena_bytes", [](PyInterpreter& s, int g) { auto l = s.Lock(); return s.interp().arena_bytes(s.sg(g)); }, py::arg("subgraph") = 0)
+      .def("model_description", [](PyInterpreter& s) { auto l = s.Lock(); return s.interp().model().description(); })
       .def("model_metadata", [](PyInterpreter& s) {
         auto l = s.Lock();
         py::dict d;
-        for (auto& kv : s.interp().model().def().metadata) d[py::str(kv.first)] = py::bytes(kv.second);
+        for (auto& kv : s.interp().model().metadata()) d[py::str(kv.first)] = py::bytes(kv.second);
         return d;
       })
       .def("live_views", &PyInterpreter::live_views);

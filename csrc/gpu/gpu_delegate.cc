@@ -379,9 +379,6 @@ void GpuDelegateMarkDeleted(TfLiteDelegate* d) {
   if (auto* g = dynamic_cast<gpu::GpuDelegate*>(d)) g->MarkDeleted();
 }
 
-// The program cache's state, for the Python binding and tests: {dir in use ("" = memory only),
-// why a configured dir was refused, memory hits, disk hits, source builds, disk writes, disk
-// rejects, disk write errors}.
 bool GpuDelegateCacheState(TfLiteDelegate* d, std::string* dir, std::string* refused, int counts[6]) {
   auto* g = dynamic_cast<gpu::GpuDelegate*>(d);
   if (!g || !g->cache()) return false;
@@ -392,6 +389,37 @@ bool GpuDelegateCacheState(TfLiteDelegate* d, std::string* dir, std::string* ref
   int v[6] = {s.memory_hits, s.disk_hits, s.source_builds, s.disk_writes, s.disk_rejects, s.disk_write_errors};
   for (int i = 0; i < 6; ++i) counts[i] = v[i];
   return true;
+}
+
+Status ListGpuDevices(std::vector<GpuDeviceDescription>* out) {
+  out->clear();
+  auto devs = cl::ListDevices();
+  if (!devs.ok()) return devs.status();
+  for (const cl::DeviceInfo& d : devs.value()) {
+    GpuDeviceDescription x;
+    x.index = d.index;
+    x.platform = d.platform_name;
+    x.platform_version = d.platform_version;
+    x.name = d.name;
+    x.vendor = d.vendor;
+    x.type = cl::DeviceTypeName(d.type);
+    x.driver_version = d.driver_version;
+    x.device_version = d.device_version;
+    x.fp16 = d.fp16;
+    x.global_mem_bytes = d.global_mem_bytes;
+    x.compute_units = d.compute_units;
+    x.max_work_group_size = d.max_work_group_size;
+    x.source = d.platform_source;
+    out->push_back(std::move(x));
+  }
+  return OkStatus();
+}
+
+Status SelectGpuDevice(const std::string& spec, int* index) {
+  auto d = cl::SelectDevice(spec);
+  if (!d.ok()) return d.status();
+  *index = d.value().index;
+  return OkStatus();
 }
 
 }  // namespace tflite_gpu

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "runtime/subgraph.h"
 #include "tflite_gpu/interpreter.h"
 #include "tflite_gpu/model.h"
 
@@ -40,7 +39,7 @@ struct TfLiteInterpreter {
 
 struct TfLiteSignatureRunner {
   TfLiteInterpreter* owner = nullptr;
-  tflite_gpu::Subgraph* sg = nullptr;
+  int sg = -1;  // the signature's subgraph index
   std::vector<std::pair<std::string, int>> inputs, outputs;
 };
 
@@ -104,14 +103,14 @@ TfLiteType ToCType(DType t) {
   return kTfLiteNoType;
 }
 
-TfLiteStatus Resize(TfLiteInterpreter* it, tflite_gpu::Subgraph& sg, int tensor, const int* dims, int32_t n,
+TfLiteStatus Resize(TfLiteInterpreter* it, int sg, int tensor, const int* dims, int32_t n,
                     const char* call) {
   if (n < 0 || (n > 0 && !dims)) {
     Report(it, std::string(call) + ": input_dims is NULL or input_dims_size is negative");
     return kTfLiteError;
   }
   tflite_gpu::Dims d(dims, dims + n);
-  return ToStatus(it, call, sg.ResizeInputTensor(tensor, d, false));
+  return ToStatus(it, call, it->interp->ResizeInputTensor(sg, tensor, d, false));
 }
 
 }  // namespace
@@ -253,7 +252,7 @@ TfLiteStatus TfLiteInterpreterResizeInputTensor(TfLiteInterpreter* interpreter, 
     Report(interpreter, "TfLiteInterpreterResizeInputTensor: input " + std::to_string(input_index) + " out of range");
     return kTfLiteError;
   }
-  return Resize(interpreter, interpreter->interp->primary_subgraph(), ins[input_index], input_dims, input_dims_size,
+  return Resize(interpreter, 0, ins[input_index], input_dims, input_dims_size,
                 "TfLiteInterpreterResizeInputTensor");
 }
 
@@ -362,10 +361,10 @@ const char* TfLiteInterpreterGetSignatureKey(const TfLiteInterpreter* interprete
 TfLiteSignatureRunner* TfLiteInterpreterGetSignatureRunner(const TfLiteInterpreter* interpreter, const char* signature_key) {
   if (!interpreter || !signature_key) return nullptr;
   TfLiteInterpreter* it = const_cast<TfLiteInterpreter*>(interpreter);
-  tflite_gpu::Subgraph* sg = it->interp->signature_subgraph(signature_key);
+  int sg = it->interp->signature_subgraph_index(signature_key);
   const auto* ins = it->interp->signature_inputs(signature_key);
   const auto* outs = it->interp->signature_outputs(signature_key);
-  if (!sg || !ins || !outs) {
+  if (sg < 0 || !ins || !outs) {
     Report(it, std::string("TfLiteInterpreterGetSignatureRunner: no signature '") + signature_key + "'");
     return nullptr;
   }
@@ -396,20 +395,20 @@ TfLiteStatus TfLiteSignatureRunnerResizeInputTensor(TfLiteSignatureRunner* r, co
     Report(r->owner, std::string("TfLiteSignatureRunnerResizeInputTensor: no input '") + (input_name ? input_name : "(null)") + "'");
     return kTfLiteError;
   }
-  return Resize(r->owner, *r->sg, t, input_dims, input_dims_size, "TfLiteSignatureRunnerResizeInputTensor");
+  return Resize(r->owner, r->sg, t, input_dims, input_dims_size, "TfLiteSignatureRunnerResizeInputTensor");
 }
 TfLiteStatus TfLiteSignatureRunnerAllocateTensors(TfLiteSignatureRunner* r) {
   if (!r) return kTfLiteError;
-  return ToStatus(r->owner, "TfLiteSignatureRunnerAllocateTensors", r->sg->AllocateTensors());
+  return ToStatus(r->owner, "TfLiteSignatureRunnerAllocateTensors", r->owner->interp->AllocateTensors(r->sg));
 }
 TfLiteTensor* TfLiteSignatureRunnerGetInputTensor(TfLiteSignatureRunner* r, const char* input_name) {
   if (!r) return nullptr;
   int t = FindName(r->inputs, input_name);
-  return t < 0 ? nullptr : AsC(&r->sg->tensor(t));
+  return t < 0 ? nullptr : AsC(r->owner->interp->tensor(r->sg, t));
 }
 TfLiteStatus TfLiteSignatureRunnerInvoke(TfLiteSignatureRunner* r) {
   if (!r) return kTfLiteError;
-  return ToStatus(r->owner, "TfLiteSignatureRunnerInvoke", r->sg->Invoke());
+  return ToStatus(r->owner, "TfLiteSignatureRunnerInvoke", r->owner->interp->Invoke(r->sg));
 }
 size_t TfLiteSignatureRunnerGetOutputCount(const TfLiteSignatureRunner* r) { return r ? r->outputs.size() : 0; }
 const char* TfLiteSignatureRunnerGetOutputName(const TfLiteSignatureRunner* r, int32_t i) {
@@ -418,7 +417,7 @@ const char* TfLiteSignatureRunnerGetOutputName(const TfLiteSignatureRunner* r, i
 const TfLiteTensor* TfLiteSignatureRunnerGetOutputTensor(const TfLiteSignatureRunner* r, const char* output_name) {
   if (!r) return nullptr;
   int t = FindName(r->outputs, output_name);
-  return t < 0 ? nullptr : AsC(&r->sg->tensor(t));
+  return t < 0 ? nullptr : AsC(r->owner->interp->tensor(r->sg, t));
 }
 void TfLiteSignatureRunnerDelete(TfLiteSignatureRunner* r) { delete r; }
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "model/model_def.h"
+#include "model/model_internals.h"
 #include "runtime/env.h"
 #include "runtime/subgraph.h"
 #include "runtime/thread_pool.h"
@@ -12,7 +12,8 @@
 
 namespace tflite_gpu {
 
-struct Interpreter::Impl {
+// Hidden like every internal type (nested in an exported class it would be exported otherwise).
+struct __attribute__((visibility("hidden"))) Interpreter::Impl {
   const FlatBufferModel* model = nullptr;
   InterpreterOptions options;
   std::vector<std::unique_ptr<Subgraph>> subgraphs;
@@ -26,6 +27,9 @@ struct Interpreter::Impl {
   std::vector<std::string> signature_order;
   std::vector<Delegate*> delegates;
   DelegationReport report;
+  Subgraph* sg(int i) const {
+    return (i >= 0 && size_t(i) < subgraphs.size()) ? subgraphs[size_t(i)].get() : nullptr;
+  }
 };
 
 Interpreter::Interpreter() : impl_(new Impl) {}
@@ -47,7 +51,7 @@ Status InterpreterBuilder::operator()(std::unique_ptr<Interpreter>* out) {
   impl.model = &model_;
   impl.options = options_;
   impl.pool.reset(new ThreadPool(ResolveThreads(options_.num_threads)));
-  const ModelDef& def = model_.def();
+  const ModelDef& def = ModelInternals::def(model_);
   impl.shared.subgraphs = &impl.subgraphs;
   if (size_t cap = env::MaxLoopTensorBytes()) impl.shared.max_loop_tensor_bytes = cap;
   impl.shared.max_while_iterations = env::MaxWhileIterations();
@@ -131,15 +135,12 @@ Status InterpreterBuilder::operator()(std::unique_ptr<Interpreter>* out) {
   return OkStatus();
 }
 
-Subgraph& Interpreter::primary_subgraph() { return *impl_->subgraphs[0]; }
-Subgraph* Interpreter::subgraph(int i) {
-  return (i >= 0 && size_t(i) < impl_->subgraphs.size()) ? impl_->subgraphs[i].get() : nullptr;
-}
 size_t Interpreter::subgraphs_size() const { return impl_->subgraphs.size(); }
+bool Interpreter::has_subgraph(int i) const { return impl_->sg(i) != nullptr; }
 const FlatBufferModel& Interpreter::model() const { return *impl_->model; }
 
-Status Interpreter::AllocateTensors() { return primary_subgraph().AllocateTensors(); }
-Status Interpreter::Invoke() { return primary_subgraph().Invoke(); }
+Status Interpreter::AllocateTensors() { return (*impl_->subgraphs[0]).AllocateTensors(); }
+Status Interpreter::Invoke() { return (*impl_->subgraphs[0]).Invoke(); }
 const std::vector<int>& Interpreter::inputs() const { return impl_->subgraphs[0]->inputs(); }
 const std::vector<int>& Interpreter::outputs() const { return impl_->subgraphs[0]->outputs(); }
 size_t Interpreter::tensors_size() const { return impl_->subgraphs[0]->tensors_size(); }
@@ -153,7 +154,7 @@ const Tensor* Interpreter::tensor(int index) const {
   return (index >= 0 && size_t(index) < sg.tensors_size()) ? &sg.tensor(index) : nullptr;
 }
 Status Interpreter::ResizeInputTensor(int index, const Dims& dims, bool strict) {
-  return primary_subgraph().ResizeInputTensor(index, dims, strict);
+  return (*impl_->subgraphs[0]).ResizeInputTensor(index, dims, strict);
 }
 Status Interpreter::ResetVariableTensors() {
   for (auto& sg : impl_->subgraphs) sg->ResetVariableTensors();
@@ -169,7 +170,7 @@ bool Interpreter::allocated() const { return impl_->subgraphs[0]->allocated(); }
 Status Interpreter::ModifyGraphWithDelegate(Delegate* delegate) {
   if (!delegate) return InvalidArgument("ModifyGraphWithDelegate: delegate is null");
   if (delegate->deleted()) return FailedPrecondition("ModifyGraphWithDelegate: the delegate was already deleted");
-  Subgraph& sg = primary_subgraph();
+  Subgraph& sg = (*impl_->subgraphs[0]);
   // The delegate partitions a prepared graph: shapes and types must be known.
   TFG_RETURN_IF_ERROR(sg.AllocateTensors());
   std::vector<std::unique_ptr<DelegateKernel>> kernels;
@@ -180,12 +181,12 @@ Status Interpreter::ModifyGraphWithDelegate(Delegate* delegate) {
 }
 
 Status Interpreter::SetAllowBufferHandleOutput(bool allow) {
-  primary_subgraph().allow_buffer_handle_output = allow;
+  (*impl_->subgraphs[0]).allow_buffer_handle_output = allow;
   return OkStatus();
 }
 
 Status Interpreter::EnsureTensorDataIsReadable(int index) {
-  Subgraph& sg = primary_subgraph();
+  Subgraph& sg = (*impl_->subgraphs[0]);
   if (index < 0 || size_t(index) >= sg.tensors_size())
     return OutOfRange("tensor index " + std::to_string(index) + " out of range");
   Tensor& t = sg.tensor(index);
@@ -215,9 +216,9 @@ DelegationReport Interpreter::delegation_report() const {
 }
 
 std::vector<std::string> Interpreter::signature_keys() const { return impl_->signature_order; }
-Subgraph* Interpreter::signature_subgraph(const std::string& key) {
+int Interpreter::signature_subgraph_index(const std::string& key) const {
   auto it = impl_->signatures.find(key);
-  return it == impl_->signatures.end() ? nullptr : subgraph(it->second.subgraph);
+  return it == impl_->signatures.end() || !impl_->sg(it->second.subgraph) ? -1 : it->second.subgraph;
 }
 const std::map<std::string, int>* Interpreter::signature_inputs(const std::string& key) const {
   auto it = impl_->signatures.find(key);
@@ -226,6 +227,125 @@ const std::map<std::string, int>* Interpreter::signature_inputs(const std::strin
 const std::map<std::string, int>* Interpreter::signature_outputs(const std::string& key) const {
   auto it = impl_->signatures.find(key);
   return it == impl_->signatures.end() ? nullptr : &it->second.outputs;
+}
+
+// ---- every subgraph by index ----
+static Status NoSubgraph(int i, size_t n) {
+  return OutOfRange("subgraph " + std::to_string(i) + " out of range (the model has " + std::to_string(n) +
+                    " subgraph(s))");
+}
+Status Interpreter::AllocateTensors(int i) {
+  Subgraph* g = impl_->sg(i);
+  return g ? g->AllocateTensors() : NoSubgraph(i, impl_->subgraphs.size());
+}
+Status Interpreter::Invoke(int i) {
+  Subgraph* g = impl_->sg(i);
+  return g ? g->Invoke() : NoSubgraph(i, impl_->subgraphs.size());
+}
+bool Interpreter::allocated(int i) const {
+  Subgraph* g = impl_->sg(i);
+  return g && g->allocated();
+}
+Status Interpreter::ResizeInputTensor(int i, int tensor_index, const Dims& dims, bool strict) {
+  Subgraph* g = impl_->sg(i);
+  return g ? g->ResizeInputTensor(tensor_index, dims, strict) : NoSubgraph(i, impl_->subgraphs.size());
+}
+static const std::vector<int>& EmptyIndices() {
+  static const std::vector<int> empty;
+  return empty;
+}
+const std::vector<int>& Interpreter::inputs(int i) const {
+  Subgraph* g = impl_->sg(i);
+  return g ? g->inputs() : EmptyIndices();
+}
+const std::vector<int>& Interpreter::outputs(int i) const {
+  Subgraph* g = impl_->sg(i);
+  return g ? g->outputs() : EmptyIndices();
+}
+size_t Interpreter::tensors_size(int i) const {
+  Subgraph* g = impl_->sg(i);
+  return g ? g->tensors_size() : 0;
+}
+Tensor* Interpreter::tensor(int i, int index) {
+  Subgraph* g = impl_->sg(i);
+  return (g && index >= 0 && size_t(index) < g->tensors_size()) ? &g->tensor(index) : nullptr;
+}
+const Tensor* Interpreter::tensor(int i, int index) const {
+  const Subgraph* g = impl_->sg(i);
+  return (g && index >= 0 && size_t(index) < g->tensors_size()) ? &g->tensor(index) : nullptr;
+}
+size_t Interpreter::arena_bytes(int i) const {
+  Subgraph* g = impl_->sg(i);
+  return g ? g->arena_bytes() : 0;
+}
+
+std::vector<NodeInfo> Interpreter::node_details(int i) const {
+  std::vector<NodeInfo> out;
+  Subgraph* g = impl_->sg(i);
+  if (!g) return out;
+  const ModelDef& def = ModelInternals::def(*impl_->model);
+  for (const Node& n : g->nodes()) {
+    NodeInfo d;
+    d.index = n.index;
+    d.version = n.version;
+    d.inputs.assign(n.inputs.begin(), n.inputs.end());
+    d.outputs.assign(n.outputs.begin(), n.outputs.end());
+    d.delegated = n.delegated;
+    d.folded = n.folded;
+    d.unresolved = g->unresolved(n.index);
+    if (n.op) {
+      d.op_name = n.op->name;
+      d.builtin_code = n.op->builtin_code;
+    } else {
+      // An op the engine lacks: the model's builtin name or custom code.
+      d.op_name = "UNRESOLVED";
+      if (size_t(i) < def.subgraphs.size() && n.index >= 0 && size_t(n.index) < def.subgraphs[i].operators.size()) {
+        uint32_t oc = def.subgraphs[i].operators[n.index].opcode_index;
+        if (oc < def.operator_codes.size()) {
+          const OperatorCodeDef& c = def.operator_codes[oc];
+          d.builtin_code = c.builtin_code;
+          d.op_name = c.builtin_code == 32 ? c.custom_code : BuiltinName(c.builtin_code);
+        }
+      }
+    }
+    out.push_back(std::move(d));
+  }
+  // TFLite appends one node per delegate kernel (registration builtin_code kTfLiteBuiltinDelegate).
+  int next = int(g->nodes().size());
+  for (const auto& k : g->delegate_kernels()) {
+    NodeInfo d;
+    d.index = next++;
+    d.op_name = "DELEGATE";
+    d.builtin_code = 51;
+    d.inputs = k->inputs;
+    d.outputs = k->outputs;
+    d.delegate_kernel = true;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+void Interpreter::SetProfiling(bool on) { impl_->subgraphs[0]->profiling = on; }
+std::vector<ProfileEntry> Interpreter::last_profile(int i) const {
+  std::vector<ProfileEntry> out;
+  Subgraph* g = impl_->sg(i);
+  if (!g) return out;
+  for (const auto& e : g->last_profile) {
+    ProfileEntry p;
+    p.step = e.step;
+    p.name = e.name;
+    p.device = e.device;
+    p.us = e.us;
+    p.nodes = e.nodes;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+std::vector<DelegateKernelTime> Interpreter::delegate_kernel_times() const {
+  std::vector<DelegateKernelTime> out;
+  for (const auto& k : impl_->subgraphs[0]->delegate_kernels())
+    for (const auto& t : k->DeviceTimes()) out.push_back({t.node, t.name, t.us});
+  return out;
 }
 
 }  // namespace tflite_gpu

@@ -6,12 +6,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "model/model_internals.h"
 #include "model/model_reader.h"
 #include "tflite_gpu/model.h"
 
 namespace tflite_gpu {
 
-struct FlatBufferModel::Impl {
+struct __attribute__((visibility("hidden"))) FlatBufferModel::Impl {
   std::string owned;          // BuildFromBytes
   void* map = nullptr;        // BuildFromFile
   size_t map_size = 0;
@@ -26,12 +27,15 @@ struct FlatBufferModel::Impl {
 
 FlatBufferModel::FlatBufferModel() : impl_(new Impl) {}
 FlatBufferModel::~FlatBufferModel() = default;
-const ModelDef& FlatBufferModel::def() const { return impl_->def; }
+const ModelDef& ModelInternals::def(const FlatBufferModel& m) { return m.impl_->def; }
+const std::string& FlatBufferModel::description() const { return impl_->def.description; }
+const std::vector<std::pair<std::string, std::string>>& FlatBufferModel::metadata() const {
+  return impl_->def.metadata;
+}
 const uint8_t* FlatBufferModel::data() const { return impl_->data; }
 size_t FlatBufferModel::size() const { return impl_->size; }
 
 
-// Friend-free access to Impl through a local helper.
 static Status ParseInto(FlatBufferModel::Impl* impl, const uint8_t* data, size_t size) {
   impl->data = data;
   impl->size = size;

@@ -18,7 +18,7 @@
 #include "model/model_def.h"
 #include "ops/op_registry.h"
 #include "runtime/shared_state.h"
-#include "tflite_gpu/delegate.h"
+#include "runtime/delegate.h"
 #include "tflite_gpu/interpreter.h"
 #include "tflite_gpu/status.h"
 #include "tflite_gpu/types.h"

@@ -38,28 +38,28 @@ typedef struct TfLiteSignatureRunner TfLiteSignatureRunner;
 typedef struct TfLiteTensor TfLiteTensor;
 
 /* The version of this library ("0.1.0"). */
-const char* TfLiteVersion(void);
+TFLITE_GPU_API const char* TfLiteVersion(void);
 /* "FLOAT32", "INT8", ... ("NOTYPE" for an unknown value). */
-const char* TfLiteTypeGetName(TfLiteType type);
+TFLITE_GPU_API const char* TfLiteTypeGetName(TfLiteType type);
 
 /* ---- model ---- */
 /* A model from the bytes of a .tflite file (copied: the buffer may be freed afterwards), or NULL. */
-TfLiteModel* TfLiteModelCreate(const void* model_data, size_t model_size);
+TFLITE_GPU_API TfLiteModel* TfLiteModelCreate(const void* model_data, size_t model_size);
 /* A model memory-mapped from a file, or NULL (the reason goes to stderr). */
-TfLiteModel* TfLiteModelCreateFromFile(const char* model_path);
+TFLITE_GPU_API TfLiteModel* TfLiteModelCreateFromFile(const char* model_path);
 /* Interpreters created from the model keep what they need: the model may be deleted first. */
-void TfLiteModelDelete(TfLiteModel* model);
+TFLITE_GPU_API void TfLiteModelDelete(TfLiteModel* model);
 
 /* ---- interpreter options ---- */
-TfLiteInterpreterOptions* TfLiteInterpreterOptionsCreate(void);
-void TfLiteInterpreterOptionsDelete(TfLiteInterpreterOptions* options);
+TFLITE_GPU_API TfLiteInterpreterOptions* TfLiteInterpreterOptionsCreate(void);
+TFLITE_GPU_API void TfLiteInterpreterOptionsDelete(TfLiteInterpreterOptions* options);
 /* CPU threads; -1 (the default): one per hardware thread. */
-void TfLiteInterpreterOptionsSetNumThreads(TfLiteInterpreterOptions* options, int32_t num_threads);
+TFLITE_GPU_API void TfLiteInterpreterOptionsSetNumThreads(TfLiteInterpreterOptions* options, int32_t num_threads);
 /* Applied, in order, when the interpreter is created. Not owned: delete the delegate after the
  * interpreter (TfLiteGpuDelegateV2Delete). */
-void TfLiteInterpreterOptionsAddDelegate(TfLiteInterpreterOptions* options, TfLiteDelegate* delegate);
+TFLITE_GPU_API void TfLiteInterpreterOptionsAddDelegate(TfLiteInterpreterOptions* options, TfLiteDelegate* delegate);
 /* Where error messages go (default: stderr). */
-void TfLiteInterpreterOptionsSetErrorReporter(TfLiteInterpreterOptions* options,
+TFLITE_GPU_API void TfLiteInterpreterOptionsSetErrorReporter(TfLiteInterpreterOptions* options,
                                               void (*reporter)(void* user_data, const char* format, va_list args),
                                               void* user_data);
 
@@ -67,53 +67,53 @@ void TfLiteInterpreterOptionsSetErrorReporter(TfLiteInterpreterOptions* options,
 /* NULL when the model cannot be run (an op or op version the engine lacks, a delegate that
  * cannot be applied): the error reporter says why. `optional_options` may be NULL and may be
  * deleted right after this call. */
-TfLiteInterpreter* TfLiteInterpreterCreate(const TfLiteModel* model, const TfLiteInterpreterOptions* optional_options);
-void TfLiteInterpreterDelete(TfLiteInterpreter* interpreter);
+TFLITE_GPU_API TfLiteInterpreter* TfLiteInterpreterCreate(const TfLiteModel* model, const TfLiteInterpreterOptions* optional_options);
+TFLITE_GPU_API void TfLiteInterpreterDelete(TfLiteInterpreter* interpreter);
 
-int32_t TfLiteInterpreterGetInputTensorCount(const TfLiteInterpreter* interpreter);
+TFLITE_GPU_API int32_t TfLiteInterpreterGetInputTensorCount(const TfLiteInterpreter* interpreter);
 /* NULL when the index is out of range. */
-TfLiteTensor* TfLiteInterpreterGetInputTensor(const TfLiteInterpreter* interpreter, int32_t input_index);
+TFLITE_GPU_API TfLiteTensor* TfLiteInterpreterGetInputTensor(const TfLiteInterpreter* interpreter, int32_t input_index);
 /* Needs TfLiteInterpreterAllocateTensors afterwards. */
-TfLiteStatus TfLiteInterpreterResizeInputTensor(TfLiteInterpreter* interpreter, int32_t input_index,
+TFLITE_GPU_API TfLiteStatus TfLiteInterpreterResizeInputTensor(TfLiteInterpreter* interpreter, int32_t input_index,
                                                 const int* input_dims, int32_t input_dims_size);
-TfLiteStatus TfLiteInterpreterAllocateTensors(TfLiteInterpreter* interpreter);
-TfLiteStatus TfLiteInterpreterInvoke(TfLiteInterpreter* interpreter);
-int32_t TfLiteInterpreterGetOutputTensorCount(const TfLiteInterpreter* interpreter);
-const TfLiteTensor* TfLiteInterpreterGetOutputTensor(const TfLiteInterpreter* interpreter, int32_t output_index);
+TFLITE_GPU_API TfLiteStatus TfLiteInterpreterAllocateTensors(TfLiteInterpreter* interpreter);
+TFLITE_GPU_API TfLiteStatus TfLiteInterpreterInvoke(TfLiteInterpreter* interpreter);
+TFLITE_GPU_API int32_t TfLiteInterpreterGetOutputTensorCount(const TfLiteInterpreter* interpreter);
+TFLITE_GPU_API const TfLiteTensor* TfLiteInterpreterGetOutputTensor(const TfLiteInterpreter* interpreter, int32_t output_index);
 
 /* ---- tensors ---- */
-TfLiteType TfLiteTensorType(const TfLiteTensor* tensor);
-int32_t TfLiteTensorNumDims(const TfLiteTensor* tensor);
+TFLITE_GPU_API TfLiteType TfLiteTensorType(const TfLiteTensor* tensor);
+TFLITE_GPU_API int32_t TfLiteTensorNumDims(const TfLiteTensor* tensor);
 /* -1 when dim_index is out of range. */
-int32_t TfLiteTensorDim(const TfLiteTensor* tensor, int32_t dim_index);
-size_t TfLiteTensorByteSize(const TfLiteTensor* tensor);
+TFLITE_GPU_API int32_t TfLiteTensorDim(const TfLiteTensor* tensor, int32_t dim_index);
+TFLITE_GPU_API size_t TfLiteTensorByteSize(const TfLiteTensor* tensor);
 /* NULL until the tensors are allocated. */
-void* TfLiteTensorData(const TfLiteTensor* tensor);
-const char* TfLiteTensorName(const TfLiteTensor* tensor);
+TFLITE_GPU_API void* TfLiteTensorData(const TfLiteTensor* tensor);
+TFLITE_GPU_API const char* TfLiteTensorName(const TfLiteTensor* tensor);
 /* scale 0 and zero_point 0 when the tensor is not per-tensor quantized. */
-TfLiteQuantizationParams TfLiteTensorQuantizationParams(const TfLiteTensor* tensor);
+TFLITE_GPU_API TfLiteQuantizationParams TfLiteTensorQuantizationParams(const TfLiteTensor* tensor);
 /* kTfLiteError unless input_data_size equals TfLiteTensorByteSize and the tensor is allocated. */
-TfLiteStatus TfLiteTensorCopyFromBuffer(TfLiteTensor* tensor, const void* input_data, size_t input_data_size);
-TfLiteStatus TfLiteTensorCopyToBuffer(const TfLiteTensor* output_tensor, void* output_data, size_t output_data_size);
+TFLITE_GPU_API TfLiteStatus TfLiteTensorCopyFromBuffer(TfLiteTensor* tensor, const void* input_data, size_t input_data_size);
+TFLITE_GPU_API TfLiteStatus TfLiteTensorCopyToBuffer(const TfLiteTensor* output_tensor, void* output_data, size_t output_data_size);
 
 /* ---- signatures ---- */
-int32_t TfLiteInterpreterGetSignatureCount(const TfLiteInterpreter* interpreter);
-const char* TfLiteInterpreterGetSignatureKey(const TfLiteInterpreter* interpreter, int32_t signature_index);
+TFLITE_GPU_API int32_t TfLiteInterpreterGetSignatureCount(const TfLiteInterpreter* interpreter);
+TFLITE_GPU_API const char* TfLiteInterpreterGetSignatureKey(const TfLiteInterpreter* interpreter, int32_t signature_index);
 /* NULL for an unknown key. Delete with TfLiteSignatureRunnerDelete, before the interpreter. */
-TfLiteSignatureRunner* TfLiteInterpreterGetSignatureRunner(const TfLiteInterpreter* interpreter,
+TFLITE_GPU_API TfLiteSignatureRunner* TfLiteInterpreterGetSignatureRunner(const TfLiteInterpreter* interpreter,
                                                            const char* signature_key);
-size_t TfLiteSignatureRunnerGetInputCount(const TfLiteSignatureRunner* signature_runner);
-const char* TfLiteSignatureRunnerGetInputName(const TfLiteSignatureRunner* signature_runner, int32_t input_index);
-TfLiteStatus TfLiteSignatureRunnerResizeInputTensor(TfLiteSignatureRunner* signature_runner, const char* input_name,
+TFLITE_GPU_API size_t TfLiteSignatureRunnerGetInputCount(const TfLiteSignatureRunner* signature_runner);
+TFLITE_GPU_API const char* TfLiteSignatureRunnerGetInputName(const TfLiteSignatureRunner* signature_runner, int32_t input_index);
+TFLITE_GPU_API TfLiteStatus TfLiteSignatureRunnerResizeInputTensor(TfLiteSignatureRunner* signature_runner, const char* input_name,
                                                     const int* input_dims, int32_t input_dims_size);
-TfLiteStatus TfLiteSignatureRunnerAllocateTensors(TfLiteSignatureRunner* signature_runner);
-TfLiteTensor* TfLiteSignatureRunnerGetInputTensor(TfLiteSignatureRunner* signature_runner, const char* input_name);
-TfLiteStatus TfLiteSignatureRunnerInvoke(TfLiteSignatureRunner* signature_runner);
-size_t TfLiteSignatureRunnerGetOutputCount(const TfLiteSignatureRunner* signature_runner);
-const char* TfLiteSignatureRunnerGetOutputName(const TfLiteSignatureRunner* signature_runner, int32_t output_index);
-const TfLiteTensor* TfLiteSignatureRunnerGetOutputTensor(const TfLiteSignatureRunner* signature_runner,
+TFLITE_GPU_API TfLiteStatus TfLiteSignatureRunnerAllocateTensors(TfLiteSignatureRunner* signature_runner);
+TFLITE_GPU_API TfLiteTensor* TfLiteSignatureRunnerGetInputTensor(TfLiteSignatureRunner* signature_runner, const char* input_name);
+TFLITE_GPU_API TfLiteStatus TfLiteSignatureRunnerInvoke(TfLiteSignatureRunner* signature_runner);
+TFLITE_GPU_API size_t TfLiteSignatureRunnerGetOutputCount(const TfLiteSignatureRunner* signature_runner);
+TFLITE_GPU_API const char* TfLiteSignatureRunnerGetOutputName(const TfLiteSignatureRunner* signature_runner, int32_t output_index);
+TFLITE_GPU_API const TfLiteTensor* TfLiteSignatureRunnerGetOutputTensor(const TfLiteSignatureRunner* signature_runner,
                                                          const char* output_name);
-void TfLiteSignatureRunnerDelete(TfLiteSignatureRunner* signature_runner);
+TFLITE_GPU_API void TfLiteSignatureRunnerDelete(TfLiteSignatureRunner* signature_runner);
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tflite_gpu/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -54,8 +56,8 @@ typedef struct TfLiteQuantizationParams {
 
 #ifdef __cplusplus
 }  /* extern "C" */
-/* In C++ a TfLiteDelegate is the engine's delegate interface (tflite_gpu/delegate.h); in C it
- * is an opaque type, only passed by pointer. */
+/* An opaque handle in C and C++ alike, only passed by pointer (TfLiteGpuDelegateV2Create makes
+ * one). In C++ it names the engine's internal delegate class, which is not part of the API. */
 namespace tflite_gpu { class Delegate; }
 typedef tflite_gpu::Delegate TfLiteDelegate;
 #else

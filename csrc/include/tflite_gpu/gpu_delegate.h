@@ -69,19 +69,19 @@ typedef struct TfLiteGpuDelegateOptionsV2 {
 extern "C" {
 #endif
 
-TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default(void);
+TFLITE_GPU_API TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default(void);
 // Never returns null: a device problem is reported by ModifyGraphWithDelegate.
-TfLiteDelegate* TfLiteGpuDelegateV2Create(const TfLiteGpuDelegateOptionsV2* options);
-void TfLiteGpuDelegateV2Delete(TfLiteDelegate* delegate);
+TFLITE_GPU_API TfLiteDelegate* TfLiteGpuDelegateV2Create(const TfLiteGpuDelegateOptionsV2* options);
+TFLITE_GPU_API void TfLiteGpuDelegateV2Delete(TfLiteDelegate* delegate);
 
 typedef struct TFLGpuDelegateOptions {
   bool allow_precision_loss;
   int wait_type;                 // TFLGpuDelegateWaitType
   bool enable_quantization;
 } TFLGpuDelegateOptions;
-TFLGpuDelegateOptions TFLGpuDelegateOptionsDefault(void);
-TfLiteDelegate* TFLGpuDelegateCreate(const TFLGpuDelegateOptions* options);
-void TFLGpuDelegateDelete(TfLiteDelegate* delegate);
+TFLITE_GPU_API TFLGpuDelegateOptions TFLGpuDelegateOptionsDefault(void);
+TFLITE_GPU_API TfLiteDelegate* TFLGpuDelegateCreate(const TFLGpuDelegateOptions* options);
+TFLITE_GPU_API void TFLGpuDelegateDelete(TfLiteDelegate* delegate);
 
 #ifdef __cplusplus
 }  // extern "C"
@@ -89,15 +89,15 @@ void TFLGpuDelegateDelete(TfLiteDelegate* delegate);
 #include <string>
 #include <vector>
 
-#include "tflite_gpu/delegate.h"
+#include "tflite_gpu/status.h"
 
 namespace tflite_gpu {
 
 // Where delegate messages go ("WARNING: op code #42 cannot be handled by this delegate. ...").
 // Default: stderr. level: 0 info, 1 warning, 2 error.
 using LogSink = void (*)(int level, const char* message, void* user);
-void SetLogSink(LogSink sink, void* user);
-void Log(int level, const std::string& message);
+TFLITE_GPU_API void SetLogSink(LogSink sink, void* user);
+TFLITE_GPU_API void Log(int level, const std::string& message);
 
 struct GpuDelegateInfo {
   bool available = false;
@@ -111,9 +111,34 @@ struct GpuDelegateInfo {
   std::vector<int> partition_sizes;
 };
 // Details of a delegate created by TfLiteGpuDelegateV2Create (for reports and tools).
-GpuDelegateInfo GetGpuDelegateInfo(const TfLiteDelegate* delegate);
+TFLITE_GPU_API GpuDelegateInfo GetGpuDelegateInfo(const TfLiteDelegate* delegate);
 // Initialises the device now; returns why the delegate cannot be used, if it cannot.
-Status GpuDelegateInit(TfLiteDelegate* delegate);
+TFLITE_GPU_API Status GpuDelegateInit(TfLiteDelegate* delegate);
+// Marks the delegate deleted without freeing it (interpreters that use it keep it alive): applying
+// it again is then refused. TfLiteGpuDelegateV2Delete does this and frees it.
+TFLITE_GPU_API void GpuDelegateMarkDeleted(TfLiteDelegate* delegate);
+// The delegate's compiled-program cache: its directory, why a directory was refused ("" if not),
+// and counts {memory_hits, disk_hits, source_builds, disk_writes, disk_rejects, disk_write_errors}.
+// False when the delegate has no cache state yet.
+TFLITE_GPU_API bool GpuDelegateCacheState(TfLiteDelegate* delegate, std::string* dir, std::string* refused,
+                                          int counts[6]);
+
+// The OpenCL devices this machine offers, in the order device indices refer to.
+struct GpuDeviceDescription {
+  int index = -1;
+  std::string platform, platform_version, name, vendor;
+  std::string type;  // "GPU", "CPU", "ACCELERATOR", ...
+  std::string driver_version, device_version;
+  bool fp16 = false;
+  uint64_t global_mem_bytes = 0;
+  uint32_t compute_units = 0;
+  size_t max_work_group_size = 0;
+  std::string source;  // where the OpenCL platform library was found
+};
+TFLITE_GPU_API Status ListGpuDevices(std::vector<GpuDeviceDescription>* devices);
+// The device index the delegate would use for `spec` ("" / an index / "gpu" / "cpu" / a name
+// substring; TFLITE_GPU_DEVICE is the fallback spec).
+TFLITE_GPU_API Status SelectGpuDevice(const std::string& spec, int* index);
 
 }  // namespace tflite_gpu
 

@@ -15,15 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "tflite_gpu/delegate.h"
+#include "tflite_gpu/c_common.h"
 #include "tflite_gpu/model.h"
 #include "tflite_gpu/status.h"
 #include "tflite_gpu/types.h"
 
 namespace tflite_gpu {
-
-class Subgraph;
-class ThreadPool;
 
 namespace ops::builtin {
 // Every op in the engine's table is built in; the resolver exists for source parity with TFLite.
@@ -33,7 +30,7 @@ class BuiltinOpResolver {};
 // A custom op implemented by the host program (the Python binding uses it for custom ops
 // written in Python). A model's CUSTOM op whose custom_code names no op of the engine is run
 // by the HostCustomOp of that name. Both callbacks see the node's tensors through this context.
-class HostOpContext {
+class TFLITE_GPU_API HostOpContext {
  public:
   virtual ~HostOpContext() = default;
   virtual int num_inputs() const = 0;
@@ -66,7 +63,38 @@ struct DelegationReport {
   std::vector<Unsupported> unsupported;
 };
 
-class Interpreter {
+// One node of a subgraph, for listings (TFLite's node_and_registration + the Python
+// _get_ops_details()). The model's nodes come first, in model order; after a delegate is applied,
+// one more entry per delegate kernel follows (op_name "DELEGATE", builtin_code 51), whose
+// inputs/outputs are the partition's, as in TFLite.
+struct NodeInfo {
+  int index = 0;
+  std::string op_name;       // "CONV_2D", a custom op's custom_code, "DELEGATE"
+  int builtin_code = -1;     // the schema's BuiltinOperator (32: CUSTOM, 51: DELEGATE)
+  int version = 1;
+  std::vector<int> inputs, outputs;  // tensor indices; -1 for an omitted optional input
+  bool delegated = false;    // replaced by a delegate kernel
+  bool folded = false;       // constant-folded at allocation (runs nowhere at invoke)
+  bool delegate_kernel = false;  // this entry is a delegate kernel (a "DELEGATE" node)
+  std::string unresolved;    // why the node cannot run ("" when it can)
+};
+
+// One step of the last profiled invoke (SetProfiling(true)).
+struct ProfileEntry {
+  int step = 0;
+  std::string name;    // op name, or the delegate kernel's name
+  std::string device;  // "cpu" / the delegate
+  double us = 0;
+  std::vector<int> nodes;
+};
+// Device-side time of one kernel of a delegate partition (OpenCL profiling events).
+struct DelegateKernelTime {
+  int node = -1;
+  std::string name;
+  double us = 0;
+};
+
+class TFLITE_GPU_API Interpreter {
  public:
   ~Interpreter();
   Status AllocateTensors();
@@ -95,22 +123,42 @@ class Interpreter {
   int num_threads() const;
   bool allocated() const;
 
-  // Delegates (TfLiteGpuDelegateV2Create / TFLGpuDelegateCreate produce one).
-  Status ModifyGraphWithDelegate(Delegate* delegate);
+  // Delegates (TfLiteGpuDelegateV2Create / TFLGpuDelegateCreate make one; TfLiteDelegate is
+  // opaque). Applies to the primary subgraph.
+  Status ModifyGraphWithDelegate(TfLiteDelegate* delegate);
   Status SetAllowBufferHandleOutput(bool allow);
   Status EnsureTensorDataIsReadable(int tensor_index);
   DelegationReport delegation_report() const;
 
-  // Signatures.
+  // Signatures. Signature subgraphs are allocated/invoked like the primary one, by index.
   std::vector<std::string> signature_keys() const;
-  // nullptr if no such key. Signature subgraphs are allocated/invoked like the primary one.
-  Subgraph* signature_subgraph(const std::string& key);
+  // The subgraph a signature runs, or -1 if no such key.
+  int signature_subgraph_index(const std::string& key) const;
   const std::map<std::string, int>* signature_inputs(const std::string& key) const;
   const std::map<std::string, int>* signature_outputs(const std::string& key) const;
 
-  Subgraph& primary_subgraph();
-  Subgraph* subgraph(int i);
+  // ---- Every subgraph by index: 0 is the primary subgraph (what the calls above use);
+  // signature and control-flow bodies follow. An index out of range gives OutOfRange /
+  // nullptr / an empty result. ----
   size_t subgraphs_size() const;
+  bool has_subgraph(int subgraph_index) const;
+  Status AllocateTensors(int subgraph_index);
+  Status Invoke(int subgraph_index);
+  bool allocated(int subgraph_index) const;
+  Status ResizeInputTensor(int subgraph_index, int tensor_index, const Dims& dims, bool strict);
+  const std::vector<int>& inputs(int subgraph_index) const;
+  const std::vector<int>& outputs(int subgraph_index) const;
+  size_t tensors_size(int subgraph_index) const;
+  Tensor* tensor(int subgraph_index, int tensor_index);
+  const Tensor* tensor(int subgraph_index, int tensor_index) const;
+  std::vector<NodeInfo> node_details(int subgraph_index) const;
+  size_t arena_bytes(int subgraph_index) const;  // bytes of the subgraph's memory-planned arena
+
+  // Op profiling of the primary subgraph: per-step times of the next invokes.
+  void SetProfiling(bool on);
+  std::vector<ProfileEntry> last_profile(int subgraph_index = 0) const;
+  std::vector<DelegateKernelTime> delegate_kernel_times() const;
+
   const FlatBufferModel& model() const;
 
  private:
@@ -120,7 +168,7 @@ class Interpreter {
   std::unique_ptr<Impl> impl_;
 };
 
-class InterpreterBuilder {
+class TFLITE_GPU_API InterpreterBuilder {
  public:
   InterpreterBuilder(const FlatBufferModel& model,
                      const ops::builtin::BuiltinOpResolver& resolver = ops::builtin::BuiltinOpResolver(),

@@ -3,14 +3,14 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tflite_gpu/status.h"
 
 namespace tflite_gpu {
 
-struct ModelDef;
-
-class FlatBufferModel {
+class TFLITE_GPU_API FlatBufferModel {
  public:
   // Memory-maps `path`. Returns nullptr on failure and, if `status` is given, why.
   static std::unique_ptr<FlatBufferModel> BuildFromFile(const char* path, Status* status = nullptr);
@@ -20,13 +20,16 @@ class FlatBufferModel {
   static std::unique_ptr<FlatBufferModel> BuildFromBytes(std::string bytes, Status* status = nullptr);
   ~FlatBufferModel();
 
-  const ModelDef& def() const;
   const uint8_t* data() const;
   size_t size() const;
+  // The model's description string and its metadata entries (name -> the referenced buffer's bytes).
+  const std::string& description() const;
+  const std::vector<std::pair<std::string, std::string>>& metadata() const;
 
-  struct Impl;  // opaque
+  struct Impl;  // opaque; defined inside the library
 
  private:
+  friend struct ModelInternals;  // the library's own access to the parsed model
   FlatBufferModel();
   std::unique_ptr<Impl> impl_;
 };

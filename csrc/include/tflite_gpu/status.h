@@ -7,6 +7,8 @@
 #include <utility>
 #include <optional>
 
+#include "tflite_gpu/export.h"
+
 namespace tflite_gpu {
 
 enum class StatusCode : int {
@@ -20,7 +22,7 @@ enum class StatusCode : int {
   kOutOfRange = 7,        // index out of range
 };
 
-class Status {
+class TFLITE_GPU_API Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string msg) : code_(code), msg_(std::move(msg)) {}

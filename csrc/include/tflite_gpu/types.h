@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tflite_gpu/export.h"
+
 namespace tflite_gpu {
 
 // Values are TFLite's TensorType ids (schema field `Tensor.type`).
@@ -16,19 +18,23 @@ enum class DType : int8_t {
 };
 // Bytes per element, or 0 for types the engine cannot hold (string, variant, int4). A RESOURCE
 // tensor holds an int32 resource id (4 bytes).
-size_t DTypeSize(DType t);
-const char* DTypeName(DType t);  // "FLOAT32", ...
-bool DTypeKnown(int v);
+TFLITE_GPU_API size_t DTypeSize(DType t);
+TFLITE_GPU_API const char* DTypeName(DType t);  // "FLOAT32", ...
+TFLITE_GPU_API bool DTypeKnown(int v);
 
 using Dims = std::vector<int32_t>;
-int64_t NumElements(const Dims& d);  // -1 if any dim is negative
-std::string DimsToString(const Dims& d);
+TFLITE_GPU_API int64_t NumElements(const Dims& d);  // -1 if any dim is negative
+TFLITE_GPU_API std::string DimsToString(const Dims& d);
 
 struct QuantParams {
   std::vector<float> scale;
   std::vector<int64_t> zero_point;
   int32_t quantized_dimension = 0;
   std::vector<float> min, max;
+  // Blockwise quantization (the schema's QuantizationDetails BlockwiseQuantization): block_size > 0
+  // marks it; the scales and zero points are then tensors of the subgraph (indices, -1: none).
+  int32_t block_size = 0;
+  int32_t blockwise_scales = -1, blockwise_zero_points = -1;
   bool empty() const { return scale.empty() && zero_point.empty(); }
 };
 

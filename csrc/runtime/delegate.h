@@ -1,4 +1,4 @@
-// The delegate seam of the interpreter (what TfLiteDelegate + ReplaceNodeSubsetsWithDelegateKernels
+// Internal (not installed). The delegate seam of the interpreter (what TfLiteDelegate + ReplaceNodeSubsetsWithDelegateKernels
 // are in TensorFlow Lite). A delegate looks at the prepared graph (shapes and types known),
 // picks node subsets it can run, and hands back one DelegateKernel per subset; the interpreter
 // replaces those nodes by the kernel in its execution plan. Nodes it leaves run on the CPU.
