@@ -17,7 +17,7 @@ HEADERS = os.path.join(os.path.dirname(__file__), "..", "csrc", "include", "tfli
 INTERNAL = ["Subgraph", "ModelDef", "OperatorDef", "SubgraphDef", "OpContext", "OpImpl",
             "OpInfo", "OptionsView", "DelegateKernel", "SharedState", "ThreadPool", "AlignedBuffer",
             "PartitionModel", "PartitionRuntime", "ProgramCache", "GpuDelegateKernel", "kOp_", "kGpu_",
-            "tflite_gpu::cl::", "tflite_gpu::gpu::", "tflite_gpu::fb::", "tflite_gpu::bindings::"]
+            "tflite_gpu::cl::", "tflite_gpu::gpu::", "tflite_gpu::fb::", "tflite_gpu::bindings::", "tflite_gpu::env::"]
 INTERNAL_RE = re.compile("|".join(r"(?<![\w])" + re.escape(w) + ("" if w.endswith(("_", "::")) else r"(?!\w)")
                                   for w in INTERNAL))
 
