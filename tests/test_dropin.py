@@ -241,6 +241,25 @@ def test_ops_details_same_as_litert():
     check_same(script)
 
 
+def test_ops_details_after_delegation_same_as_litert():
+    """LiteRT applies XNNPACK by default and then lists one "DELEGATE" node (the partition's inputs
+    and outputs) after the model's nodes; ours lists the GPU delegate's partition the same way."""
+    from gpu_util import require_gpu
+    require_gpu()
+    m = chain_model()
+    ref = litert_mod.Interpreter(model_content=m)  # AUTO: XNNPACK takes the whole graph
+    ref.allocate_tensors()
+    it = ours_mod.Interpreter(model_content=m,
+                              experimental_delegates=[ours_mod.load_delegate("libtensorflowlite_gpu_delegate.so")])
+    it.allocate_tensors()
+    want, got = ref._get_ops_details(), it._get_ops_details()
+    assert [o["op_name"] for o in want] == ["RELU", "ADD", "MUL", "DELEGATE"]
+    _same(want, got)
+    _same(ref._get_op_details(3), it._get_op_details(3))
+    with pytest.raises(ValueError):
+        it._get_op_details(4)
+
+
 def test_signature_runner_same_as_litert():
     m = add_model(dynamic_batch=True)
 

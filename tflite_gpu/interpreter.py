@@ -467,8 +467,13 @@ class Interpreter:
         return lambda: self._core.tensor_view(0, idx)
 
     # ---- ops ----
+    def _all_nodes(self) -> List[Dict[str, Any]]:
+        # The model's nodes, then (after a delegate is applied) one "DELEGATE" node per delegate
+        # kernel with the partition's inputs and outputs, as LiteRT lists them.
+        return self._core.nodes(0) + self._core.nodes(0, delegate_kernels=True)
+
     def _get_op_details(self, op_index: int) -> Dict[str, Any]:
-        nodes = self._core.nodes(0)
+        nodes = self._all_nodes()
         if not isinstance(op_index, (int, np.integer)) or op_index < 0 or op_index >= len(nodes):
             raise ValueError("Invalid node index")
         return self._op_entry(nodes[int(op_index)])
@@ -487,8 +492,9 @@ class Interpreter:
 
     def _get_ops_details(self) -> List[Dict[str, Any]]:
         """One dict per node of the model (LiteRT's keys: index, op_name, inputs, outputs,
-        operand_types, result_types)."""
-        return [self._op_entry(n) for n in self._core.nodes(0)]
+        operand_types, result_types); after delegation, one "DELEGATE" node per delegated
+        partition follows the model's nodes, as in LiteRT."""
+        return [self._op_entry(n) for n in self._all_nodes()]
 
     # ---- signatures ----
     def _get_full_signature_list(self) -> Dict[str, Dict[str, Dict[str, int]]]:
