@@ -1,4 +1,4 @@
-"""Bad models and bad data for NON_MAX_SUPPRESSION_V4/V5, the signal ops (RFFT2D, COMPLEX_ABS,
+"""Bad models and bad data for NON_MAX_SUPPRESSION_V4/V5, FAKE_QUANT, the signal ops (RFFT2D, COMPLEX_ABS,
 REAL, IMAG), CONV_3D, CONV_3D_TRANSPOSE and L2_POOL_2D. Each case is checked to fail in LiteRT
 (BUILTIN_WITHOUT_DEFAULT_DELEGATES) too where LiteRT checks it, and ours must fail with a clear
 exception naming the op and what is wrong: ValueError at allocate_tensors for bad models,
@@ -134,6 +134,15 @@ BAD = [  # id, model builder, match, fails at invoke, LiteRT checks it too
     ("l2pool_rank3", lambda: op_model("L2_POOL_2D", [((4, 4, 2), F32)], [((3, 3, 2), F32)],
                                       options=dict(padding="VALID", stride_h=1, stride_w=1, filter_height=2,
                                                    filter_width=2)), "input must be 4-D", False, True),
+    ("fake_quant_narrow_range", lambda: op_model("FAKE_QUANT", [((4,), F32)], [((4,), F32)],
+                                                 options=dict(min=-1.0, max=1.0, num_bits=8, narrow_range=True)),
+     "FAKE_QUANT: narrow_range is not supported", False, True),
+    ("fake_quant_bits_0", lambda: op_model("FAKE_QUANT", [((4,), F32)], [((4,), F32)],
+                                           options=dict(min=-1.0, max=1.0, num_bits=0)),
+     r"num_bits must be in 1\.\.16, got 0", False, False),
+    ("fake_quant_min_max", lambda: op_model("FAKE_QUANT", [((4,), F32)], [((4,), F32)],
+                                            options=dict(min=1.0, max=1.0, num_bits=8)),
+     "min must be below max", False, False),
     ("nms_sigma_negative", lambda: _nms(soft=True, sigma=np.array(-0.5, F32)), "soft_nms_sigma must be >= 0", True, True),
 ]
 

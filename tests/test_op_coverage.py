@@ -46,7 +46,6 @@ PENDING = {
     "PADV2": 6,
     "SLICE": 8,
     "SQRT": 2,
-    "FAKE_QUANT": 2,
     "PACK": 5,
     "HASHTABLE": 1,
     "HASHTABLE_FIND": 1,
