@@ -8,7 +8,7 @@
 #include "ops/conv/conv_common.h"
 #include "ops/conv/gemm.h"
 #include "ops/conv/quantized.h"
-#include "ops/conv/simd.h"
+#include "ops/simd.h"
 
 namespace tflite_gpu {
 namespace {

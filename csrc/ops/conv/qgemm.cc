@@ -1,7 +1,7 @@
 // Micro-kernels of the 8-bit integer GEMM (qgemm.h).
 #include "ops/conv/qgemm.h"
 
-#include "ops/conv/simd.h"
+#include "ops/simd.h"
 
 namespace tflite_gpu {
 namespace qgemm {

@@ -32,7 +32,7 @@
 #include <cstring>
 
 #include "ops/conv/qgemm.h"
-#include "ops/conv/simd.h"
+#include "ops/simd.h"
 #include "ops/quant_common.h"
 
 namespace tflite_gpu {

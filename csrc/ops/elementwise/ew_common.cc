@@ -2,24 +2,8 @@
 
 #include <string>
 
-#include "runtime/env.h"
-
 namespace tflite_gpu {
 namespace ew {
-
-bool UseAvx2() {
-#if TFG_EW_HAVE_AVX2
-  static const bool use = [] {
-    const std::string isa = env::CpuIsa();
-    if (isa == "scalar" || isa == "sse2") return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return use;
-#else
-  return false;
-#endif
-}
 
 Status ParseFusedActivation(int v, Activation* out) {
   // ActivationFunctionType: NONE, RELU, RELU_N1_TO_1, RELU6, TANH, SIGN_BIT. (TFLite maps values

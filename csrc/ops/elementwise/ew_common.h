@@ -17,28 +17,17 @@
 
 #include "ops/half.h"
 #include "ops/op_registry.h"
+#include "ops/simd.h"
 #include "runtime/thread_pool.h"
-
-// Functions defined between TFG_EW_AVX2_BEGIN and TFG_EW_AVX2_END are compiled for AVX2+FMA
-// (the library itself targets the x86-64 baseline); call them only when UseAvx2().
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__clang__)
-#define TFG_EW_HAVE_AVX2 1
-#define TFG_EW_AVX2_BEGIN _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
-#define TFG_EW_AVX2_END _Pragma("clang attribute pop")
-#elif (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
-#define TFG_EW_HAVE_AVX2 1
-#define TFG_EW_AVX2_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
-#define TFG_EW_AVX2_END _Pragma("GCC pop_options")
-#else
-#define TFG_EW_HAVE_AVX2 0
-#endif
 
 namespace tflite_gpu {
 namespace ew {
 
-// True when the CPU (and OS) support AVX2 and FMA and TFLITE_GPU_CPU_ISA does not lower the ISA
-// to scalar or sse2. Decided once.
-bool UseAvx2();
+// Functions defined between TFG_TARGET_AVX2_BEGIN and TFG_TARGET_END (ops/simd.h) are compiled
+// for AVX2+FMA (the library itself targets the x86-64 baseline); call them only when UseAvx2():
+// simd::ActiveIsa() is AVX2 or wider (the CPU has AVX2 and FMA, and TFLITE_GPU_CPU_ISA does not
+// lower it).
+inline bool UseAvx2() { return simd::ActiveIsa() >= simd::Isa::kAvx2; }
 
 // ---- small utilities ----
 
@@ -121,10 +110,10 @@ inline int64_t BroadcastOffset(const Dims& in, const Dims& out, const std::vecto
   }
 
 TFG_EW_ROW_KERNELS()
-#if TFG_EW_HAVE_AVX2
-TFG_EW_AVX2_BEGIN
+#if TFG_X86
+TFG_TARGET_AVX2_BEGIN
 TFG_EW_ROW_KERNELS(Avx2)
-TFG_EW_AVX2_END
+TFG_TARGET_END
 #endif
 #undef TFG_EW_ROW_KERNELS
 
@@ -132,7 +121,7 @@ template <typename TA, typename TB, typename TO, typename Op>
 using BinaryRowFn = void (*)(const TA*, const TB*, TO*, int64_t, int, Op);
 template <typename TA, typename TB, typename TO, typename Op>
 BinaryRowFn<TA, TB, TO, Op> PickBinaryRow() {
-#if TFG_EW_HAVE_AVX2
+#if TFG_X86
   if (UseAvx2()) return &BinaryRowAvx2<TA, TB, TO, Op>;
 #endif
   return &BinaryRow<TA, TB, TO, Op>;
@@ -141,7 +130,7 @@ BinaryRowFn<TA, TB, TO, Op> PickBinaryRow() {
 // out[i] = op(in[i]) for i in [0, n), on the calling thread (AVX2 build when available).
 template <typename TI, typename TO, typename Op>
 void MapLoop(const TI* in, TO* out, int64_t n, const Op& op) {
-#if TFG_EW_HAVE_AVX2
+#if TFG_X86
   if (UseAvx2()) return UnaryRowAvx2<TI, TO, Op>(in, out, n, op);
 #endif
   UnaryRow<TI, TO, Op>(in, out, n, op);

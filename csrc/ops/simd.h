@@ -1,4 +1,6 @@
-// Run-time selected SIMD for the conv family's CPU kernels.
+// Run-time selected SIMD for the CPU kernels: the one instruction-set dispatcher (ActiveIsa) and
+// the conv family's vector traits. The elementwise family uses ActiveIsa and the target regions
+// below through ew_common.h (UseAvx2).
 //
 // The library is compiled for the x86-64 baseline (SSE2). Wider paths live in functions compiled
 // with a target attribute (TFG_TARGET_AVX2 / TFG_TARGET_AVX512 regions below) and are only called
