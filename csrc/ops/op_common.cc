@@ -88,18 +88,6 @@ Status CheckActivation(int v, Activation* out) {
   return OkStatus();
 }
 
-float ApplyActivation(Activation a, float v) {
-  switch (a) {
-    case Activation::kNone: return v;
-    case Activation::kRelu: return v < 0.f ? 0.f : v;
-    case Activation::kRelu6: return v < 0.f ? 0.f : (v > 6.f ? 6.f : v);
-    case Activation::kReluN1To1: return v < -1.f ? -1.f : (v > 1.f ? 1.f : v);
-    case Activation::kTanh: return std::tanh(v);
-    case Activation::kSignBit: return std::signbit(v) ? 1.f : 0.f;
-  }
-  return v;
-}
-
 Status CheckPadding(int v, Padding* out) {
   if (v != 0 && v != 1) return InvalidArgument("unknown padding " + std::to_string(v));
   *out = static_cast<Padding>(v);

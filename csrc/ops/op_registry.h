@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "model/flatbuffer.h"
+#include "ops/activation.h"
 #include "tflite_gpu/status.h"
 #include "tflite_gpu/types.h"
 
@@ -157,24 +158,8 @@ std::string BuiltinName(int code);
 #undef TFG_BUILTIN
 #undef TFG_CUSTOM
 
-// Fused activation (TFLite ActivationFunctionType).
-enum class Activation : int8_t { kNone = 0, kRelu = 1, kReluN1To1 = 2, kRelu6 = 3, kTanh = 4, kSignBit = 5 };
+// Fused activation: see ops/activation.h (the enum, bounds, names, GPU snippet).
 Status CheckActivation(int v, Activation* out);
-inline float ActivationMin(Activation a) {
-  switch (a) {
-    case Activation::kRelu: case Activation::kRelu6: return 0.f;
-    case Activation::kReluN1To1: return -1.f;
-    default: return -std::numeric_limits<float>::infinity();
-  }
-}
-inline float ActivationMax(Activation a) {
-  switch (a) {
-    case Activation::kRelu6: return 6.f;
-    case Activation::kReluN1To1: return 1.f;
-    default: return std::numeric_limits<float>::infinity();
-  }
-}
-float ApplyActivation(Activation a, float v);
 
 enum class Padding : int8_t { kSame = 0, kValid = 1 };
 Status CheckPadding(int v, Padding* out);

@@ -291,15 +291,12 @@ inline Status QuantizedActivationRange(const OpContext& ctx, int act, DType type
     const int64_t v = int64_t(zero_point) + RoundAwayToInt32(f / scale);
     return int32_t(uint32_t(uint64_t(v)));  // int32 add, wrapping as TFLite's
   };
-  switch (act) {
-    case 0: case 4: case 5: *act_min = qmin; *act_max = qmax; return OkStatus();
-    case 1: *act_min = std::max(qmin, q(0.f)); *act_max = qmax; return OkStatus();
-    case 2: *act_min = std::max(qmin, q(-1.f)); *act_max = std::min(qmax, q(1.f)); return OkStatus();
-    case 3: *act_min = std::max(qmin, q(0.f)); *act_max = std::min(qmax, q(6.f)); return OkStatus();
-    default:
-      return ctx.Error("fused activation " + std::to_string(act) +
-                       " is not a TFLite fused activation");
-  }
+  float lo, hi;  // the float bounds (ops/activation.h), quantized
+  if (!ActivationBounds(act, &lo, &hi))
+    return ctx.Error("fused activation " + std::to_string(act) + " is not a TFLite fused activation");
+  *act_min = std::isinf(lo) ? qmin : std::max(qmin, q(lo));
+  *act_max = std::isinf(hi) ? qmax : std::min(qmax, q(hi));
+  return OkStatus();
 }
 
 // ---------------------------------------------------------------- parameters of a tensor

@@ -53,7 +53,7 @@ Status ComputeGeom(OpContext& ctx, ConvGeom* g) {
   TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, in, 4, "input"));
   TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, f, 4, "filter"));
   TFG_RETURN_IF_ERROR(conv::CheckWindow(ctx, p.padding, p.stride_w, p.stride_h, p.dil_w, p.dil_h));
-  if (!conv::ActivationRange(p.act, &g->lo, &g->hi))
+  if (!ActivationBounds(p.act, &g->lo, &g->hi))
     return ctx.Error("unsupported fused activation " + std::to_string(p.act));
   g->batch = in.shape[0];
   g->in_h = in.shape[1];

@@ -33,33 +33,7 @@ inline OptionsView Opts(const OptionsView& o, uint8_t expected) {
   return empty;
 }
 
-// Float clamp bounds of a fused activation as TFLite's CalculateActivationRange computes them:
-// RELU, RELU6, RELU_N1_TO_1 clamp; NONE, TANH and SIGN_BIT do not (TFLite's float conv kernels
-// ignore TANH/SIGN_BIT). Returns false for a value outside the enum.
-inline bool ActivationRange(int act, float* lo, float* hi) {
-  const float inf = std::numeric_limits<float>::infinity();
-  *lo = -inf;
-  *hi = inf;
-  switch (act) {
-    case 0: case 4: case 5: return true;
-    case 1: *lo = 0.f; return true;
-    case 2: *lo = -1.f; *hi = 1.f; return true;
-    case 3: *lo = 0.f; *hi = 6.f; return true;
-    default: return false;
-  }
-}
-
-inline const char* ActivationName(int act) {
-  switch (act) {
-    case 0: return "NONE";
-    case 1: return "RELU";
-    case 2: return "RELU_N1_TO_1";
-    case 3: return "RELU6";
-    case 4: return "TANH";
-    case 5: return "SIGN_BIT";
-    default: return "unknown";
-  }
-}
+// Fused activations: ActivationBounds / ActivationName (ops/activation.h).
 
 // min(max(v, lo), hi) with NaN passing through, as TFLite's ActivationFunctionWithMinMax.
 inline float Clamp(float v, float lo, float hi) {

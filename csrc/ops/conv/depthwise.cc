@@ -106,7 +106,7 @@ Status Prepare(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(conv::CheckWindow(ctx, p.padding, p.stride_w, p.stride_h, p.dil_w, p.dil_h));
   if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<DwState>();
   DwState* s = ctx.node().U<DwState>();
-  if (!conv::ActivationRange(p.act, &s->lo, &s->hi))
+  if (!ActivationBounds(p.act, &s->lo, &s->hi))
     return ctx.Error("unsupported fused activation " + std::to_string(p.act));
   if (f.shape[0] != 1) return ctx.Error("filter shape " + conv::Str(f.shape) + " must have 1 as its first dimension");
   s->batch = in.shape[0];

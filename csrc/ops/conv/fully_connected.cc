@@ -55,9 +55,9 @@ Status Prepare(OpContext& ctx) {
   if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<FcState>();
   FcState* s = ctx.node().U<FcState>();
   if (p.act < 0 || p.act > 3)
-    return ctx.Error(std::string("unsupported fused activation ") + conv::ActivationName(p.act) +
+    return ctx.Error(std::string("unsupported fused activation ") + ActivationName(p.act) +
                      " (FULLY_CONNECTED takes NONE, RELU, RELU_N1_TO_1 or RELU6)");
-  conv::ActivationRange(p.act, &s->lo, &s->hi);
+  ActivationBounds(p.act, &s->lo, &s->hi);
   s->units = w.shape[0];
   s->input_size = w.shape[1];
   if (s->input_size <= 0) return ctx.Error("weights shape " + conv::Str(w.shape) + " has no input columns");

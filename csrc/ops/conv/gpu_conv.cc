@@ -35,30 +35,13 @@ using gpu::KernelBuilder;
 
 std::string I(int64_t v) { return std::to_string(v); }
 
-std::string Flt(float v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s + "f";
-}
-
 // The fused activation as TFLite's float conv kernels apply it: a clamp for RELU, RELU6 and
 // RELU_N1_TO_1 (NaN passes through, as conv::Clamp); NONE, TANH and SIGN_BIT do nothing.
-std::string ActivationCode(int act, const std::string& v) {
-  float lo, hi;
-  if (!conv::ActivationRange(act, &lo, &hi)) return "";
-  std::string c;
-  if (std::isfinite(lo))
-    c += v + " = select(" + v + ", (float4)(" + Flt(lo) + "), " + v + " < (float4)(" + Flt(lo) + "));\n";
-  if (std::isfinite(hi))
-    c += v + " = select(" + v + ", (float4)(" + Flt(hi) + "), " + v + " > (float4)(" + Flt(hi) + "));\n";
-  return c;
-}
+std::string ActivationCode(int act, const std::string& v) { return ActivationClampCode(act, v, false); }
 
 Status CheckAct(int act) {
   float lo, hi;
-  if (!conv::ActivationRange(act, &lo, &hi)) return Unimplemented("unsupported fused activation " + I(act));
+  if (!ActivationBounds(act, &lo, &hi)) return Unimplemented("unsupported fused activation " + I(act));
   return OkStatus();
 }
 

@@ -278,7 +278,7 @@ Status SetupHybrid(OpContext& ctx, int w_index, int b_index, int w_axis, int cha
       return ctx.Error(quant::TensorLabel("bias", b) + " has " + std::to_string(b.num_elements()) + " elements, expected " +
                        std::to_string(channels));
   }
-  if (!conv::ActivationRange(act, &h->lo, &h->hi)) return ctx.Error("unsupported fused activation " + std::to_string(act));
+  if (!ActivationBounds(act, &h->lo, &h->hi)) return ctx.Error("unsupported fused activation " + std::to_string(act));
   return OkStatus();
 }
 
@@ -573,7 +573,7 @@ Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims, bool a
     out_shape = {int32_t(s->batch), s->units};
   }
   if (act < 0 || act > 3)
-    return ctx.Error(std::string("unsupported fused activation ") + conv::ActivationName(act) +
+    return ctx.Error(std::string("unsupported fused activation ") + ActivationName(act) +
                      " (FULLY_CONNECTED takes NONE, RELU, RELU_N1_TO_1 or RELU6)");
   s->hybrid = in.type == DType::kFloat32;
   if (s->hybrid) {

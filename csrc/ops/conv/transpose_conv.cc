@@ -89,7 +89,7 @@ Status CommonGeom(OpContext& ctx, const TcParams& p, const Tensor& w, const Tens
   if (p.stride_w <= 0 || p.stride_h <= 0)
     return ctx.Error("strides must be positive, got stride_w=" + std::to_string(p.stride_w) +
                      " stride_h=" + std::to_string(p.stride_h));
-  if (!conv::ActivationRange(p.act, &g->lo, &g->hi))
+  if (!ActivationBounds(p.act, &g->lo, &g->hi))
     return ctx.Error("unsupported fused activation " + std::to_string(p.act));
   g->batch = x.shape[0];
   g->in_h = x.shape[1];

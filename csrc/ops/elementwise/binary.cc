@@ -152,7 +152,7 @@ Status Run(OpContext& ctx, bool ref, const F& f) {
 template <Op OP, typename T>
 Status RunClamped(OpContext& ctx, bool ref) {
   ClampedOp<OP, T> f;
-  ew::ActivationRange<T>(ctx.node().P<ActParams>().act, &f.lo, &f.hi);
+  ActivationRangeOfType<T>(int(ctx.node().P<ActParams>().act), &f.lo, &f.hi);
   return Run<T>(ctx, ref, f);
 }
 
@@ -181,7 +181,7 @@ Status EvalArithImpl(OpContext& ctx, bool ref) {
         for (int64_t i = 0; i < nb; ++i)
           if (pb[i] == 0) return ctx.Error("division by zero (int32 divisor element " + std::to_string(i) + ")");
         IntDivOp f;
-        ew::ActivationRange<int32_t>(ctx.node().P<ActParams>().act, &f.lo, &f.hi);
+        ActivationRangeOfType<int32_t>(int(ctx.node().P<ActParams>().act), &f.lo, &f.hi);
         return Run<int32_t>(ctx, ref, f);
       }
       return RunClamped<OP, int32_t>(ctx, ref);

@@ -45,18 +45,9 @@ constexpr int64_t kCostlyChunk = 2048;
 
 // ---- fused activation (TFLite CalculateActivationRange) ----
 // TFLite's float/int kernels clamp to [lo, hi] for every activation: NONE (and TANH, SIGN_BIT,
-// which ADD/SUB/MUL/DIV ignore) clamps to the finite range of the type, so +-inf become +-max.
+// which ADD/SUB/MUL/DIV ignore) clamps to the finite range of the type, so +-inf become +-max:
+// ActivationRangeOfType<T> (ops/activation.h).
 Status ParseFusedActivation(int v, Activation* out);
-
-template <typename T>
-inline void ActivationRange(Activation a, T* lo, T* hi) {
-  switch (a) {
-    case Activation::kRelu: *lo = T(0); *hi = std::numeric_limits<T>::max(); return;
-    case Activation::kRelu6: *lo = T(0); *hi = T(6); return;
-    case Activation::kReluN1To1: *lo = T(-1); *hi = T(1); return;
-    default: *lo = std::numeric_limits<T>::lowest(); *hi = std::numeric_limits<T>::max(); return;
-  }
-}
 
 // max/min that keep a NaN in x (as TFLite's std::min(std::max(x, lo), hi)).
 template <typename T> inline T MaxKeep(T x, T lo) { return x < lo ? lo : x; }

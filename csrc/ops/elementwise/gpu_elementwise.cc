@@ -36,15 +36,6 @@ std::string Clamp(const std::string& v, const char* lo, const char* hi) {
   return out;
 }
 
-std::string ActivationCode(Activation a, const std::string& v) {
-  switch (a) {
-    case Activation::kRelu: return Clamp(v, "0.0f", "FLT_MAX");
-    case Activation::kRelu6: return Clamp(v, "0.0f", "6.0f");
-    case Activation::kReluN1To1: return Clamp(v, "-1.0f", "1.0f");
-    default: return Clamp(v, "-FLT_MAX", "FLT_MAX");
-  }
-}
-
 // Reads the other operand of a binary op at the output coordinates.
 std::string Other(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& prefix) {
   int other = ctx.chain_input() == 1 ? 0 : 1;
@@ -68,7 +59,7 @@ Status BinarySnippet(GpuBuildContext& ctx, KernelBuilder& kb, const std::string&
     case 6: *code = "{ float4 d_ = " + v + " - " + b + "; " + v + " = d_ * d_; }"; break;
     case 7: *code = v + " = select((float4)(0.0f), (float4)(1.0f), isnotequal(" + v + ", (float4)(0.0f)) && isnotequal(" + b + ", (float4)(0.0f)));"; break;
   }
-  if (kOp <= 3) *code += " " + ActivationCode(ew::FusedActivationOf(ctx.node()), v);
+  if (kOp <= 3) *code += " " + ActivationClampCode(int(ew::FusedActivationOf(ctx.node())), v, /*finite_range=*/true);
   return OkStatus();
 }
 

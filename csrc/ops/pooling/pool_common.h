@@ -17,13 +17,7 @@ inline fb::Table OptionsTable(const OptionsView& o, uint8_t expected_type) {
 
 // TFLite's CalculateActivationRange for float: only the RELU family clamps; every other
 // activation (NONE, TANH, SIGN_BIT) gives [lowest, max], which still maps +-inf to +-FLT_MAX.
-inline void FloatActivationRange(int act, float* lo, float* hi) {
-  *lo = std::numeric_limits<float>::lowest();
-  *hi = std::numeric_limits<float>::max();
-  if (act == 1) { *lo = 0.f; }
-  else if (act == 2) { *lo = -1.f; *hi = 1.f; }
-  else if (act == 3) { *lo = 0.f; *hi = 6.f; }
-}
+inline void FloatActivationRange(int act, float* lo, float* hi) { ActivationRangeOfType<float>(act, lo, hi); }
 inline float Clamp(float v, float lo, float hi) { return std::min(std::max(v, lo), hi); }
 
 inline std::string Str(const Dims& d) { return DimsToString(d); }
