@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
   GpuDelegateInfo info = GetGpuDelegateInfo(delegate);
   std::printf("device: %s, precision %s, delegated %d/%d nodes in %d partition(s)\n", info.device_name.c_str(),
               info.precision.c_str(), report.delegated_nodes, report.total_nodes, report.partitions);
+  for (const DelegationReport::Unsupported& u : report.unsupported)
+    std::printf("unsupported: node %d %s v%d: %s\n", u.node, u.op.c_str(), u.version, u.reason.c_str());
 
   // Run inference.
   std::ifstream in(argv[2], std::ios::binary);

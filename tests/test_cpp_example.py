@@ -83,6 +83,36 @@ def test_cpp_gpu_delegate_example_matches_litert(example_bin, tmp_path):
     assert rel_l2(got, want) <= 1e-5
 
 
+def test_cpp_delegation_report_equals_python(example_bin, tmp_path):
+    """A C++ host gets the report Python's delegation_report() gives: the same counts and the same
+    refused nodes (node, op, version, reason). Ops are refused through TFLITE_GPU_OP_FILTER, which
+    both read."""
+    from gpu_util import require_gpu
+    require_gpu()
+    model = zoo.encoder_decoder(seed=4)
+    mpath = tmp_path / "m.tflite"
+    mpath.write_bytes(model)
+    env = dict(os.environ, TFLITE_GPU_SITE_PACKAGES=os.pathsep.join(sys.path),
+               TFLITE_GPU_OP_FILTER="CONCATENATION,LOGISTIC")
+    py = subprocess.run([sys.executable, "-c", (
+        "import sys, tflite_gpu; d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions()); "
+        "it = tflite_gpu.Interpreter(model_path=sys.argv[1], experimental_delegates=[d]); "
+        "r = it.delegation_report(); "
+        "print(f\"delegated {r['delegated_nodes']}/{r['total_nodes']} nodes in {r['partitions']} partition(s)\"); "
+        "[print(f'unsupported: node {n} {op} v{v}: {why}') for n, op, v, why in r['unsupported']]"),
+        str(mpath)], capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    assert py.returncode == 0, py.stdout + py.stderr
+    d = tflite_gpu.Interpreter(model_content=model).get_input_details()[0]
+    (tmp_path / "in.bin").write_bytes(np.zeros(d["shape"], np.float32).tobytes())
+    r = subprocess.run([str(example_bin / "gpu_delegate"), str(mpath), str(tmp_path / "in.bin"),
+                        str(tmp_path / "out.bin")], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    want = py.stdout.splitlines()
+    assert sum(line.startswith("unsupported: ") for line in want) >= 2, want  # the filter refused ops
+    got = [line[line.index("delegated "):] if line.startswith("device: ") else line for line in r.stdout.splitlines()]
+    assert got == want, (got, want)
+
+
 # ------------------------------------------------------------------ the C API (seed 000's C example)
 def _c_example_io(tmp_path, seed):
     model = zoo.encoder_decoder(seed=seed)

@@ -132,6 +132,11 @@ class GpuDelegate : public Delegate {
   Status Partition(Subgraph& sg, std::vector<std::unique_ptr<DelegateKernel>>* kernels) override;
   std::string name() const override { return "TfLiteGpuDelegateV2"; }
   bool deleted() const override { return deleted_; }
+  std::vector<DelegationReport::Unsupported> Refused() const override {
+    std::vector<DelegationReport::Unsupported> out;
+    for (const auto& r : info_.refused) out.push_back({r.node, r.op, r.version, r.reason});
+    return out;
+  }
   void MarkDeleted() { deleted_ = true; }
 
   const GpuDelegateInfo& info() const { return info_; }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tflite_gpu/interpreter.h"  // DelegationReport
 #include "tflite_gpu/status.h"
 #include "tflite_gpu/types.h"
 
@@ -40,6 +41,8 @@ class Delegate {
   virtual std::string name() const = 0;
   // True once TfLiteGpuDelegateV2Delete / close() ran; using it then is an error.
   virtual bool deleted() const { return false; }
+  // The nodes the latest Partition() refused, with the reasons (for DelegationReport).
+  virtual std::vector<DelegationReport::Unsupported> Refused() const { return {}; }
 };
 
 }  // namespace tflite_gpu

@@ -177,6 +177,7 @@ Status Interpreter::ModifyGraphWithDelegate(Delegate* delegate) {
   TFG_RETURN_IF_ERROR(delegate->Partition(sg, &kernels));
   for (auto& k : kernels) TFG_RETURN_IF_ERROR(sg.ReplaceNodesWithKernel(std::move(k)));
   impl_->delegates.push_back(delegate);
+  for (auto& u : delegate->Refused()) impl_->report.unsupported.push_back(u);
   return sg.AllocateTensors();
 }
 

@@ -57,6 +57,10 @@ struct InterpreterOptions {
   std::vector<std::shared_ptr<HostCustomOp>> host_custom_ops;
 };
 
+// What the delegates applied to the primary subgraph took: the same figures as Python's
+// Interpreter.delegation_report(). total_nodes counts the nodes that run at invoke (not those
+// folded into constants at allocation); unsupported lists, per applied delegate in order, the
+// nodes it refused (node index, op name, op version, reason), which stay on the CPU kernels.
 struct DelegationReport {
   int delegated_nodes = 0, total_nodes = 0, partitions = 0;
   struct Unsupported { int node; std::string op; int version; std::string reason; };
