@@ -100,6 +100,30 @@ def sparse_model(block=False):
     return b.build()
 
 
+def blockwise_model(block=32, zp_tensor=False, scales=None, zero_points=None):
+    """FULLY_CONNECTED whose int8 weights carry the schema's BlockwiseQuantization details (scales
+    in a float16 tensor), written with LiteRT's own flatbuffer tools."""
+    from ai_edge_litert import schema_py_generated as S
+    from ai_edge_litert.tools import flatbuffer_utils as fu
+    b = ModelBuilder()
+    x = b.add_input([1, 64], name="x")
+    w = b.add_const(np.ones((4, 64), np.int8), name="w")
+    sc = b.add_const(np.full((4, 2), 0.5, np.float16), name="w_scales")
+    zp = b.add_const(np.arange(8, dtype=np.int32).reshape(4, 2), name="w_zp") if zp_tensor else -1
+    y = b.add_tensor([1, 4], name="y")
+    b.add_op("FULLY_CONNECTED", [x, w, -1], [y], options=NONE)
+    b.mark_output(y)
+    m = fu.convert_bytearray_to_object(bytearray(b.build()))
+    q = S.QuantizationParametersT()
+    q.detailsType = S.QuantizationDetails.BlockwiseQuantization
+    q.details = S.BlockwiseQuantizationT()
+    q.details.scales = sc if scales is None else scales
+    q.details.zeroPoints = zp if zero_points is None else zero_points
+    q.details.blockSize = block
+    m.subgraphs[0].tensors[w].quantization = q
+    return bytes(fu.convert_object_to_bytearray(m))
+
+
 def custom_op_model(name="MyOp"):
     b = ModelBuilder()
     x = b.add_input([2, 3], name="x")
@@ -206,7 +230,9 @@ def s_details(model):
 @pytest.mark.parametrize("name,model", [("add", add_model), ("dynamic", lambda: add_model(dynamic_batch=True)),
                                         ("quant", quant_model), ("sparse", sparse_model),
                                         ("block_sparse", lambda: sparse_model(block=True)),
-                                        ("two_signatures", two_signature_model)])
+                                        ("two_signatures", two_signature_model),
+                                        ("blockwise", blockwise_model),
+                                        ("blockwise_zero_points", lambda: blockwise_model(zp_tensor=True))])
 def test_details_same_as_litert(name, model):
     check_same(s_details(model()))
 
@@ -258,6 +284,25 @@ def test_ops_details_after_delegation_same_as_litert():
     _same(ref._get_op_details(3), it._get_op_details(3))
     with pytest.raises(ValueError):
         it._get_op_details(4)
+
+
+def test_blockwise_quantization_reported_and_refused_at_allocate():
+    """block_size and the scale/zero-point tensors' values are reported as LiteRT reports them
+    (test_details_same_as_litert); running such a model is refused at allocate_tensors() with the
+    reason (LiteRT 2.3 runs it and returns zeros: silent garbage)."""
+    it = ours_mod.Interpreter(model_content=blockwise_model())
+    assert it.get_tensor_details()[1]["quantization_parameters"]["block_size"] == 32
+    with pytest.raises(RuntimeError, match=r"tensor 1 \('w'\) is blockwise-quantized \(block_size 32"):
+        it.allocate_tensors()
+
+
+@pytest.mark.parametrize("kw,match", [(dict(block=0), "block_size 0"), (dict(block=-4), "block_size -4"),
+                                      (dict(scales=99), "scales tensor 99 out of range"),
+                                      (dict(scales=-1), "scales tensor -1 out of range"),
+                                      (dict(zero_points=7), "zero_points tensor 7 out of range")])
+def test_blockwise_quantization_bad_details_refused_at_load(kw, match):
+    with pytest.raises(ValueError, match=match):
+        ours_mod.Interpreter(model_content=blockwise_model(**kw))
 
 
 def test_signature_runner_same_as_litert():

@@ -86,9 +86,13 @@ def _resolver_type(value) -> Optional[OpResolverType]:
 
 def _details(info: Dict[str, Any]) -> Dict[str, Any]:
     """LiteRT's tensor-details dict, key by key and type by type."""
-    scales = np.asarray(info["scales"], dtype=np.float32)
-    zps = np.asarray(info["zero_points"], dtype=np.int32)
-    quant = (float(scales[0]), int(zps[0]) if zps.size else 0) if scales.size == 1 else (0.0, 0)
+    block = int(info.get("block_size", 0))
+    # Blockwise quantization: LiteRT gives the scale tensor's values in its own dtype (float16).
+    scales = np.asarray(info["scales"], dtype=None if block else np.float32).reshape(-1)
+    if scales.dtype == np.float64:  # an empty list
+        scales = scales.astype(np.float32)
+    zps = np.asarray(info["zero_points"], dtype=np.int32).reshape(-1)
+    quant = (float(scales[0]), int(zps[0]) if zps.size else 0) if scales.size == 1 and not block else (0.0, 0)
     sp = info.get("sparsity")
     sparsity: Dict[str, Any] = {}
     if sp:
@@ -112,7 +116,7 @@ def _details(info: Dict[str, Any]) -> Dict[str, Any]:
         "quantization": quant,
         "quantization_parameters": {"scales": scales, "zero_points": zps,
                                     "quantized_dimension": int(info["quantized_dimension"]),
-                                    "block_size": int(info.get("block_size", 0))},
+                                    "block_size": block},
         "sparsity_parameters": sparsity,
     }
 

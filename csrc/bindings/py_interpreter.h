@@ -172,6 +172,11 @@ class PyInterpreter {
     d["zero_points"] = t.quant.zero_point;
     d["quantized_dimension"] = t.quant.quantized_dimension;
     d["block_size"] = t.quant.block_size;
+    if (t.quant.block_size > 0) {
+      // As LiteRT: the scales and zero points are the contents of their tensors (their own dtypes).
+      d["scales"] = ConstContents(sgi, t.quant.blockwise_scales);
+      d["zero_points"] = ConstContents(sgi, t.quant.blockwise_zero_points);
+    }
     d["is_const"] = t.is_const;
     d["is_variable"] = t.is_variable;
     d["allocated"] = t.data != nullptr;
@@ -194,6 +199,18 @@ class PyInterpreter {
       d["sparsity"] = py::none();
     }
     return d;
+  }
+
+  // A constant tensor's values, flattened (empty when absent or not a constant).
+  py::object ConstContents(int sgi, int index) {
+    const Tensor* c = index >= 0 ? interp_->tensor(sgi, index) : nullptr;
+    if (!c || !c->is_const || !c->data || c->num_elements() < 0 || DTypeSize(c->type) == 0)
+      return py::list();
+    py::array out(NumpyDType(c->type), std::vector<py::ssize_t>{py::ssize_t(c->num_elements())});
+    size_t bytes = size_t(c->num_elements()) * DTypeSize(c->type);
+    if (bytes > c->bytes && c->bytes != 0) return py::list();
+    if (bytes) std::memcpy(out.mutable_data(), c->data, bytes);
+    return out;
   }
 
   void CheckReadable(Tensor& t, int index) {

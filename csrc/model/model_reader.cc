@@ -18,7 +18,9 @@ enum OpCode { kDeprecatedBuiltin = 0, kCustomCode = 1, kOpVersion = 2, kBuiltinC
 enum SubGraph { kTensors = 0, kInputs = 1, kOutputs = 2, kOperators = 3, kName = 4 };
 enum TensorF { kShape = 0, kType = 1, kBuffer = 2, kTName = 3, kQuant = 4, kIsVariable = 5,
                kSparsity = 6, kShapeSignature = 7 };
-enum Quant { kMin = 0, kMax = 1, kScale = 2, kZeroPoint = 3, kQDim = 6 };
+enum Quant { kMin = 0, kMax = 1, kScale = 2, kZeroPoint = 3, kDetailsType = 4, kDetails = 5, kQDim = 6 };
+// QuantizationDetails union member 2: BlockwiseQuantization { scales: int; zero_points: int; block_size: int; }
+enum Blockwise { kBwScales = 0, kBwZeroPoints = 1, kBwBlockSize = 2 };
 enum Sparsity { kTraversal = 0, kBlockMap = 1, kDimMeta = 2 };
 enum DimMeta { kFormat = 0, kDenseSize = 1, kSegType = 2, kSeg = 3, kIdxType = 4, kIdx = 5 };
 enum Op { kOpcodeIndex = 0, kOpInputs = 1, kOpOutputs = 2, kOptType = 3, kOptions = 4,
@@ -81,6 +83,15 @@ void ReadTensor(const Table& t, size_t num_buffers, TensorDef* d, const std::str
       if (zp < INT32_MIN || zp > INT32_MAX)
         throw FbError(Ctx(where, "quantization zero_point " + std::to_string(zp) + " is outside the int32 range"));
     d->quant.quantized_dimension = q.Scalar<int32_t>(F::kQDim, 0);
+    if (q.Scalar<uint8_t>(F::kDetailsType, 0) == 2) {  // BlockwiseQuantization
+      Table bw = q.SubTable(F::kDetails, "blockwise quantization");
+      if (!bw.valid()) throw FbError(Ctx(where, "blockwise quantization without its details table"));
+      d->quant.blockwise_scales = bw.Scalar<int32_t>(F::kBwScales, 0);
+      d->quant.blockwise_zero_points = bw.Scalar<int32_t>(F::kBwZeroPoints, 0);
+      d->quant.block_size = bw.Scalar<int32_t>(F::kBwBlockSize, 0);
+      if (d->quant.block_size <= 0)
+        throw FbError(Ctx(where, "blockwise quantization with block_size " + std::to_string(d->quant.block_size)));
+    }
     if (!d->quant.scale.empty()) {
       if (!d->quant.zero_point.empty() && d->quant.zero_point.size() != d->quant.scale.size())
         throw FbError(Ctx(where, "quantization scale and zero_point lengths differ"));
@@ -175,6 +186,16 @@ void ReadModelImpl(const fb::Reader& r, ModelDef* m) {
       std::string tw = where + ", tensor " + std::to_string(t);
       ReadTensor(ts.GetTable(t, "tensor"), m->buffers.size(), &d.tensors[t], tw);
       const TensorDef& td = d.tensors[t];
+      if (td.quant.block_size > 0) {  // the scale / zero-point tensors are tensors of this subgraph
+        const int32_t n = int32_t(ts.size());
+        if (td.quant.blockwise_scales < 0 || td.quant.blockwise_scales >= n)
+          throw FbError(Ctx(tw, "blockwise quantization scales tensor " + std::to_string(td.quant.blockwise_scales) +
+                                    " out of range (" + std::to_string(n) + " tensors)"));
+        if (td.quant.blockwise_zero_points < -1 || td.quant.blockwise_zero_points >= n)
+          throw FbError(Ctx(tw, "blockwise quantization zero_points tensor " +
+                                    std::to_string(td.quant.blockwise_zero_points) + " out of range (" +
+                                    std::to_string(n) + " tensors)"));
+      }
       if (td.buffer != 0 && td.buffer < m->buffers.size() && m->buffers[td.buffer].data) {
         size_t have = m->buffers[td.buffer].size;
         size_t es = DTypeSize(td.type);

@@ -271,6 +271,12 @@ Status Subgraph::EvalNode(Node& node) {
 Status Subgraph::AllocateTensors() {
   for (const std::string& u : unresolved_)
     if (!u.empty()) return Unimplemented(u);
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    if (tensors_[i].quant.block_size > 0)
+      return FailedPrecondition("tensor " + std::to_string(i) + " ('" + tensors_[i].name +
+                                "') is blockwise-quantized (block_size " + std::to_string(tensors_[i].quant.block_size) +
+                                ", scales in tensor " + std::to_string(tensors_[i].quant.blockwise_scales) +
+                                "): tflite_gpu has no kernel for blockwise-quantized tensors");
   ResetPlan();
   for (int t : inputs_) {
     Tensor& in = tensors_[t];
