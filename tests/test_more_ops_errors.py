@@ -1,4 +1,4 @@
-"""Bad models and bad data for NON_MAX_SUPPRESSION_V4/V5, FAKE_QUANT, the signal ops (RFFT2D, COMPLEX_ABS,
+"""Bad models and bad data for NON_MAX_SUPPRESSION_V4/V5, FAKE_QUANT, BITWISE_XOR, RIGHT_SHIFT, the signal ops (RFFT2D, COMPLEX_ABS,
 REAL, IMAG), CONV_3D, CONV_3D_TRANSPOSE and L2_POOL_2D. Each case is checked to fail in LiteRT
 (BUILTIN_WITHOUT_DEFAULT_DELEGATES) too where LiteRT checks it, and ours must fail with a clear
 exception naming the op and what is wrong: ValueError at allocate_tensors for bad models,
@@ -143,6 +143,12 @@ BAD = [  # id, model builder, match, fails at invoke, LiteRT checks it too
     ("fake_quant_min_max", lambda: op_model("FAKE_QUANT", [((4,), F32)], [((4,), F32)],
                                             options=dict(min=1.0, max=1.0, num_bits=8)),
      "min must be below max", False, False),
+    ("xor_float", lambda: op_model("BITWISE_XOR", [((4,), F32), ((4,), F32)], [((4,), F32)]),
+     "BITWISE_XOR: unsupported input type FLOAT32", False, True),
+    ("right_shift_mixed_types", lambda: op_model("RIGHT_SHIFT", [((4,), I32), ((4,), np.int8)], [((4,), I32)]),
+     "RIGHT_SHIFT: input types differ: INT32 and INT8", False, True),
+    ("xor_bad_broadcast", lambda: op_model("BITWISE_XOR", [((3,), I32), ((4,), I32)], [((4,), I32)]),
+     "BITWISE_XOR", False, True),
     ("nms_sigma_negative", lambda: _nms(soft=True, sigma=np.array(-0.5, F32)), "soft_nms_sigma must be >= 0", True, True),
 ]
 

@@ -55,8 +55,6 @@ PENDING = {
     "RANDOM_UNIFORM": 1,
     "MULTINOMIAL": 1,
     "BITCAST": 1,
-    "BITWISE_XOR": 1,
-    "RIGHT_SHIFT": 1,
     "DILATE": 1,
     "REDUCE_WINDOW": 1,
 }
