@@ -1,4 +1,4 @@
-"""Bad models and bad data for NON_MAX_SUPPRESSION_V4/V5, FAKE_QUANT, BITWISE_XOR, RIGHT_SHIFT, the signal ops (RFFT2D, COMPLEX_ABS,
+"""Bad models and bad data for NON_MAX_SUPPRESSION_V4/V5, FAKE_QUANT, BITWISE_XOR, RIGHT_SHIFT, BITCAST, the signal ops (RFFT2D, COMPLEX_ABS,
 REAL, IMAG), CONV_3D, CONV_3D_TRANSPOSE and L2_POOL_2D. Each case is checked to fail in LiteRT
 (BUILTIN_WITHOUT_DEFAULT_DELEGATES) too where LiteRT checks it, and ours must fail with a clear
 exception naming the op and what is wrong: ValueError at allocate_tensors for bad models,
@@ -149,6 +149,10 @@ BAD = [  # id, model builder, match, fails at invoke, LiteRT checks it too
      "RIGHT_SHIFT: input types differ: INT32 and INT8", False, True),
     ("xor_bad_broadcast", lambda: op_model("BITWISE_XOR", [((3,), I32), ((4,), I32)], [((4,), I32)]),
      "BITWISE_XOR", False, True),
+    ("bitcast_last_dim", lambda: op_model("BITCAST", [((6, 3), np.uint8)], [((6,), F32)]),
+     "BITCAST: bitcast from UINT8 to FLOAT32 needs a last input dim of 4", False, True),
+    ("bitcast_scalar_to_wider", lambda: op_model("BITCAST", [((), np.int16)], [((), I32)]),
+     "needs a last input dim of 2", False, True),
     ("nms_sigma_negative", lambda: _nms(soft=True, sigma=np.array(-0.5, F32)), "soft_nms_sigma must be >= 0", True, True),
 ]
 

@@ -54,7 +54,6 @@ PENDING = {
     "RANDOM_STANDARD_NORMAL": 1,
     "RANDOM_UNIFORM": 1,
     "MULTINOMIAL": 1,
-    "BITCAST": 1,
     "DILATE": 1,
     "REDUCE_WINDOW": 1,
 }
