@@ -88,7 +88,6 @@ PENDING = {
     ("SQUARED_DIFFERENCE", I8),
     ("EXP", I8), ("EXP", I16),
     ("SUM", I8), ("SUM", U8), ("SUM", I16),
-    ("RESIZE_BILINEAR", I8), ("RESIZE_BILINEAR", U8), ("RESIZE_BILINEAR", I16),
 }
 
 TABLE = {op["name"]: set(op["quantized_kernels"]) for op in tflite_gpu.supported_ops()}

@@ -48,6 +48,15 @@ def _prelu16(alpha_dt):
 
 
 OUT16 = Q.QParams(1 / 32768, 0)
+
+
+def _resize(dt_in, dt_out, qi, qo):
+    m = Q.single_op_model_q("RESIZE_BILINEAR", [([1, 3, 3, 2], dt_in, qi)], [([1, 5, 5, 2], dt_out, qo)],
+                            options=dict(align_corners=False, half_pixel_centers=False), version=4,
+                            consts=[np.array([5, 5], np.int32)])
+    return m, [np.zeros([1, 3, 3, 2], dt_in)]
+
+
 BOTH_REFUSE = [
     ("logistic_out_scale", lambda: _unary("LOGISTIC", I16, Q.QParams(0.001, 0), Q.QParams(1 / 16384, 0)),
      ["LOGISTIC", "1/32768"]),
@@ -75,6 +84,13 @@ def test_bad_params_refused_like_litert(case):
 
 # Our limitations (LiteRT runs these): a clear ValueError, never a wrong result.
 OURS_ONLY = [
+    # LiteRT runs an int8 -> uint8 RESIZE_BILINEAR (it checks no output type); refused here.
+    ("resize_type_mix", lambda: _resize(I8, U8, Q.QParams(0.1, 0), Q.QParams(0.1, 128)), ["RESIZE_BILINEAR", "type"]),
+    # LiteRT's RESIZE_BILINEAR reads no quantization parameters; a NaN / zero scale is refused here.
+    ("resize_nan_scale", lambda: _resize(I8, I8, Q.QParams(float("nan"), 0), Q.QParams(0.1, 0)),
+     ["RESIZE_BILINEAR", "in0", "scale"]),
+    ("resize_zero_out_scale", lambda: _resize(U8, U8, Q.QParams(0.1, 3), Q.QParams(0.0, 3)),
+     ["RESIZE_BILINEAR", "out0", "scale"]),
     # LiteRT 2.3's int16 PRELU reads the alpha buffer as int8 whatever its type (measured: an int16
     # alpha's low bytes act as the alphas), so an int16 alpha gives garbage there; refused here.
     ("prelu16_int16_alpha", lambda: _prelu16(I16), ["PRELU", "INT8 alpha"]),

@@ -348,6 +348,20 @@ for dt, qps in _QP.items():
         qcase("RESIZE_NEAREST_NEIGHBOR", f"{dt.name}_{name}", [(shape, dt, qp)],
               [([shape[0], size[0], size[1], shape[3]], dt, qp)], opts, version=v,
               consts=[np.array(size, np.int32)])
+# RESIZE_BILINEAR quantized (issue 7): every float resize case per type (up/down, odd sizes,
+# align_corners, half_pixel_centers, 1x1, batch 2, 130 channels) plus 8x and 2x upsampling and a
+# large tensor for the threaded kernel; int8/int16 follow TFLite's integer interpolation, uint8 its
+# float-weight generic kernel.
+for dt, qps in _QP.items():
+    for k, (name, shape, size, opts) in enumerate(_RESIZES + [
+            ("up8x_half_pixel", [1, 3, 3, 4], [24, 24], dict(half_pixel_centers=True)),
+            ("up2x_half_pixel", [2, 5, 4, 8], [10, 8], dict(half_pixel_centers=True)),
+            ("big", [1, 30, 40, 16], [75, 60], dict(half_pixel_centers=True))]):
+        qp = qps[k % len(qps)]
+        v = 4 if dt == np.int16 else (3 if opts.get("half_pixel_centers") else 2)
+        qcase("RESIZE_BILINEAR", f"{dt.name}_{name}", [(shape, dt, qp)],
+              [([shape[0], size[0], size[1], shape[3]], dt, qp)], opts, version=v,
+              consts=[np.array(size, np.int32)])
 for dt in (np.int8, np.uint8):
     for name, shape, axis in [("last", [3, 10], -1), ("first", [7, 4, 3], 0), ("4d_channels", [2, 4, 4, 21], 3)]:
         a = axis % len(shape)

@@ -181,17 +181,22 @@ Status BuildResize(GpuBuildContext& ctx) {
   std::string b = kPerSlice;
   if (kBilinear) {
     // Per output column / row: (lo, hi, frac, 0), exact floats.
+    // INT8 / INT16 inputs: TFLite's integer kernel's source positions (10-bit fixed-point scales),
+    // so the float view interpolates where the integer kernel does (UINT8: the float positions).
+    const DType qt = ctx.cpu_input(0).type;
+    const bool int_coords = qt == DType::kInt8 || qt == DType::kInt16;
+    auto source = int_coords ? pooling::ResizeBilinearSourceInt : pooling::ResizeBilinearSource;
     std::vector<float> xs(size_t(o.w) * 4, 0.f), ys(size_t(o.h) * 4, 0.f);
     for (int i = 0; i < o.w; ++i) {
       int l, h;
       float f;
-      pooling::ResizeBilinearSource(i, in.w, o.w, ac, hp, &l, &h, &f);
+      source(i, in.w, o.w, ac, hp, &l, &h, &f);
       xs[i * 4] = float(l), xs[i * 4 + 1] = float(h), xs[i * 4 + 2] = f;
     }
     for (int i = 0; i < o.h; ++i) {
       int l, h;
       float f;
-      pooling::ResizeBilinearSource(i, in.h, o.h, ac, hp, &l, &h, &f);
+      source(i, in.h, o.h, ac, hp, &l, &h, &f);
       ys[i * 4] = float(l), ys[i * 4 + 1] = float(h), ys[i * 4 + 2] = f;
     }
     kb.AddConstBuffer("xs", std::move(xs), /*exact=*/true);

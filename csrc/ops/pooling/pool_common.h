@@ -28,6 +28,8 @@ void Pool2DParamsOf(const Node& n, int* padding, int* stride_h, int* stride_w, i
 float SoftmaxBetaOf(const Node& n);
 void ResizeParamsOf(const Node& n, bool* align_corners, bool* half_pixel_centers);
 void ResizeBilinearSource(int value, int in_size, int out_size, bool align_corners, bool half_pixel, int* lo, int* hi, float* frac);
+// The same from TFLite's integer kernel (INT8 / INT16 inputs): 10-bit fixed-point scale and position.
+void ResizeBilinearSourceInt(int value, int in_size, int out_size, bool align_corners, bool half_pixel, int* lo, int* hi, float* frac);
 int ResizeNearestSource(int value, int in_size, int out_size, bool align_corners, bool half_pixel);
 
 }  // namespace pooling

@@ -8,6 +8,17 @@
 //     align_corners together with half_pixel_centers is rejected, sizes must be positive;
 //   * nearest: min(align_corners ? round((y + offset) * scale) : floor((y + offset) * scale),
 //     in - 1), then max(.., 0) with half_pixel_centers (offset 0.5), in float as TFLite.
+// Quantized bilinear (the raw integers are interpolated; the output keeps the input's grid, and
+// TFLite checks no quantization parameters beyond what every quantized tensor must satisfy), as
+// LiteRT 2.3's builtin kernel computes it (measured against it: tests/op_cases/pooling.py):
+//   * INT8, INT16: TFLite's ResizeBilinearInteger: scales in 10-bit fixed point,
+//     round(2^10 * in / out) (align_corners: (in - 1) / (out - 1)) by integer division with
+//     + divisor / 2; source y = v * s (half_pixel_centers: v * s + s / 2 - 2^9); y0 = max(y / 2^10, 0),
+//     y1 = min((y + 2^10 - 1) / 2^10, in - 1) (C division, truncating); the four products summed in
+//     int64 with 20 fraction bits and rounded half away from zero ((sum +- 2^19) / 2^20).
+//   * UINT8: TFLite's optimized ResizeBilinearGenericSmallChannel: the float source coordinates
+//     and weights of the float kernel, the four terms summed in float in the order (y0,x0),
+//     (y0,x1), (y1,x0), (y1,x1), + 0.5, truncated.
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -67,8 +78,16 @@ Status PrepareResize(OpContext& ctx) {
   const Tensor& in = ctx.input(0);
   const Tensor& size = ctx.input(1);
   if (p.bilinear) {
-    if (in.type != DType::kFloat32)
-      return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (only FLOAT32)");
+    if (in.type != DType::kFloat32 && !quant::IsQuantizedIntType(in.type))
+      return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (FLOAT32, INT8, UINT8, INT16)");
+    if (quant::IsQuantizedIntType(in.type)) {
+      quant::TensorQuant qi, qo;
+      TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, in, "input", quant::QuantRule(), &qi));
+      TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, ctx.output(0), "output", quant::QuantRule(), &qo));
+      if (ctx.output(0).type != in.type)
+        return ctx.Error(std::string("output type ") + DTypeName(ctx.output(0).type) + " differs from the input type " +
+                         DTypeName(in.type));
+    }
     if (p.align_corners && p.half_pixel_centers)
       return ctx.Error("if half_pixel_centers is true, align_corners must be false");
   } else {
@@ -121,8 +140,11 @@ Status MaybeShape(OpContext& ctx) {
 }
 
 // ---- bilinear ----
+Status EvalBilinearQuant(OpContext& ctx, bool ref);
+
 Status EvalBilinearRef(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(MaybeShape(ctx));
+  if (quant::IsQuantizedIntType(ctx.input(0).type)) return EvalBilinearQuant(ctx, true);
   const ResizeParams& p = ctx.node().P<ResizeParams>();
   const Tensor& in = ctx.input(0);
   const Tensor& out = ctx.output(0);
@@ -152,8 +174,104 @@ Status EvalBilinearRef(OpContext& ctx) {
   return OkStatus();
 }
 
+// TFLite's ComputeInterpolationValuesInteger (10 fraction bits).
+void InterpInt(int32_t v, int32_t scale10, bool half_pixel, int32_t in_size, int32_t* scaled, int32_t* lo, int32_t* hi) {
+  *scaled = half_pixel ? v * scale10 + scale10 / 2 - (1 << 9) : v * scale10;
+  *lo = std::max(*scaled / (1 << 10), int32_t(0));
+  *hi = std::min((*scaled + (1 << 10) - 1) / (1 << 10), in_size - 1);
+}
+
+int32_t Scale10(int in, int out, bool align_corners) {
+  if (align_corners && out > 1) return ((1 << 10) * (in - 1) + (out - 1) / 2) / (out - 1);
+  return ((1 << 10) * in + out / 2) / out;
+}
+
+// INT8 / INT16 (integer interpolation); rows [r0, r1) of the B * OH output rows.
+template <typename T>
+void BilinearIntRows(const ResizeParams& p, const T* x, T* y, int IH, int IW, int C, int OH, int OW, int64_t r0,
+                     int64_t r1) {
+  const int32_t hs = Scale10(IH, OH, p.align_corners), ws = Scale10(IW, OW, p.align_corners);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int b = int(r / OH), oy = int(r % OH);
+    int32_t iy, y0, y1;
+    InterpInt(oy, hs, p.half_pixel_centers, IH, &iy, &y0, &y1);
+    const int64_t dy = iy - (1 << 10) * y0, ry = (1 << 10) - dy;
+    const T* row0 = x + (int64_t(b) * IH + y0) * IW * C;
+    const T* row1 = x + (int64_t(b) * IH + y1) * IW * C;
+    T* o = y + r * OW * C;
+    for (int ox = 0; ox < OW; ++ox, o += C) {
+      int32_t ix, x0, x1;
+      InterpInt(ox, ws, p.half_pixel_centers, IW, &ix, &x0, &x1);
+      const int64_t dx = ix - (1 << 10) * x0, rx = (1 << 10) - dx;
+      const T* a = row0 + int64_t(x0) * C;
+      const T* bb = row1 + int64_t(x0) * C;
+      const T* c2 = row0 + int64_t(x1) * C;
+      const T* d = row1 + int64_t(x1) * C;
+      for (int c = 0; c < C; ++c) {
+        const int64_t v = int64_t(a[c]) * ry * rx + int64_t(bb[c]) * dy * rx + int64_t(c2[c]) * ry * dx +
+                          int64_t(d[c]) * dy * dx;
+        const int64_t round = v > 0 ? (int64_t(1) << 19) : -(int64_t(1) << 19);
+        o[c] = T((v + round) / (int64_t(1) << 20));
+      }
+    }
+  }
+}
+
+// UINT8 (float weights, TFLite's optimized generic kernel).
+void BilinearU8Rows(const ResizeParams& p, const uint8_t* x, uint8_t* y, int IH, int IW, int C, int OH, int OW,
+                    int64_t r0, int64_t r1) {
+  const float hs = Scale(IH, OH, p.align_corners), ws = Scale(IW, OW, p.align_corners);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int b = int(r / OH), oy = int(r % OH);
+    float iy; int y0, y1;
+    Interp(oy, hs, p.half_pixel_centers, IH, &iy, &y0, &y1);
+    const uint8_t* row0 = x + (int64_t(b) * IH + y0) * IW * C;
+    const uint8_t* row1 = x + (int64_t(b) * IH + y1) * IW * C;
+    uint8_t* o = y + r * OW * C;
+    for (int ox = 0; ox < OW; ++ox, o += C) {
+      float ix; int x0, x1;
+      Interp(ox, ws, p.half_pixel_centers, IW, &ix, &x0, &x1);
+      const float s0 = (1 - (iy - y0)) * (1 - (ix - x0)), s1 = (1 - (iy - y0)) * (ix - x0);
+      const float s2 = (iy - y0) * (1 - (ix - x0)), s3 = (iy - y0) * (ix - x0);
+      const uint8_t* a = row0 + int64_t(x0) * C;
+      const uint8_t* c2 = row0 + int64_t(x1) * C;
+      const uint8_t* bb = row1 + int64_t(x0) * C;
+      const uint8_t* d = row1 + int64_t(x1) * C;
+      for (int c = 0; c < C; ++c) {
+        float v = float(a[c]) * s0;
+        v = v + float(c2[c]) * s1;
+        v = v + float(bb[c]) * s2;
+        v = v + float(d[c]) * s3;
+        o[c] = uint8_t(int32_t(v + 0.5f));
+      }
+    }
+  }
+}
+
+Status EvalBilinearQuant(OpContext& ctx, bool ref) {
+  const ResizeParams& p = ctx.node().P<ResizeParams>();
+  const Tensor& in = ctx.input(0);
+  Tensor& out = ctx.output(0);
+  const int B = in.shape[0], IH = in.shape[1], IW = in.shape[2], C = in.shape[3];
+  const int OH = out.shape[1], OW = out.shape[2];
+  if (int64_t(B) * OH * OW * C == 0) return OkStatus();
+  if (int64_t(IH) * IW == 0) return ctx.Error("cannot resize an empty input to a non-empty output");
+  const int64_t rows = int64_t(B) * OH;
+  auto run = [&](int64_t r0, int64_t r1) {
+    switch (in.type) {
+      case DType::kInt8: BilinearIntRows(p, in.as<int8_t>(), out.as<int8_t>(), IH, IW, C, OH, OW, r0, r1); break;
+      case DType::kInt16: BilinearIntRows(p, in.as<int16_t>(), out.as<int16_t>(), IH, IW, C, OH, OW, r0, r1); break;
+      default: BilinearU8Rows(p, in.as<uint8_t>(), out.as<uint8_t>(), IH, IW, C, OH, OW, r0, r1); break;
+    }
+  };
+  if (ref) run(0, rows);
+  else ParallelFor(ctx.pool(), rows, run, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, int64_t(OW) * C)));
+  return OkStatus();
+}
+
 Status EvalBilinear(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(MaybeShape(ctx));
+  if (quant::IsQuantizedIntType(ctx.input(0).type)) return EvalBilinearQuant(ctx, false);
   const ResizeParams& p = ctx.node().P<ResizeParams>();
   const Tensor& in = ctx.input(0);
   const Tensor& out = ctx.output(0);
@@ -253,6 +371,13 @@ const OpImpl kOp_RESIZE_NEAREST_NEIGHBOR = {ParseNearest, PrepareResize, EvalNea
 
 void pooling::ResizeParamsOf(const Node& n, bool* align_corners, bool* half_pixel_centers) { const ResizeParams& p = n.P<ResizeParams>(); *align_corners = p.align_corners; *half_pixel_centers = p.half_pixel_centers; }
 void pooling::ResizeBilinearSource(int v, int in, int out, bool ac, bool hp, int* lo, int* hi, float* frac) { float s; Interp(v, Scale(in, out, ac), hp, in, &s, lo, hi); *frac = s - float(*lo); }
+void pooling::ResizeBilinearSourceInt(int v, int in, int out, bool ac, bool hp, int* lo, int* hi, float* frac) {
+  int32_t s, l, h;
+  InterpInt(v, Scale10(in, out, ac), hp, in, &s, &l, &h);
+  *lo = l;
+  *hi = h;
+  *frac = float(s - (1 << 10) * l) / 1024.0f;
+}
 int pooling::ResizeNearestSource(int v, int in, int out, bool ac, bool hp) { return Nearest(v, in, out, ac, hp); }
 
 }  // namespace tflite_gpu
