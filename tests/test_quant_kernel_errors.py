@@ -58,6 +58,7 @@ def _resize(dt_in, dt_out, qi, qo):
 
 
 BOTH_REFUSE = [
+    ("exp_uint8", lambda: _unary("EXP", U8, Q.QParams(0.05, 128), Q.QParams(0.1, 0), version=2), ["EXP", "UINT8"]),
     ("logistic_out_scale", lambda: _unary("LOGISTIC", I16, Q.QParams(0.001, 0), Q.QParams(1 / 16384, 0)),
      ["LOGISTIC", "1/32768"]),
     ("logistic_out_zero_point", lambda: _unary("LOGISTIC", I16, Q.QParams(0.001, 0), Q.QParams(1 / 32768, 5)),
@@ -84,6 +85,12 @@ def test_bad_params_refused_like_litert(case):
 
 # Our limitations (LiteRT runs these): a clear ValueError, never a wrong result.
 OURS_ONLY = [
+    ("exp_int16_not_yet", lambda: _unary("EXP", I16, Q.QParams(0.001, 0), Q.QParams(0.002, 0), version=2),
+     ["EXP", "INT16 not yet"]),
+    ("sum_nan_scale", lambda: (Q.single_op_model_q("SUM", [([2, 5], I8, Q.QParams(float("nan"), 0))],
+                                                   [([2], I8, Q.QParams(0.1, 0))], options=dict(keep_dims=False),
+                                                   version=2, consts=[np.array([1], np.int32)]), None),
+     ["SUM", "in0", "scale"]),
     # LiteRT runs an int8 -> uint8 RESIZE_BILINEAR (it checks no output type); refused here.
     ("resize_type_mix", lambda: _resize(I8, U8, Q.QParams(0.1, 0), Q.QParams(0.1, 128)), ["RESIZE_BILINEAR", "type"]),
     # LiteRT's RESIZE_BILINEAR reads no quantization parameters; a NaN / zero scale is refused here.

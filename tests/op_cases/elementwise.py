@@ -576,6 +576,13 @@ for op in ("LOGISTIC", "TANH"):
         CASES.append(qcase(op, f"int16_{k}", [([1, 256, 256], I16, Q.QParams(s, 0))],
                            [([1, 256, 256], I16, Q.QParams(1 / 32768, 0))], version=3, gen=_all_int16,
                            ref_fn=_exact_int16(fn, s)))
+# EXP int8 (issue 7): TFLite's float table (every int8 value), shrinking / growing grids, edge zero
+# points, saturation at the top of the output grid.
+for k, (qi, qo) in enumerate([(Q.QParams(0.05, 3), Q.QParams(0.2, -100)), (Q.QParams(0.02, -128), Q.QParams(0.01, -128)),
+                              (Q.QParams(0.1, 0), Q.QParams(0.5, -128)), (Q.QParams(0.01, 127), Q.QParams(0.004, 0))]):
+    CASES.append(qcase("EXP", f"int8_{k}", [(_S, I8, qi)], [(_S, I8, qo)], version=2, gen=all_values(_S, I8)))
+CASES.append(qcase("EXP", "int8_big", [([1, 56, 56, 24], I8, Q.QParams(0.03, -20))],
+                   [([1, 56, 56, 24], I8, Q.QParams(0.1, -128))], version=2))
 # Large tensors: the parallel table kernel.
 for op in ("RELU6", "HARD_SWISH", "LOGISTIC"):
     qo = Q.QParams(1 / 256, -128) if op == "LOGISTIC" else Q.QParams(0.03, -10)

@@ -400,7 +400,7 @@ for k, (name, shape, beta, s) in enumerate([("2d", [3, 10], 1.0, 0.001), ("4d", 
           dict(beta=beta), version=3, ref_fn=lambda x, s=s, beta=beta: [_exact_softmax16(x, s, beta)])
 
 # MEAN / SUM on quantized tensors: global average pooling (4-D over {1, 2}) and other axes.
-for op in ("MEAN",):
+for op in ("MEAN", "SUM"):
     for dt, qps in _QP.items():
         for k, (name, shape, axes, keep) in enumerate([
                 ("hw_keep", [2, 7, 7, 40], [1, 2], True), ("hw", [1, 5, 6, 19], [2, 1], False),
@@ -414,4 +414,8 @@ for op in ("MEAN",):
             ax = {a % r for a in axes}
             oshape = [1 if i in ax else d for i, d in enumerate(shape) if keep or i not in ax]
             qcase(op, f"{dt.name}_{name}", [(shape, dt, qi)], [(oshape, dt, qo)], dict(keep_dims=keep),
-                  version=2 if dt != np.int16 else 3, consts=[np.array(axes, np.int32)])
+                  version=2 if dt != np.int16 or op == "SUM" else 3, consts=[np.array(axes, np.int32)])
+    if op == "SUM":  # same scale (LiteRT still rescales) and saturating sums
+        for dt, qps in _QP.items():
+            qcase(op, f"{dt.name}_same_scale_saturate", [([3, 4, 10], dt, qps[0])], [([3, 4], dt, qps[0])],
+                  dict(keep_dims=False), version=2, consts=[np.array([2], np.int32)])

@@ -6,7 +6,7 @@
 namespace tflite_gpu {
 namespace ew {
 
-enum class QUnary { kRelu, kRelu6, kReluN1To1, kLeakyRelu, kLogistic, kTanh, kHardSwish };
+enum class QUnary { kRelu, kRelu6, kReluN1To1, kLeakyRelu, kLogistic, kTanh, kHardSwish, kExp };
 
 inline bool IsQuantizedType(DType t) { return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16; }
 

@@ -18,6 +18,8 @@
 //     mirrored for negative x. Output grid 2^-15, zero point 0 (LOGISTIC: exactly 1/32768).
 //     Power-of-two input scales (2^-12; TANH also 2^-11) take TFLite's gemmlowp fixed-point path
 //     instead and are refused here (not implemented).
+//   EXP (INT8): the same 256-entry float table as LOGISTIC / TANH (LUTPopulate with expf), any
+//     output grid (TFLite's exp.cc; UINT8 and INT16 refused: LiteRT refuses UINT8, INT16 not yet).
 //   HARD_SWISH (INT8, UINT8): reference_ops::HardSwish's 16-bit fixed point (hires input scale
 //     in_scale / 128, "reluish" multiplier on the 3/32768 scale, SaturatingDoublingHighMul); the
 //     builtin NEON kernel is bit-exact with it.
@@ -100,10 +102,12 @@ int32_t Scalar(const QUnaryData& d, int32_t q) {
                                            : quant::MultiplyByQuantizedMultiplier(x, d.mult_alpha, d.shift_alpha));
       return std::min(std::max(v, d.qmin), d.qmax);
     }
-    case QUnary::kLogistic: case QUnary::kTanh: {
+    case QUnary::kLogistic: case QUnary::kTanh: case QUnary::kExp: {
       if (d.type == DType::kInt16) return d.kind == QUnary::kLogistic ? Int16Logistic(d, q) : Int16Tanh(d, q);
       const float deq = d.in_scale * float(q - d.in_zp);
-      const float f = d.kind == QUnary::kLogistic ? 1.0f / (1.0f + std::exp(-deq)) : std::tanh(deq);
+      const float f = d.kind == QUnary::kLogistic ? 1.0f / (1.0f + std::exp(-deq))
+                      : d.kind == QUnary::kExp    ? std::exp(deq)
+                                                  : std::tanh(deq);
       const float inv = 1.0f / d.out_scale;
       const float rescaled = std::round(f * inv);
       const int32_t v = int32_t(rescaled + float(d.out_zp));
@@ -137,6 +141,7 @@ const char* KindName(QUnary k) {
     case QUnary::kLogistic: return "LOGISTIC";
     case QUnary::kTanh: return "TANH";
     case QUnary::kHardSwish: return "HARD_SWISH";
+    case QUnary::kExp: return "EXP";
   }
   return "?";
 }
@@ -186,6 +191,9 @@ Status PrepareQuantUnary(OpContext& ctx, QUnary kind, float alpha) {
   if (is16 && (kind == QUnary::kReluN1To1 || kind == QUnary::kHardSwish))
     return ctx.Error(std::string("INT16 input is not supported (TFLite's ") + KindName(kind) +
                      " kernel takes FLOAT32, INT8, UINT8)");
+  if (kind == QUnary::kExp && x.type != DType::kInt8)
+    return ctx.Error(std::string(DTypeName(x.type)) + " input is not supported for quantized EXP (supported: FLOAT32, INT8" +
+                     (x.type == DType::kInt16 ? "; INT16 not yet)" : ")"));
   if (y.type != x.type)
     return ctx.Error(std::string("output type ") + DTypeName(y.type) + " differs from the input type " +
                      DTypeName(x.type));
@@ -226,6 +234,7 @@ Status PrepareQuantUnary(OpContext& ctx, QUnary kind, float alpha) {
       if (kind == QUnary::kLogistic && d->out_scale != 1.0f / 256)
         return ctx.Error("output scale must be 1/256, got " + std::to_string(d->out_scale));
       break;
+    case QUnary::kExp: break;
     case QUnary::kHardSwish: {
       const float hires = (1.0f / 128.0f) * d->in_scale;
       int32_t m32 = 0;

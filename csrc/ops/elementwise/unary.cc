@@ -129,7 +129,7 @@ Status EvalQ(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_EXP = {nullptr, PrepareUnaryFloat, EvalExp, EvalExpRef, false};
+const OpImpl kOp_EXP = {nullptr, PrepareQ<ew::QUnary::kExp>, EvalQ<EvalExp, false>, EvalQ<EvalExpRef, true>, false};
 const OpImpl kOp_LOGISTIC = {nullptr, PrepareQ<ew::QUnary::kLogistic>, EvalQ<EvalLogistic, false>,
                              EvalQ<EvalLogisticRef, true>, false};
 const OpImpl kOp_TANH = {nullptr, PrepareQ<ew::QUnary::kTanh>, EvalQ<EvalTanh, false>, EvalQ<EvalTanhRef, true>, false};

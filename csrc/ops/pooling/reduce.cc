@@ -13,8 +13,11 @@
 //     the scalar double rounding;
 //   * otherwise reference_ops::QuantizedMeanOrSum: int32 sums, minus in_zp * count, times the
 //     multiplier of in_scale / out_scale with 1 / count folded into it (TFLite's way), double
-//     rounding, + out_zp. (Quantized SUM is not there yet: LiteRT's builtin SUM rounds differently
-//     from this rule in places; refused rather than off by one.)
+//     rounding, + out_zp.
+//   * SUM (INT8, UINT8, INT16; LiteRT 2.3 rescales even when the scales agree): TFLite's
+//     QuantizedMeanOrSum sum branch, in float: scale = in_scale / out_scale, bias = -in_zp * scale
+//     * count (float, in that order); out = clamp(round_half_away(float(int32 sum) * scale + bias)
+//     + out_zp) (measured against LiteRT builtin; the integer multiplier rule differs by a step).
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -88,8 +91,6 @@ Status PrepareReduce(OpContext& ctx) {
   switch (in.type) {
     case DType::kFloat32: case DType::kInt32: case DType::kInt64: break;
     case DType::kInt8: case DType::kUInt8: case DType::kInt16: {
-      if (!ctx.node().P<ReduceParams>().mean)
-        return ctx.Error(std::string("quantized ") + DTypeName(in.type) + " SUM is not supported yet (supported: FLOAT32, INT32, INT64)");
       const Tensor& out = ctx.output(0);
       if (out.type != in.type)
         return ctx.Error(std::string("output type ") + DTypeName(out.type) + " differs from the input type " +
@@ -311,6 +312,16 @@ Status RunQuant(OpContext& ctx, const std::vector<bool>& red, bool ref) {
       const int32_t v = (i % depth) < vec ? quant::MultiplyByQuantizedMultiplierHalfUp(sum, m, s)
                                           : quant::MultiplyByQuantizedMultiplier(sum, m, s);
       y[i] = T(std::min(std::max(v + bias, lo), hi));
+    }
+    return OkStatus();
+  }
+  if (!p.mean) {
+    const float scale = q.in.Scale() / q.out.Scale();
+    const float bias = float(-q.in.ZeroPoint()) * scale * float(n);
+    for (int64_t i = 0; i < num_out; ++i) {
+      const float v = float(int32_t(acc[i])) * scale + bias;
+      const int32_t r = quant::RoundAwayToInt32(v) + q.out.ZeroPoint();
+      y[i] = T(std::min(std::max(r, lo), hi));
     }
     return OkStatus();
   }
