@@ -396,6 +396,8 @@ def _control_flow_mutate(m, rng: random.Random, S) -> None:
 
 
 def byte_mutate(data: bytes, rng: random.Random) -> bytes:
+    if not data:  # an earlier round truncated everything: a few random bytes instead
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 16)))
     d = bytearray(data)
     kind = rng.randrange(4)
     if kind == 0:  # flips
@@ -507,6 +509,7 @@ def supervise(mutants: int, out: str, seed: str = "0", gpu_share: float = 0.2, h
     models_dir = os.path.join(out, "seed_models")
     seed_models(models_dir)  # build once, shared by every worker
     stats: Dict[str, int] = {}
+    per_seed: Dict[str, int] = {}
     findings: List[str] = []
     kept: List[str] = []
     i = 0
@@ -564,10 +567,15 @@ def supervise(mutants: int, out: str, seed: str = "0", gpu_share: float = 0.2, h
                 current = (int(parts[1]), parts[2], parts[3])
             elif parts[0] == "done":
                 stats[parts[2]] = stats.get(parts[2], 0) + 1
+                if current is not None:  # per path (cpu / gpu) and per seed model
+                    stats[current[2]] = stats.get(current[2], 0) + 1
+                    per_seed[current[1]] = per_seed.get(current[1], 0) + 1
                 i = int(parts[1]) + 1
                 current = None
                 if i % 1000 == 0:
                     log(f"fuzz: {i} mutants, {time.time() - t0:.0f} s, {stats}")
+            elif parts[0] == "nogpu":
+                stats["nogpu"] = 1
             elif parts[0] == "finding":
                 findings.append(line.strip())
                 log(f"fuzz: {line.strip()}")
@@ -585,7 +593,7 @@ def supervise(mutants: int, out: str, seed: str = "0", gpu_share: float = 0.2, h
             raise RuntimeError(f"fuzz worker failed outside a mutant (rc={p.returncode}):\n" + "".join(err_tail[-40:]))
     stats["mutants"] = i
     stats["seconds"] = int(time.time() - t0)
-    return {"stats": stats, "kept": kept, "findings": findings}
+    return {"stats": stats, "per_seed": per_seed, "kept": kept, "findings": findings}
 
 
 def _digest(path: str) -> str:
