@@ -211,3 +211,36 @@ def test_log_handler_calling_the_interpreter_being_delegated():
     require_gpu()
     out = run_child(LOG_HANDLER, timeout=150)
     assert "log handler ok" in out, out
+
+
+def test_cpp_host_op_calling_its_interpreter(tmp_path):
+    """tests/c/reentrant_host_op.cc: a C++ HostCustomOp whose eval calls AllocateTensors,
+    ResizeInputTensor, Invoke and ModifyGraphWithDelegate on the running interpreter gets an error
+    for each (the engine refuses, below the binding's lock), and the outer Invoke's result is right."""
+    import os
+    import shutil
+    import subprocess
+    import tflite_gpu
+    cxx = next((shutil.which(c) for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
+    if cxx is None:
+        pytest.skip("no C++ compiler here: cannot build the C++ host test program")
+    inc, lib = tflite_gpu.get_include(), tflite_gpu.get_library_dir()
+    if not os.path.isfile(os.path.join(inc, "tflite_gpu", "interpreter.h")):
+        pytest.skip(f"the installed package has no headers at {inc}")
+    exe = tmp_path / "reentrant_host_op"
+    src = os.path.join(os.path.dirname(__file__), "c", "reentrant_host_op.cc")
+    flags = []
+    if os.environ.get("LD_PRELOAD", "").find("asan") >= 0:  # the sanitizer build's library
+        flags = ["-fsanitize=address,undefined"]
+    r = subprocess.run([cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", *flags, src, "-I", inc, "-L", lib,
+                        "-ltflite_gpu", f"-Wl,-rpath,{lib}", "-o", str(exe)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    code = PRELUDE.split("X = np.array")[0] + "\nopen(%r, 'wb').write(custom_op_model())\n" % str(tmp_path / "m.tflite")
+    run_child(code, timeout=60)
+    r = subprocess.run([str(exe), str(tmp_path / "m.tflite")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1] == "ok", r.stdout
+    assert "AllocateTensors called on subgraph 0 ('main') while it is running" in r.stdout, r.stdout
+    assert "ResizeInputTensor called on subgraph 0" in r.stdout, r.stdout
+    assert "is invoked while it is already running" in r.stdout, r.stdout
+    assert "ModifyGraphWithDelegate called while the interpreter is running" in r.stdout, r.stdout

@@ -170,6 +170,10 @@ bool Interpreter::allocated() const { return impl_->subgraphs[0]->allocated(); }
 Status Interpreter::ModifyGraphWithDelegate(Delegate* delegate) {
   if (!delegate) return InvalidArgument("ModifyGraphWithDelegate: delegate is null");
   if (delegate->deleted()) return FailedPrecondition("ModifyGraphWithDelegate: the delegate was already deleted");
+  for (auto& g : impl_->subgraphs)
+    if (g->invoking())
+      return FailedPrecondition("ModifyGraphWithDelegate called while the interpreter is running (a re-entrant "
+                                "call from a custom op or callback)");
   Subgraph& sg = (*impl_->subgraphs[0]);
   // The delegate partitions a prepared graph: shapes and types must be known.
   TFG_RETURN_IF_ERROR(sg.AllocateTensors());

@@ -158,7 +158,16 @@ Status Subgraph::CheckDataflow() const {
   return OkStatus();
 }
 
+// A host callback (a HostCustomOp, a Python custom op through the binding) may call back into its
+// interpreter while a subgraph runs: re-planning or resizing that subgraph then would free the
+// memory its running nodes use, so it is refused.
+static Status RunningError(int index, const std::string& name, const char* what) {
+  return FailedPrecondition(std::string(what) + " called on subgraph " + std::to_string(index) + " ('" + name +
+                            "') while it is running (a re-entrant call from a custom op or callback)");
+}
+
 Status Subgraph::ResizeInputTensor(int index, const Dims& dims, bool strict) {
+  if (invoking_) return RunningError(index_, name_, "ResizeInputTensor");
   if (std::find(inputs_.begin(), inputs_.end(), index) == inputs_.end())
     return InvalidArgument("tensor " + std::to_string(index) + " is not an input of the graph; only inputs can be resized");
   for (int d : dims)
@@ -269,6 +278,7 @@ Status Subgraph::EvalNode(Node& node) {
 }
 
 Status Subgraph::AllocateTensors() {
+  if (invoking_) return RunningError(index_, name_, "AllocateTensors");
   for (const std::string& u : unresolved_)
     if (!u.empty()) return Unimplemented(u);
   for (size_t i = 0; i < tensors_.size(); ++i)
@@ -449,7 +459,8 @@ Status Subgraph::Invoke() {
     return FailedPrecondition("invoke() called before allocate_tensors() (or after a resize without re-allocating)");
   if (invoking_)
     return FailedPrecondition("subgraph " + std::to_string(index_) + " ('" + name_ +
-                              "') is invoked while it is already running (recursion between subgraphs)");
+                              "') is invoked while it is already running (recursion between subgraphs, or a re-entrant "
+                              "call from a custom op or callback)");
   invoking_ = true;
   struct Clear { bool* f; ~Clear() { *f = false; } } clear{&invoking_};
   if (profiling) last_profile.clear();
