@@ -31,7 +31,6 @@ PENDING = {
     "LSH_PROJECTION": 1,
     "MUL": 8,
     "SOFTMAX": 4,
-    "SVDF": 4,
     "SKIP_GRAM": 1,
     "EMBEDDING_LOOKUP_SPARSE": 1,
     "PAD": 6,

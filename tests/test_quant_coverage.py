@@ -26,10 +26,12 @@ LITERT_QUANTIZED = {
     "BATCH_MATMUL": {I8, I16, HYB},
     "LSTM": {I8, HYB},
     "UNIDIRECTIONAL_SEQUENCE_LSTM": {I8, HYB},
-    # sequence ops (issue 8; TFLite basic_rnn, unidirectional/bidirectional_sequence_rnn.cc: hybrid eval paths)
+    # sequence ops (issue 8; TFLite basic_rnn, unidirectional/bidirectional_sequence_rnn,
+    # svdf .cc: hybrid eval paths; SVDF's full-integer path)
     "RNN": {HYB},
     "UNIDIRECTIONAL_SEQUENCE_RNN": {HYB},
     "BIDIRECTIONAL_SEQUENCE_RNN": {HYB},
+    "SVDF": {I8, HYB},
     # elementwise (probed)
     "ADD": {I8, U8, I16},
     "SUB": {I8, U8, I16},
