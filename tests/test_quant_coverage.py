@@ -27,10 +27,11 @@ LITERT_QUANTIZED = {
     "LSTM": {I8, HYB},
     "UNIDIRECTIONAL_SEQUENCE_LSTM": {I8, HYB},
     # sequence ops (issue 8; TFLite basic_rnn, unidirectional/bidirectional_sequence_rnn,
-    # svdf .cc: hybrid eval paths; SVDF's full-integer path)
+    # bidirectional_sequence_lstm, svdf .cc: hybrid eval paths; SVDF's full-integer path)
     "RNN": {HYB},
     "UNIDIRECTIONAL_SEQUENCE_RNN": {HYB},
     "BIDIRECTIONAL_SEQUENCE_RNN": {HYB},
+    "BIDIRECTIONAL_SEQUENCE_LSTM": {HYB},
     "SVDF": {I8, HYB},
     # elementwise (probed)
     "ADD": {I8, U8, I16},
@@ -90,6 +91,7 @@ PENDING = {
     ("BATCH_MATMUL", HYB),
     ("LSTM", I8), ("LSTM", HYB),
     ("UNIDIRECTIONAL_SEQUENCE_LSTM", I8), ("UNIDIRECTIONAL_SEQUENCE_LSTM", HYB),
+    ("BIDIRECTIONAL_SEQUENCE_LSTM", HYB),
     ("DIV", I8), ("DIV", U8), ("DIV", I16),
     ("SQUARED_DIFFERENCE", I8),
     ("EXP", I16),

@@ -1,4 +1,4 @@
-"""LSTM family: UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (FULL and BASIC kernels), float32."""
+"""LSTM family: UNIDIRECTIONAL_SEQUENCE_LSTM, LSTM (FULL and BASIC kernels) and BIDIRECTIONAL_SEQUENCE_LSTM, float32."""
 import numpy as np
 
 from harness import OpCase
@@ -163,3 +163,97 @@ for _c in CASES:
         _c.gpu = False
         _c.note = "GPU: variable state tensors (only the BASIC LSTM kernel runs on the GPU)"
 CASES.append(_basic_case("basic_kernel_gpu_lanes", batch=2, n_input=4, n_units=6))
+
+
+BIDI = "BIDIRECTIONAL_SEQUENCE_LSTM"
+
+
+def bidi_lstm_model(batch=2, time=3, n_input=4, fw_cell=5, bw_cell=5, fw_out=None, bw_out=None,
+                    cifg=False, peephole=False, proj_bias=False, merge_outputs=False, time_major=True,
+                    act="TANH", cell_clip=0.0, proj_clip=0.0, aux=None, aux_size=None, seed=0,
+                    options="default"):
+    """A one-op BIDIRECTIONAL_SEQUENCE_LSTM (48 inputs) with random constant weights and variable
+    states. fw_out/bw_out: projection sizes (None: no projection). aux: None, 'cross' (aux_input
+    with aux weights for both cells) or 'bw_input' (aux_input without aux weights)."""
+    rng = np.random.default_rng(seed)
+    aux_size = aux_size or n_input
+    mb = ModelBuilder()
+    shape = [time, batch, n_input] if time_major else [batch, time, n_input]
+    x = mb.add_input(shape, name="input")
+    a = mb.add_input(shape[:2] + [aux_size], name="aux_input") if aux else -1
+
+    def w(*shp):
+        fan = shp[-1] if len(shp) > 1 else 4
+        return mb.add_const((rng.standard_normal(shp) / np.sqrt(fan)).astype(np.float32))
+
+    def b(n, val=0.0):
+        return mb.add_const((val + 0.1 * rng.standard_normal(n)).astype(np.float32))
+
+    def cell(nc, no, ni):
+        proj = no is not None
+        no = no if proj else nc
+        ins = [-1 if cifg else w(nc, ni)] + [w(nc, ni) for _ in range(3)]
+        ins += [-1 if cifg else w(nc, no)] + [w(nc, no) for _ in range(3)]
+        ins += ([-1 if cifg else w(nc), w(nc), w(nc)] if peephole else [-1, -1, -1])
+        ins += [-1 if cifg else b(nc), b(nc, 1.0), b(nc), b(nc)]
+        ins += [w(no, nc) if proj else -1, b(no) if (proj and proj_bias) else -1]
+        return ins, no
+    fw, fo = cell(fw_cell, fw_out, n_input)
+    bw, bo = cell(bw_cell, bw_out, aux_size if aux == "bw_input" else n_input)
+    states = [mb.add_tensor([batch, fo], name="fw_output_state", is_variable=True),
+              mb.add_tensor([batch, fw_cell], name="fw_cell_state", is_variable=True),
+              mb.add_tensor([batch, bo], name="bw_output_state", is_variable=True),
+              mb.add_tensor([batch, bw_cell], name="bw_cell_state", is_variable=True)]
+    if aux == "cross":
+        auxw = [-1 if cifg else w(fw_cell, aux_size)] + [w(fw_cell, aux_size) for _ in range(3)]
+        auxw += [-1 if cifg else w(bw_cell, aux_size)] + [w(bw_cell, aux_size) for _ in range(3)]
+    else:
+        auxw = [-1] * 8
+    ins = [x] + fw + bw + states + [a] + auxw
+    if merge_outputs:
+        outs = [mb.add_tensor(shape[:2] + [fo + bo], name="output")]
+    else:
+        outs = [mb.add_tensor(shape[:2] + [fo], name="fw_output"),
+                mb.add_tensor(shape[:2] + [bo], name="bw_output")]
+    for o in outs:
+        mb.mark_output(o)
+    opts = dict(fused_activation_function=act, cell_clip=cell_clip, proj_clip=proj_clip,
+                merge_outputs=merge_outputs, time_major=time_major)
+    if options != "default":
+        opts = options
+    mb.add_op(BIDI, ins, outs, options=opts)
+    return mb.build()
+
+
+def _bidi_case(name, **kw):
+    tm = kw.get("time_major", True)
+    batch, time, n_input = kw.get("batch", 2), kw.get("time", 3), kw.get("n_input", 4)
+    shape = [time, batch, n_input] if tm else [batch, time, n_input]
+    aux_shape = shape[:2] + [kw.get("aux_size") or n_input]
+
+    def gen(rng):
+        xs = [rng.standard_normal(shape).astype(np.float32)]
+        if kw.get("aux"):
+            xs.append(rng.standard_normal(aux_shape).astype(np.float32))
+        return xs
+    c = OpCase(BIDI, name, lambda: bidi_lstm_model(**kw), gen)
+    c.gpu = False
+    c.note = "GPU: CPU op (variable state tensors)"
+    return c
+
+
+CASES += [
+    _bidi_case("basic"),
+    _bidi_case("batch_major", time_major=False),
+    _bidi_case("merge", merge_outputs=True),
+    _bidi_case("merge_batch_major_batch1", merge_outputs=True, time_major=False, batch=1),
+    _bidi_case("cifg_peephole", cifg=True, peephole=True),
+    _bidi_case("projection_clip", fw_out=3, bw_out=3, proj_bias=True, proj_clip=0.4, cell_clip=0.7),
+    _bidi_case("aux_cross", aux="cross", aux_size=5),
+    _bidi_case("aux_cross_cifg_merge", aux="cross", cifg=True, merge_outputs=True),
+    _bidi_case("aux_bw_input", aux="bw_input"),
+    _bidi_case("aux_bw_input_batch_major", aux="bw_input", time_major=False),
+    _bidi_case("act_relu_long", act="RELU", time=8, batch=1),
+    _bidi_case("act_none", act="NONE"),
+    _bidi_case("no_options", options=None, time_major=False),
+]

@@ -48,6 +48,7 @@ struct LstmParams {
   bool time_major = false;
   bool diagonal = false;
   bool sequence = false;
+  bool merge_outputs = false;  // BIDIRECTIONAL_SEQUENCE_LSTM
 };
 
 enum In {
@@ -137,26 +138,50 @@ void Normalize(float* v, int n) {
 const float* Data(OpContext& ctx, int i) { return ctx.has_input(i) ? ctx.input(i).as<float>() : nullptr; }
 
 // ------------------------------------------------------------------------------ prepare (FULL)
-Status CheckVec(OpContext& ctx, int i, int n, const char* what) {
+Status CheckVec(OpContext& ctx, int i, int n, const std::string& what) {
   const Tensor& t = ctx.input(i);
   if (t.type != DType::kFloat32)
-    return ctx.Error(std::string(what) + " (input " + std::to_string(i) + ") has type " + DTypeName(t.type) +
+    return ctx.Error(what + " (input " + std::to_string(i) + ") has type " + DTypeName(t.type) +
                      ", expected FLOAT32");
   if (t.shape.size() != 1 || t.shape[0] != n)
-    return ctx.Error(std::string(what) + " (input " + std::to_string(i) + ") must have shape [" + std::to_string(n) +
+    return ctx.Error(what + " (input " + std::to_string(i) + ") must have shape [" + std::to_string(n) +
                      "], got " + DimsToString(t.shape));
   return OkStatus();
 }
-Status CheckMat(OpContext& ctx, int i, int rows, int cols, const char* what) {
+Status CheckMat(OpContext& ctx, int i, int rows, int cols, const std::string& what) {
   const Tensor& t = ctx.input(i);
   if (t.type != DType::kFloat32)
-    return ctx.Error(std::string(what) + " (input " + std::to_string(i) + ") has type " + DTypeName(t.type) +
+    return ctx.Error(what + " (input " + std::to_string(i) + ") has type " + DTypeName(t.type) +
                      (t.type == DType::kInt8 || t.type == DType::kUInt8
                           ? ": hybrid (quantized-weight) LSTMs are not supported, weights must be FLOAT32"
                           : ", expected FLOAT32"));
   if (t.shape.size() != 2 || t.shape[0] != rows || t.shape[1] != cols)
-    return ctx.Error(std::string(what) + " (input " + std::to_string(i) + ") must have shape [" + std::to_string(rows) +
+    return ctx.Error(what + " (input " + std::to_string(i) + ") must have shape [" + std::to_string(rows) +
                      ", " + std::to_string(cols) + "], got " + DimsToString(t.shape));
+  return OkStatus();
+}
+
+// The weight-derived part of Geo for the direction whose inputs 1..17 sit at 1 + off .. 17 + off
+// (BIDIRECTIONAL_SEQUENCE_LSTM: off 0 forward, 17 backward).
+Status GetGeoDir(OpContext& ctx, bool diagonal, int off, const std::string& pre, Geo* g) {
+  if (!ctx.has_input(kInToOut + off) || !ctx.has_input(kRecToOut + off))
+    return ctx.Error(pre + "input_to_output_weights and " + pre + "recurrent_to_output_weights (inputs " +
+                     std::to_string(kInToOut + off) + ", " + std::to_string(kRecToOut + off) + ") are required");
+  const Tensor& w = ctx.input(kInToOut + off);
+  if (w.shape.size() != 2) return ctx.Error(pre + "input_to_output_weights must be 2-D, got " + DimsToString(w.shape));
+  g->n_cell = w.shape[0];
+  const Tensor& r = ctx.input(kRecToOut + off);
+  if (diagonal) {
+    if (r.shape.size() != 1) return ctx.Error("diagonal recurrent_to_output_weights must be 1-D, got " + DimsToString(r.shape));
+    g->n_output = g->n_cell;
+  } else {
+    if (r.shape.size() != 2) return ctx.Error(pre + "recurrent_to_output_weights must be 2-D, got " + DimsToString(r.shape));
+    g->n_output = r.shape[1];
+  }
+  g->cifg = !ctx.has_input(kInToIn + off);
+  g->peephole = ctx.has_input(kCellToForget + off) || ctx.has_input(kCellToOut + off) || ctx.has_input(kCellToIn + off);
+  g->projection = ctx.has_input(kProjW + off);
+  g->layer_norm = false;
   return OkStatus();
 }
 
@@ -174,21 +199,69 @@ Status GetGeo(OpContext& ctx, Geo* g) {
     g->n_batch = in.shape[0];
     g->n_input = in.shape[1];
   }
-  const Tensor& w = ctx.input(kInToOut);
-  if (w.shape.size() != 2) return ctx.Error("input_to_output_weights must be 2-D, got " + DimsToString(w.shape));
-  g->n_cell = w.shape[0];
-  const Tensor& r = ctx.input(kRecToOut);
-  if (p.diagonal) {
-    if (r.shape.size() != 1) return ctx.Error("diagonal recurrent_to_output_weights must be 1-D, got " + DimsToString(r.shape));
-    g->n_output = g->n_cell;
-  } else {
-    if (r.shape.size() != 2) return ctx.Error("recurrent_to_output_weights must be 2-D, got " + DimsToString(r.shape));
-    g->n_output = r.shape[1];
-  }
-  g->cifg = !ctx.has_input(kInToIn);
-  g->peephole = ctx.has_input(kCellToForget) || ctx.has_input(kCellToOut) || ctx.has_input(kCellToIn);
-  g->projection = ctx.has_input(kProjW);
+  TFG_RETURN_IF_ERROR(GetGeoDir(ctx, p.diagonal, 0, "", g));
   g->layer_norm = ctx.num_inputs() == 24 && ctx.has_input(kForgetLN);
+  return OkStatus();
+}
+
+Status CheckDir(OpContext& ctx, const LstmParams& p, const Geo& g, int off, const std::string& pre) {
+  const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
+  if (g.cifg != !ctx.has_input(kRecToIn + off))
+    return ctx.Error("input_to_input_weights and recurrent_to_input_weights must be both present or both absent");
+  if (!g.cifg) TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToIn + off, nc, ni, pre + "input_to_input_weights"));
+  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToForget + off, nc, ni, pre + "input_to_forget_weights"));
+  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToCell + off, nc, ni, pre + "input_to_cell_weights"));
+  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToOut + off, nc, ni, pre + "input_to_output_weights"));
+  const char* rec_names[4] = {"recurrent_to_input_weights", "recurrent_to_forget_weights", "recurrent_to_cell_weights",
+                              "recurrent_to_output_weights"};
+  for (int k = g.cifg ? 1 : 0; k < 4; ++k) {
+    if (p.diagonal) TFG_RETURN_IF_ERROR(CheckVec(ctx, kRecToIn + off + k, nc, pre + rec_names[k]));
+    else TFG_RETURN_IF_ERROR(CheckMat(ctx, kRecToIn + off + k, nc, no, pre + rec_names[k]));
+  }
+  // Peepholes: all or none (the input one is absent with CIFG).
+  const bool pi = ctx.has_input(kCellToIn + off), pf = ctx.has_input(kCellToForget + off), po = ctx.has_input(kCellToOut + off);
+  const bool all_or_none = ((pi || g.cifg) && pf && po) || (!pi && !pf && !po);
+  if (!all_or_none) return ctx.Error("peephole weights (inputs 9-11) must be all present or all absent");
+  if (g.cifg && pi) return ctx.Error("cell_to_input_weights must be absent for a CIFG LSTM");
+  if (pi) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToIn + off, nc, pre + "cell_to_input_weights"));
+  if (pf) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToForget + off, nc, pre + "cell_to_forget_weights"));
+  if (po) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToOut + off, nc, pre + "cell_to_output_weights"));
+  if (g.cifg) {
+    if (ctx.has_input(kInBias + off)) return ctx.Error("input_gate_bias must be absent for a CIFG LSTM");
+  } else {
+    if (!ctx.has_input(kInBias + off)) return ctx.Error("input_gate_bias (input 12) is missing");
+    TFG_RETURN_IF_ERROR(CheckVec(ctx, kInBias + off, nc, pre + "input_gate_bias"));
+  }
+  TFG_RETURN_IF_ERROR(CheckVec(ctx, kForgetBias + off, nc, pre + "forget_gate_bias"));
+  TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellBias + off, nc, pre + "cell_gate_bias"));
+  TFG_RETURN_IF_ERROR(CheckVec(ctx, kOutBias + off, nc, pre + "output_gate_bias"));
+  if (g.projection) {
+    TFG_RETURN_IF_ERROR(CheckMat(ctx, kProjW + off, no, nc, pre + "projection_weights"));
+    if (ctx.has_input(kProjB + off)) TFG_RETURN_IF_ERROR(CheckVec(ctx, kProjB + off, no, pre + "projection_bias"));
+  } else {
+    if (ctx.has_input(kProjB + off)) return ctx.Error("projection_bias is given without projection_weights");
+    if (no != nc)
+      return ctx.Error("without projection the output size (" + std::to_string(no) + ") must equal the cell size (" +
+                       std::to_string(nc) + ")");
+  }
+  return OkStatus();
+}
+
+Status CheckStates(OpContext& ctx, const Geo& g, int hs_idx, int cs_idx, const std::string& pre) {
+  // State tensors: variables, updated in place.
+  const char* state_names[2] = {"output_state", "cell_state"};
+  const int64_t want[2] = {int64_t(g.n_batch) * g.n_output, int64_t(g.n_batch) * g.n_cell};
+  for (int k = 0; k < 2; ++k) {
+    const Tensor& s = ctx.input(k == 0 ? hs_idx : cs_idx);
+    if (!s.is_variable)
+      return ctx.Error((pre + state_names[k]) + " (input " + std::to_string(k == 0 ? hs_idx : cs_idx) +
+                       ") must be a variable tensor");
+    if (s.type != DType::kFloat32)
+      return ctx.Error((pre + state_names[k]) + " has type " + DTypeName(s.type) + ", expected FLOAT32");
+    if (s.num_elements() != want[k] || s.bytes < size_t(want[k]) * sizeof(float) || (want[k] > 0 && !s.data))
+      return ctx.Error((pre + state_names[k]) + " must hold batch x " + (k == 0 ? "output" : "cell") + " = " +
+                       std::to_string(want[k]) + " elements, got shape " + DimsToString(s.shape));
+  }
   return OkStatus();
 }
 
@@ -211,45 +284,8 @@ Status PrepareFull(OpContext& ctx) {
     return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (only FLOAT32)");
   Geo g;
   TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
-  const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
-  if (g.cifg != !ctx.has_input(kRecToIn))
-    return ctx.Error("input_to_input_weights and recurrent_to_input_weights must be both present or both absent");
-  if (!g.cifg) TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToIn, nc, ni, "input_to_input_weights"));
-  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToForget, nc, ni, "input_to_forget_weights"));
-  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToCell, nc, ni, "input_to_cell_weights"));
-  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToOut, nc, ni, "input_to_output_weights"));
-  const char* rec_names[4] = {"recurrent_to_input_weights", "recurrent_to_forget_weights", "recurrent_to_cell_weights",
-                              "recurrent_to_output_weights"};
-  for (int k = g.cifg ? 1 : 0; k < 4; ++k) {
-    if (p.diagonal) TFG_RETURN_IF_ERROR(CheckVec(ctx, kRecToIn + k, nc, rec_names[k]));
-    else TFG_RETURN_IF_ERROR(CheckMat(ctx, kRecToIn + k, nc, no, rec_names[k]));
-  }
-  // Peepholes: all or none (the input one is absent with CIFG).
-  const bool pi = ctx.has_input(kCellToIn), pf = ctx.has_input(kCellToForget), po = ctx.has_input(kCellToOut);
-  const bool all_or_none = ((pi || g.cifg) && pf && po) || (!pi && !pf && !po);
-  if (!all_or_none) return ctx.Error("peephole weights (inputs 9-11) must be all present or all absent");
-  if (g.cifg && pi) return ctx.Error("cell_to_input_weights must be absent for a CIFG LSTM");
-  if (pi) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToIn, nc, "cell_to_input_weights"));
-  if (pf) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToForget, nc, "cell_to_forget_weights"));
-  if (po) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToOut, nc, "cell_to_output_weights"));
-  if (g.cifg) {
-    if (ctx.has_input(kInBias)) return ctx.Error("input_gate_bias must be absent for a CIFG LSTM");
-  } else {
-    if (!ctx.has_input(kInBias)) return ctx.Error("input_gate_bias (input 12) is missing");
-    TFG_RETURN_IF_ERROR(CheckVec(ctx, kInBias, nc, "input_gate_bias"));
-  }
-  TFG_RETURN_IF_ERROR(CheckVec(ctx, kForgetBias, nc, "forget_gate_bias"));
-  TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellBias, nc, "cell_gate_bias"));
-  TFG_RETURN_IF_ERROR(CheckVec(ctx, kOutBias, nc, "output_gate_bias"));
-  if (g.projection) {
-    TFG_RETURN_IF_ERROR(CheckMat(ctx, kProjW, no, nc, "projection_weights"));
-    if (ctx.has_input(kProjB)) TFG_RETURN_IF_ERROR(CheckVec(ctx, kProjB, no, "projection_bias"));
-  } else {
-    if (ctx.has_input(kProjB)) return ctx.Error("projection_bias is given without projection_weights");
-    if (no != nc)
-      return ctx.Error("without projection the output size (" + std::to_string(no) + ") must equal the cell size (" +
-                       std::to_string(nc) + ")");
-  }
+  const int nc = g.n_cell, no = g.n_output;
+  TFG_RETURN_IF_ERROR(CheckDir(ctx, p, g, 0, ""));
   if (g.layer_norm) {
     if (g.cifg) {
       if (ctx.has_input(kInLN)) return ctx.Error("input_layer_norm_coefficients must be absent for a CIFG LSTM");
@@ -265,20 +301,7 @@ Status PrepareFull(OpContext& ctx) {
   } else if (ctx.num_inputs() == 24 && (ctx.has_input(kInLN) || ctx.has_input(kCellLN) || ctx.has_input(kOutLN))) {
     return ctx.Error("layer norm coefficients (inputs 20-23) must be all present or all absent");
   }
-  // State tensors: variables, updated in place.
-  const char* state_names[2] = {"output_state", "cell_state"};
-  const int64_t want[2] = {int64_t(g.n_batch) * no, int64_t(g.n_batch) * nc};
-  for (int k = 0; k < 2; ++k) {
-    const Tensor& s = ctx.input(kOutState + k);
-    if (!s.is_variable)
-      return ctx.Error(std::string(state_names[k]) + " (input " + std::to_string(kOutState + k) +
-                       ") must be a variable tensor");
-    if (s.type != DType::kFloat32)
-      return ctx.Error(std::string(state_names[k]) + " has type " + DTypeName(s.type) + ", expected FLOAT32");
-    if (s.num_elements() != want[k] || s.bytes < size_t(want[k]) * sizeof(float) || (want[k] > 0 && !s.data))
-      return ctx.Error(std::string(state_names[k]) + " must hold batch x " + (k == 0 ? "output" : "cell") + " = " +
-                       std::to_string(want[k]) + " elements, got shape " + DimsToString(s.shape));
-  }
+  TFG_RETURN_IF_ERROR(CheckStates(ctx, g, kOutState, kCellState, ""));
   Dims out_shape = in.shape;
   out_shape.back() = no;
   TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
@@ -295,22 +318,24 @@ struct Weights {
   const float* ln[4];
   const float* proj_w;
   const float* proj_b;
+  const float* aux[4] = {nullptr, nullptr, nullptr, nullptr};  // aux_input_to_{i,f,c,o} (bidirectional)
 };
 
-Weights GetWeights(OpContext& ctx, const Geo& g) {
+// off: 0, or 17 for the backward direction of BIDIRECTIONAL_SEQUENCE_LSTM (no layer norm there).
+Weights GetWeights(OpContext& ctx, const Geo& g, int off = 0) {
   Weights w;
   for (int k = 0; k < 4; ++k) {
-    w.wx[k] = Data(ctx, kInToIn + k);
-    w.wh[k] = Data(ctx, kRecToIn + k);
-    w.bias[k] = Data(ctx, kInBias + k);
-    w.ln[k] = (g.layer_norm && ctx.num_inputs() == 24) ? Data(ctx, kInLN + k) : nullptr;
+    w.wx[k] = Data(ctx, kInToIn + off + k);
+    w.wh[k] = Data(ctx, kRecToIn + off + k);
+    w.bias[k] = Data(ctx, kInBias + off + k);
+    w.ln[k] = (off == 0 && g.layer_norm && ctx.num_inputs() == 24) ? Data(ctx, kInLN + k) : nullptr;
   }
-  w.peep[0] = Data(ctx, kCellToIn);
-  w.peep[1] = Data(ctx, kCellToForget);
+  w.peep[0] = Data(ctx, kCellToIn + off);
+  w.peep[1] = Data(ctx, kCellToForget + off);
   w.peep[2] = nullptr;
-  w.peep[3] = Data(ctx, kCellToOut);
-  w.proj_w = g.projection ? Data(ctx, kProjW) : nullptr;
-  w.proj_b = g.projection ? Data(ctx, kProjB) : nullptr;
+  w.peep[3] = Data(ctx, kCellToOut + off);
+  w.proj_w = g.projection ? Data(ctx, kProjW + off) : nullptr;
+  w.proj_b = g.projection ? Data(ctx, kProjB + off) : nullptr;
   return w;
 }
 
@@ -320,24 +345,22 @@ inline int64_t RowIndex(bool time_major, int n_batch, int max_time, int b, int t
 }
 
 // The plain kernel: TFLite's LstmStepFloat for one batch row at a time, dot products in order.
-Status EvalFullRef(OpContext& ctx) {
-  const LstmParams& p = ctx.node().P<LstmParams>();
-  Geo g;
-  TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
-  const Weights w = GetWeights(ctx, g);
+// One direction over the sequence (backward: steps T-1 .. 0); aux (n_aux wide, with w.aux) is
+// BIDIRECTIONAL_SEQUENCE_LSTM's auxiliary input; output rows are y_ld apart (merged outputs).
+void RefSequence(const LstmParams& p, const Geo& g, const Weights& w, const float* x, const float* aux, int n_aux,
+                 float* y, int y_ld, bool forward, float* hs, float* cs) {
   const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
-  const float* x = ctx.input(kInput).as<float>();
-  float* y = ctx.output(0).as<float>();
-  float* hs = ctx.input(kOutState).as<float>();
-  float* cs = ctx.input(kCellState).as<float>();
   std::vector<float> gate(4 * size_t(nc)), scratch(nc);
   const bool time_major = p.time_major || !p.sequence;
   for (int b = 0; b < g.n_batch; ++b) {
     float* h = hs + int64_t(b) * no;
     float* c = cs + int64_t(b) * nc;
-    for (int t = 0; t < g.max_time; ++t) {
-      const float* xt = x + RowIndex(time_major, g.n_batch, g.max_time, b, t) * ni;
-      float* yt = y + RowIndex(time_major, g.n_batch, g.max_time, b, t) * no;
+    for (int step = 0; step < g.max_time; ++step) {
+      const int t = forward ? step : g.max_time - 1 - step;
+      const int64_t row = RowIndex(time_major, g.n_batch, g.max_time, b, t);
+      const float* xt = x + row * ni;
+      const float* at = aux ? aux + row * n_aux : nullptr;
+      float* yt = y + row * y_ld;
       auto calc_gate = [&](int k, const float* cell, bool sigmoid) {
         float* gk = gate.data() + k * nc;
         for (int j = 0; j < nc; ++j) gk[j] = w.ln[k] ? 0.f : w.bias[k][j];
@@ -345,6 +368,13 @@ Status EvalFullRef(OpContext& ctx) {
           float d = 0.f;
           for (int i = 0; i < ni; ++i) d += w.wx[k][int64_t(j) * ni + i] * xt[i];
           gk[j] += d;
+        }
+        if (at && w.aux[k]) {
+          for (int j = 0; j < nc; ++j) {
+            float d = 0.f;
+            for (int i = 0; i < n_aux; ++i) d += w.aux[k][int64_t(j) * n_aux + i] * at[i];
+            gk[j] += d;
+          }
         }
         if (p.diagonal) {
           for (int j = 0; j < nc; ++j) gk[j] += w.wh[k][j] * h[j];
@@ -399,6 +429,15 @@ Status EvalFullRef(OpContext& ctx) {
       std::memcpy(yt, h, sizeof(float) * no);
     }
   }
+}
+
+Status EvalFullRef(OpContext& ctx) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  Geo g;
+  TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
+  const Weights w = GetWeights(ctx, g);
+  RefSequence(p, g, w, ctx.input(kInput).as<float>(), nullptr, 0, ctx.output(0).as<float>(), g.n_output, true,
+              ctx.input(kOutState).as<float>(), ctx.input(kCellState).as<float>());
   return OkStatus();
 }
 
@@ -707,8 +746,162 @@ Status EvalLstmRef(OpContext& ctx) {
   return ctx.node().P<LstmParams>().kernel_type == 1 ? EvalBasic<true>(ctx) : EvalFullRef(ctx);
 }
 
+// ------------------------------------------------------------------------------ BIDIRECTIONAL
+// BIDIRECTIONAL_SEQUENCE_LSTM (TFLite bidirectional_sequence_lstm.cc, float32): 48 inputs
+//    0 input [time, batch, in] (time_major, the default) or [batch, time, in]
+//    1..17  forward cell weights, laid out as inputs 1..17 of the unidirectional LSTM
+//   18..34  backward cell weights (same layout)
+//   35, 36  fw output_state [batch, fw_out], cell_state [batch, fw_cell]: variable tensors
+//   37, 38  bw output_state, cell_state
+//   39      aux_input (optional) [.., .., aux]
+//   40..43  fw aux_input_to_{i,f,c,o} weights [fw_cell, aux] (optional), 44..47 bw
+// Outputs: fw [.., .., fw_out] and bw [.., .., bw_out]; merge_outputs: one [.., .., fw_out + bw_out]
+// (bw columns after the fw ones). The backward cell runs the steps in reverse. aux_input with
+// aux weights adds W_aux aux to every gate of both cells; aux_input without aux weights is the
+// backward cell's input (TFLite's "non-stacking" mode) and input feeds only the forward cell.
+// Only the plain kernel (RefSequence); no layer norm, no hybrid weights (refused at prepare).
+// LiteRT 2.3 with merge_outputs in the batch-major layout offsets the output state of batch b by
+// b * (fw_out + bw_out) instead of b * out (lstm_eval's output_batch_leading_dim), reading and
+// writing past the state tensor for b > 0 (its results are garbage there); we compute what the
+// op defines: the unmerged outputs side by side.
+constexpr uint8_t kBidirectionalSequenceLSTMOptions = 69;
+constexpr int kBwOff = 17, kFwHs = 35, kFwCs = 36, kBwHs = 37, kBwCs = 38, kAuxIn = 39, kFwAux = 40, kBwAux = 44;
+
+Status ParseBidi(const OptionsView& opts, Node& node) {
+  auto p = std::make_shared<LstmParams>();
+  fb::Table t = opts.type == kBidirectionalSequenceLSTMOptions ? opts.table : fb::Table();
+  p->has_options = t.valid();
+  p->activation = t.Scalar<int8_t>(0, 0);
+  p->cell_clip = t.Scalar<float>(1, 0.f);
+  p->proj_clip = t.Scalar<float>(2, 0.f);
+  p->merge_outputs = t.Bool(3, false);
+  p->time_major = t.valid() ? t.Bool(4, true) : false;  // schema default true; no table: zeroed params
+  p->sequence = true;
+  node.params = p;
+  return OkStatus();
+}
+
+struct BidiGeo {
+  Geo fw, bw;
+  bool aux = false, aux_w = false;
+  int n_aux = 0;
+};
+
+Status GetBidiGeo(OpContext& ctx, BidiGeo* bg) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  const Tensor& in = ctx.input(kInput);
+  if (in.shape.size() != 3) return ctx.Error("input must be 3-D, got shape " + DimsToString(in.shape));
+  const int T = p.time_major ? in.shape[0] : in.shape[1], B = p.time_major ? in.shape[1] : in.shape[0];
+  bg->aux = ctx.has_input(kAuxIn);
+  bg->aux_w = ctx.has_input(kFwAux + 3);  // fw aux_input_to_output_weights
+  int bw_in = in.shape[2];
+  if (bg->aux) {
+    const Tensor& a = ctx.input(kAuxIn);
+    if (a.type != DType::kFloat32) return ctx.Error(std::string("aux_input has type ") + DTypeName(a.type) + ", expected FLOAT32");
+    if (a.shape.size() != 3 || a.shape[0] != in.shape[0] || a.shape[1] != in.shape[1])
+      return ctx.Error("aux_input must be 3-D with the input's first two dimensions " + DimsToString(in.shape) +
+                       ", got " + DimsToString(a.shape));
+    bg->n_aux = a.shape[2];
+    if (!bg->aux_w) bw_in = a.shape[2];  // non-stacking: aux_input is the backward cell's input
+  }
+  TFG_RETURN_IF_ERROR(GetGeoDir(ctx, false, 0, "fw_", &bg->fw));
+  TFG_RETURN_IF_ERROR(GetGeoDir(ctx, false, kBwOff, "bw_", &bg->bw));
+  for (Geo* g : {&bg->fw, &bg->bw}) {
+    g->n_batch = B;
+    g->max_time = T;
+  }
+  bg->fw.n_input = in.shape[2];
+  bg->bw.n_input = bw_in;
+  // TFLite checks both cells against the forward cell's sizes and the input's width.
+  if (bg->bw.n_cell != bg->fw.n_cell || bg->bw.n_output != bg->fw.n_output)
+    return ctx.Error("the backward cell (" + std::to_string(bg->bw.n_cell) + " cells, " + std::to_string(bg->bw.n_output) +
+                     " outputs) must have the forward cell's sizes (" + std::to_string(bg->fw.n_cell) + ", " +
+                     std::to_string(bg->fw.n_output) + ")");
+  if (bw_in != in.shape[2])
+    return ctx.Error("aux_input without aux weights feeds the backward cell and must have the input's width " +
+                     std::to_string(in.shape[2]) + ", got " + std::to_string(bw_in));
+  return OkStatus();
+}
+
+Status PrepareBidi(OpContext& ctx) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  if (ctx.num_inputs() != 48) return ctx.Error("expects 48 inputs, got " + std::to_string(ctx.num_inputs()));
+  const int nout = p.merge_outputs ? 1 : 2;
+  if (ctx.num_outputs() != nout)
+    return ctx.Error("expects " + std::to_string(nout) + " output(s) with merge_outputs=" +
+                     (p.merge_outputs ? "true" : "false") + ", got " + std::to_string(ctx.num_outputs()));
+  if (p.activation < 0 || p.activation > 5)
+    return ctx.Error("unsupported fused activation function " + std::to_string(p.activation));
+  if (!(p.cell_clip >= 0.f)) return ctx.Error("cell_clip must be >= 0, got " + std::to_string(p.cell_clip));
+  if (!(p.proj_clip >= 0.f)) return ctx.Error("proj_clip must be >= 0, got " + std::to_string(p.proj_clip));
+  for (int off : {0, kBwOff})
+    for (int i : {kInToForget, kInToCell, kInToOut, kRecToForget, kRecToCell, kRecToOut, kForgetBias, kCellBias, kOutBias})
+      if (!ctx.has_input(i + off)) return ctx.Error("required input " + std::to_string(i + off) + " is missing");
+  for (int i : {int(kInput), kFwHs, kFwCs, kBwHs, kBwCs})
+    if (!ctx.has_input(i)) return ctx.Error("required input " + std::to_string(i) + " is missing");
+  const Tensor& in = ctx.input(kInput);
+  if (in.type != DType::kFloat32)
+    return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (only FLOAT32)");
+  BidiGeo bg;
+  TFG_RETURN_IF_ERROR(GetBidiGeo(ctx, &bg));
+  TFG_RETURN_IF_ERROR(CheckDir(ctx, p, bg.fw, 0, "fw_"));
+  TFG_RETURN_IF_ERROR(CheckDir(ctx, p, bg.bw, kBwOff, "bw_"));
+  TFG_RETURN_IF_ERROR(CheckStates(ctx, bg.fw, kFwHs, kFwCs, "fw_"));
+  TFG_RETURN_IF_ERROR(CheckStates(ctx, bg.bw, kBwHs, kBwCs, "bw_"));
+  const char* gates[4] = {"input", "forget", "cell", "output"};
+  for (int d = 0; d < 2; ++d) {
+    const Geo& g = d == 0 ? bg.fw : bg.bw;
+    const int base = d == 0 ? kFwAux : kBwAux;
+    const std::string pre = d == 0 ? "fw_" : "bw_";
+    for (int k = 0; k < 4; ++k) {
+      const bool want = bg.aux_w && !(k == 0 && g.cifg);
+      if (ctx.has_input(base + k) != want)
+        return ctx.Error(pre + "aux_input_to_" + gates[k] + "_weights (input " + std::to_string(base + k) + ") must be " +
+                         (want ? "present" : "absent") +
+                         " (aux weights: all or none for both cells, without the input gate's for CIFG, and only with aux_input)");
+      if (want) TFG_RETURN_IF_ERROR(CheckMat(ctx, base + k, g.n_cell, bg.n_aux, pre + "aux_input_to_" + gates[k] + "_weights"));
+    }
+  }
+  if (bg.aux_w && !bg.aux) return ctx.Error("aux weights are given without aux_input (input 39)");
+  const int T = bg.fw.max_time, B = bg.fw.n_batch, fo = bg.fw.n_output, bo = bg.bw.n_output;
+  auto shape = [&](int n) { return Dims{p.time_major ? T : B, p.time_major ? B : T, n}; };
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, shape(p.merge_outputs ? fo + bo : fo)));
+  if (!p.merge_outputs) {
+    TFG_RETURN_IF_ERROR(ctx.SetOutputType(1, DType::kFloat32));
+    TFG_RETURN_IF_ERROR(ctx.SetOutputShape(1, shape(bo)));
+  }
+  return OkStatus();
+}
+
+Status EvalBidi(OpContext& ctx) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  BidiGeo bg;
+  TFG_RETURN_IF_ERROR(GetBidiGeo(ctx, &bg));
+  Weights fw = GetWeights(ctx, bg.fw, 0), bw = GetWeights(ctx, bg.bw, kBwOff);
+  const float* x = ctx.input(kInput).as<float>();
+  const float* a = bg.aux ? ctx.input(kAuxIn).as<float>() : nullptr;
+  const float* bw_x = (bg.aux && !bg.aux_w) ? a : x;
+  const float* aux = bg.aux_w ? a : nullptr;
+  if (aux)
+    for (int k = 0; k < 4; ++k) {
+      fw.aux[k] = Data(ctx, kFwAux + k);
+      bw.aux[k] = Data(ctx, kBwAux + k);
+    }
+  const int fo = bg.fw.n_output, bo = bg.bw.n_output;
+  float* fy = ctx.output(0).as<float>();
+  float* by = p.merge_outputs ? fy + fo : ctx.output(1).as<float>();
+  const int ld = p.merge_outputs ? fo + bo : 0;
+  RefSequence(p, bg.fw, fw, x, aux, bg.n_aux, fy, p.merge_outputs ? ld : fo, true, ctx.input(kFwHs).as<float>(),
+              ctx.input(kFwCs).as<float>());
+  RefSequence(p, bg.bw, bw, bw_x, aux, bg.n_aux, by, p.merge_outputs ? ld : bo, false, ctx.input(kBwHs).as<float>(),
+              ctx.input(kBwCs).as<float>());
+  return OkStatus();
+}
+
 }  // namespace
 
+const OpImpl kOp_BIDIRECTIONAL_SEQUENCE_LSTM = {ParseBidi, PrepareBidi, EvalBidi, nullptr, false};
 const OpImpl kOp_LSTM = {ParseLstm, PrepareLstm, EvalLstm, EvalLstmRef, false};
 const OpImpl kOp_UNIDIRECTIONAL_SEQUENCE_LSTM = {ParseSequence, PrepareFull, EvalFull, EvalFullRef, false};
 
