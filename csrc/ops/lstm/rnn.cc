@@ -16,9 +16,8 @@
 // zero_point * row sum of the weights when asymmetric) times row scale * weight scale added to
 // the float sum. Activation NONE writes nothing, as TFLite's ApplyActivationToVector.
 //
-// BIDIRECTIONAL_SEQUENCE_RNN reproduces LiteRT's observable behaviour: the bw output is shaped
-// [batch, time, bw_units] even when time_major (the data are written time-major); aux_input
-// without aux weights feeds the backward cell instead of input ("non-stacking" mode) only in the
+// BIDIRECTIONAL_SEQUENCE_RNN reproduces LiteRT 2.3's observable behaviour (each checked against
+// it in tests/op_cases/rnn.py): aux_input without aux weights feeds the backward cell instead of input ("non-stacking" mode) only in the
 // time-major layout (the batch-major loop reads `input`); the hybrid time-major kernel runs the
 // whole sequence max_time times (an outer loop over t around the loop over steps), so the state
 // advances max_time * max_time steps per invoke. Inputs for which LiteRT would read out of
