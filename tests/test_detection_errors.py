@@ -35,11 +35,13 @@ def _good(**kw):
 def test_cases_detect_something():
     # The harness cases would be weak if every case produced no detections.
     counts = []
-    for c in CASES:
+    dpp = [c for c in CASES if c.id.startswith("TFLite_Detection_PostProcess")]   # not the NMS ops
+    assert dpp
+    for c in dpp:
         rng = np.random.default_rng(zlib.crc32(c.id.encode()))
         out = run_tflite_gpu(c.model(), list(c.inputs(rng)))
         counts.append(int(out[3][0]))
-    assert sum(1 for n in counts if n >= 3) >= len(CASES) - 2, counts
+    assert sum(1 for n in counts if n >= 3) >= len(dpp) - 2, counts
 
 
 @pytest.mark.parametrize("raw,match", [

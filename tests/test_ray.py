@@ -4,6 +4,7 @@ reference is one plain tflite_gpu Interpreter run per example (batch 1), indepen
 predictor's batching."""
 import os
 import stat
+import tempfile
 
 import numpy as np
 import pytest
@@ -114,8 +115,20 @@ def ray_cluster():
     except Exception as e:  # pragma: no cover - depends on the Python version
         print(f"SKIP REASON: Ray cannot be imported for this Python: {e}")
         pytest.skip(f"Ray is not installable/importable here: {e}")
-    ray.init(num_cpus=4, include_dashboard=False, ignore_reinit_error=True,
-             log_to_driver=False, configure_logging=False)
+    # Ray's workers put the driver's working directory first on sys.path: started from the
+    # repository root, the source tree's tflite_gpu/ (no built _core) would shadow the installed
+    # package. Start them from a neutral directory, and hand them the driver's own import path.
+    import tflite_gpu
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(tflite_gpu.__file__)))
+    cwd = os.getcwd()
+    os.chdir(tempfile.gettempdir())
+    try:
+        ray.init(num_cpus=4, include_dashboard=False, ignore_reinit_error=True,
+                 log_to_driver=False, configure_logging=False,
+                 runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(
+                     [pkg_parent] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}})
+    finally:
+        os.chdir(cwd)
     try:
         ray.data.DataContext.get_current().enable_progress_bars = False
     except Exception:
