@@ -12,6 +12,7 @@ import pkgutil
 from typing import Callable, List, Optional, Sequence
 
 import numpy as np
+import pytest
 
 
 @dataclasses.dataclass
@@ -102,3 +103,50 @@ def assert_close(got, want, tol, what=""):
             assert e <= tol, f"{what} output {i}: rel-L2 {e:.3g} > {tol:g}"
         else:
             np.testing.assert_array_equal(g, w, err_msg=f"{what} output {i}")
+
+
+# ------------------------------------------------------------------ bad models / bad data
+def litert_refuses(model: bytes, inputs=None) -> bool:
+    """True if LiteRT's builtin kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES) refuse the model at
+    allocate_tensors or the data at invoke (inputs None: zeros of each input's shape and type).
+    Inputs LiteRT will not take (set_tensor) are a bug of the case, not a refusal: that error
+    propagates."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    it = Interpreter(model_content=model, num_threads=1,
+                     experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    try:
+        it.allocate_tensors()
+    except (RuntimeError, ValueError):
+        return True
+    details = it.get_input_details()
+    if inputs is None:
+        inputs = [np.zeros(d["shape"], d["dtype"]) for d in details]
+    for d, x in zip(details, inputs):
+        it.set_tensor(d["index"], x)
+    try:
+        it.invoke()
+    except (RuntimeError, ValueError):
+        return True
+    return False
+
+
+def assert_refused(model: bytes, inputs=(), match=None, words=(), at_invoke=False, num_threads=None):
+    """Ours refuses: a bad model is a ValueError at allocate_tensors; with at_invoke, the model
+    allocates and the bad data is a RuntimeError at invoke. The message must match the regex
+    `match` (if given) and contain each of `words`. Returns the message."""
+    import tflite_gpu
+    kw = {} if num_threads is None else dict(num_threads=num_threads)
+    it = tflite_gpu.Interpreter(model_content=model, **kw)
+    if not at_invoke:
+        with pytest.raises(ValueError, match=match) as e:
+            it.allocate_tensors()
+    else:
+        it.allocate_tensors()
+        for d, x in zip(it.get_input_details(), inputs):
+            it.set_tensor(d["index"], x)
+        with pytest.raises(RuntimeError, match=match) as e:
+            it.invoke()
+    msg = str(e.value)
+    for w in words:
+        assert w in msg, f"{w!r} not in the message: {msg}"
+    return msg

@@ -6,33 +6,10 @@ limitation of ours (LiteRT runs it, we refuse it with a clear message)."""
 import numpy as np
 import pytest
 
-import tflite_gpu
+from harness import assert_refused, litert_refuses
 from tflite_gpu.testing import quant as Q
 
 I8, U8, I16 = np.int8, np.uint8, np.int16
-
-
-def _litert_refuses(model, inputs):
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    try:
-        it = Interpreter(model_content=model, num_threads=1,
-                         experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-        it.allocate_tensors()
-        for d, x in zip(it.get_input_details(), inputs):
-            it.set_tensor(d["index"], x)
-        it.invoke()
-    except (RuntimeError, ValueError):
-        return True
-    return False
-
-
-def _ours_refuses(model, *words):
-    with pytest.raises(ValueError) as e:
-        tflite_gpu.Interpreter(model_content=model).allocate_tensors()
-    msg = str(e.value)
-    for w in words:
-        assert w in msg, msg
-    return msg
 
 
 def _unary(op, dt, qi, qo, shape=(2, 8), version=3, options=None):
@@ -79,8 +56,8 @@ BOTH_REFUSE = [
 def test_bad_params_refused_like_litert(case):
     _, build, words = case
     model, inputs = build()
-    assert _litert_refuses(model, inputs), "LiteRT builtin runs this model; the case is wrong"
-    _ours_refuses(model, *words)
+    assert litert_refuses(model, inputs), "LiteRT builtin runs this model; the case is wrong"
+    assert_refused(model, words=words)
 
 
 # Our limitations (LiteRT runs these): a clear ValueError, never a wrong result.
@@ -115,4 +92,4 @@ OURS_ONLY = [
 def test_unsupported_params_are_a_clear_error(case):
     _, build, words = case
     model, _ = build()
-    _ours_refuses(model, *words)
+    assert_refused(model, words=words)
