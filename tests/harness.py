@@ -105,6 +105,33 @@ def assert_close(got, want, tol, what=""):
             np.testing.assert_array_equal(g, w, err_msg=f"{what} output {i}")
 
 
+# ------------------------------------------------------------------ stateful runs (several invokes)
+def litert_interpreter(model: bytes):
+    """LiteRT builtin kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES), one thread, tensors allocated."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    it = Interpreter(model_content=model, num_threads=1,
+                     experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    it.allocate_tensors()
+    return it
+
+
+def our_interpreter(model: bytes, reference=False, delegates=None, num_threads=2):
+    """Ours (fast or reference kernels, optional delegates), tensors allocated."""
+    import tflite_gpu
+    it = tflite_gpu.Interpreter(model_content=model, use_reference_kernels=reference, num_threads=num_threads,
+                                experimental_delegates=delegates)
+    it.allocate_tensors()
+    return it
+
+
+def invoke_step(it, inputs):
+    """One invoke of an allocated interpreter (either engine): set the inputs, return the outputs."""
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+
+
 # ------------------------------------------------------------------ bad models / bad data
 def litert_refuses(model: bytes, inputs=None) -> bool:
     """True if LiteRT's builtin kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES) refuse the model at

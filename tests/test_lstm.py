@@ -4,31 +4,10 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from harness import assert_close, rel_l2
+from harness import assert_close, invoke_step, litert_interpreter, our_interpreter, rel_l2
 from op_cases.lstm import SEQ, basic_lstm_model, lstm_model
 from tflite_gpu.testing import zoo
 from tflite_gpu.testing.builder import ModelBuilder
-
-
-def _litert(model):
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    it = Interpreter(model_content=model, num_threads=1,
-                     experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-    it.allocate_tensors()
-    return it
-
-
-def _ours(model, reference=False):
-    it = tflite_gpu.Interpreter(model_content=model, use_reference_kernels=reference, num_threads=2)
-    it.allocate_tensors()
-    return it
-
-
-def _step(it, inputs):
-    for d, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(d["index"], x)
-    it.invoke()
-    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
 
 
 @pytest.mark.parametrize("reference", [False, True], ids=["fast", "reference"])
@@ -38,19 +17,19 @@ def _step(it, inputs):
 ], ids=["default", "batch3"])
 def test_zoo_lstm_model_state_carried(reference, kw):
     model = zoo.lstm_model(**kw)
-    want_it, got_it = _litert(model), _ours(model, reference)
+    want_it, got_it = litert_interpreter(model), our_interpreter(model, reference)
     shape = want_it.get_input_details()[0]["shape"]
     rng = np.random.default_rng(1)
     for step in range(5):
         x = rng.standard_normal(shape).astype(np.float32)
-        want, got = _step(want_it, [x]), _step(got_it, [x])
+        want, got = invoke_step(want_it, [x]), invoke_step(got_it, [x])
         assert_close(got, want, 1e-5, f"invoke {step}")
 
 
 @pytest.mark.parametrize("reference", [False, True], ids=["fast", "reference"])
 def test_zoo_basic_lstm_model_state_fed_back(reference):
     model = zoo.basic_lstm_model(batch=2)
-    want_it, got_it = _litert(model), _ours(model, reference)
+    want_it, got_it = litert_interpreter(model), our_interpreter(model, reference)
     names = [d["name"] for d in want_it.get_input_details()]
     assert names == [d["name"] for d in got_it.get_input_details()]
     rng = np.random.default_rng(2)
@@ -60,7 +39,7 @@ def test_zoo_basic_lstm_model_state_fed_back(reference):
         x = rng.standard_normal((2, 8)).astype(np.float32)
         feed = {"input": x, "prev_activation": act, "prev_state": state}
         ins = [feed[n] for n in names]
-        want, got = _step(want_it, ins), _step(got_it, ins)
+        want, got = invoke_step(want_it, ins), invoke_step(got_it, ins)
         assert_close(got, want, 1e-5, f"invoke {step}")
         out_names = [d["name"] for d in got_it.get_output_details()]
         act, state = got[out_names.index("activation")], got[out_names.index("state")]
@@ -74,21 +53,21 @@ def test_zoo_basic_lstm_model_state_fed_back(reference):
 ], ids=["peephole_projection", "cifg_layernorm_time_major", "full_op", "act_none"])
 def test_op_state_carried_over_invokes(kw):
     model = lstm_model(**kw)
-    want_it, got_it, ref_it = _litert(model), _ours(model), _ours(model, reference=True)
+    want_it, got_it, ref_it = litert_interpreter(model), our_interpreter(model), our_interpreter(model, reference=True)
     shape = want_it.get_input_details()[0]["shape"]
     rng = np.random.default_rng(3)
     for step in range(4):
         x = rng.standard_normal(shape).astype(np.float32)
-        want = _step(want_it, [x])
-        assert_close(_step(got_it, [x]), want, 1e-5, f"fast, invoke {step}")
-        assert_close(_step(ref_it, [x]), want, 1e-5, f"reference, invoke {step}")
+        want = invoke_step(want_it, [x])
+        assert_close(invoke_step(got_it, [x]), want, 1e-5, f"fast, invoke {step}")
+        assert_close(invoke_step(ref_it, [x]), want, 1e-5, f"reference, invoke {step}")
 
 
 def test_state_persists_and_changes_the_output():
     model = lstm_model()
-    it = _ours(model)
+    it = our_interpreter(model)
     x = np.random.default_rng(4).standard_normal(it.get_input_details()[0]["shape"]).astype(np.float32)
-    a, b = _step(it, [x])[0], _step(it, [x])[0]
+    a, b = invoke_step(it, [x])[0], invoke_step(it, [x])[0]
     assert rel_l2(a, b) > 1e-3  # the second invoke starts from the first one's final state
 
 
@@ -221,23 +200,23 @@ def test_weights_given_at_run_time(op):
         opts["kernel_type"] = "FULL"
     mb.add_op(op, ins, [y], options=opts)
     model = mb.build()
-    want_it, got_it, ref_it = _litert(model), _ours(model), _ours(model, reference=True)
+    want_it, got_it, ref_it = litert_interpreter(model), our_interpreter(model), our_interpreter(model, reference=True)
     for step in range(3):
         feed = [rng.standard_normal(d["shape"]).astype(np.float32) * 0.5
                 for d in want_it.get_input_details()]
-        want = _step(want_it, feed)
-        assert_close(_step(got_it, feed), want, 1e-5, f"fast, invoke {step}")
-        assert_close(_step(ref_it, feed), want, 1e-5, f"reference, invoke {step}")
+        want = invoke_step(want_it, feed)
+        assert_close(invoke_step(got_it, feed), want, 1e-5, f"fast, invoke {step}")
+        assert_close(invoke_step(ref_it, feed), want, 1e-5, f"reference, invoke {step}")
 
 
 def test_sequence_length_resize():
     """A longer sequence after resize_tensor_input (the state size does not depend on time)."""
     model = lstm_model(batch=2, time=3, n_input=5, peephole=True)
-    want_it, got_it = _litert(model), _ours(model)
+    want_it, got_it = litert_interpreter(model), our_interpreter(model)
     rng = np.random.default_rng(6)
     for it in (want_it, got_it):
         it.resize_tensor_input(it.get_input_details()[0]["index"], [2, 7, 5])
         it.allocate_tensors()
     for step in range(2):
         x = rng.standard_normal((2, 7, 5)).astype(np.float32)
-        assert_close(_step(got_it, [x]), _step(want_it, [x]), 1e-5, f"invoke {step}")
+        assert_close(invoke_step(got_it, [x]), invoke_step(want_it, [x]), 1e-5, f"invoke {step}")

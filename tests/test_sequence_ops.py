@@ -9,33 +9,11 @@ import pytest
 
 import tflite_gpu
 from gpu_util import delegate, require_gpu
-from harness import assert_close
+from harness import assert_close, invoke_step, litert_interpreter, our_interpreter
 from op_cases.lstm import BIDI as BILSTM, bidi_lstm_model
 from op_cases.rnn import BIDI as BIRNN, UNI, rnn_model
 from op_cases.svdf import svdf_model
 from tflite_gpu.testing.builder import ModelBuilder
-
-
-def _litert(model):
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    it = Interpreter(model_content=model, num_threads=1,
-                     experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-    it.allocate_tensors()
-    return it
-
-
-def _ours(model, reference=False, delegates=None):
-    it = tflite_gpu.Interpreter(model_content=model, use_reference_kernels=reference, num_threads=2,
-                                experimental_delegates=delegates)
-    it.allocate_tensors()
-    return it
-
-
-def _step(it, inputs):
-    for d, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(d["index"], x)
-    it.invoke()
-    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
 
 
 def _feed(it, rng):
@@ -66,30 +44,30 @@ MODELS = {
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_state_across_invokes_and_reset(name):
     model = MODELS[name]()
-    want_it, got_it, ref_it = _litert(model), _ours(model), _ours(model, reference=True)
+    want_it, got_it, ref_it = litert_interpreter(model), our_interpreter(model), our_interpreter(model, reference=True)
     rng = np.random.default_rng(7)
     feeds = [_feed(want_it, rng) for _ in range(3)]
     tol = 0 if name == "svdf_integer" else 1e-5
     first = None
     for step, feed in enumerate(feeds):
-        want = _step(want_it, feed)
+        want = invoke_step(want_it, feed)
         if step == 0:
             first = want
-        assert_close(_step(got_it, feed), want, tol, f"{name} fast, invoke {step}")
-        assert_close(_step(ref_it, feed), want, tol, f"{name} reference, invoke {step}")
+        assert_close(invoke_step(got_it, feed), want, tol, f"{name} fast, invoke {step}")
+        assert_close(invoke_step(ref_it, feed), want, tol, f"{name} reference, invoke {step}")
     for it in (want_it, got_it, ref_it):
         it.reset_all_variables()
     # After the reset the first input gives the first invoke's outputs again, in both engines.
-    want = _step(want_it, feeds[0])
+    want = invoke_step(want_it, feeds[0])
     assert_close(want, first, 0, f"{name} LiteRT after reset")
-    assert_close(_step(got_it, feeds[0]), want, tol, f"{name} fast, after reset")
-    assert_close(_step(ref_it, feeds[0]), want, tol, f"{name} reference, after reset")
+    assert_close(invoke_step(got_it, feeds[0]), want, tol, f"{name} fast, after reset")
+    assert_close(invoke_step(ref_it, feeds[0]), want, tol, f"{name} reference, after reset")
 
 
 def test_state_changes_the_output():
-    it = _ours(rnn_model(UNI))
+    it = our_interpreter(rnn_model(UNI))
     x = np.random.default_rng(1).standard_normal(it.get_input_details()[0]["shape"]).astype(np.float32)
-    a, b = _step(it, [x])[0], _step(it, [x])[0]
+    a, b = invoke_step(it, [x])[0], invoke_step(it, [x])[0]
     assert np.abs(a - b).max() > 1e-3
 
 
@@ -99,12 +77,12 @@ def test_bidi_lstm_merge_batch_major_is_the_unmerged_outputs_side_by_side():
     run of the same weights, concatenated."""
     kw = dict(batch=3, time=4, time_major=False, peephole=True, aux="cross")
     merged, split = bidi_lstm_model(merge_outputs=True, **kw), bidi_lstm_model(merge_outputs=False, **kw)
-    want_it, got_it = _litert(split), _ours(merged)
+    want_it, got_it = litert_interpreter(split), our_interpreter(merged)
     rng = np.random.default_rng(3)
     for step in range(2):
         feed = _feed(want_it, rng)
-        fw, bw = _step(want_it, feed)
-        assert_close(_step(got_it, feed), [np.concatenate([fw, bw], axis=-1)], 1e-5, f"invoke {step}")
+        fw, bw = invoke_step(want_it, feed)
+        assert_close(invoke_step(got_it, feed), [np.concatenate([fw, bw], axis=-1)], 1e-5, f"invoke {step}")
 
 
 # ------------------------------------------------------------------------------ GPU partitioning
@@ -130,13 +108,13 @@ def test_gpu_delegate_partitions_around_sequence_ops():
     mb.add_op("MUL", [y, k], [z], options=dict(fused_activation_function="NONE"))
     mb.mark_output(z)
     model = mb.build()
-    cpu, gpu = _ours(model), _ours(model, delegates=[delegate(max_delegated_partitions=2)])
+    cpu, gpu = our_interpreter(model, reference=True), our_interpreter(model, delegates=[delegate(max_delegated_partitions=2)])
     rep = gpu.delegation_report()
     assert rep["total_nodes"] == 3 and rep["delegated_nodes"] == 2 and rep["partitions"] == 2, rep
     assert [u[1] for u in rep["unsupported"]] == [UNI]
     for step in range(2):
         feed = [rng.standard_normal([B, T, I]).astype(np.float32)]
-        assert_close(_step(gpu, feed), _step(cpu, feed), 1e-5, f"invoke {step}")
+        assert_close(invoke_step(gpu, feed), invoke_step(cpu, feed), 1e-5, f"invoke {step}")
 
 
 # ------------------------------------------------------------------------------ bad models
