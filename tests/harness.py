@@ -105,6 +105,14 @@ def assert_close(got, want, tol, what=""):
             np.testing.assert_array_equal(g, w, err_msg=f"{what} output {i}")
 
 
+def normal_inputs(shape, extra=()):
+    """Case inputs: one float32 N(0, 1) array of `shape` from the case's rng, then the `extra`
+    arrays as given (constant graph inputs such as a dynamic fft_length or output_shape)."""
+    def make(rng):
+        return [rng.normal(0.0, 1.0, shape).astype(np.float32)] + [np.asarray(e) for e in extra]
+    return make
+
+
 # ------------------------------------------------------------------ stateful runs (several invokes)
 def litert_interpreter(model: bytes):
     """LiteRT builtin kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES), one thread, tensors allocated."""

@@ -4,7 +4,7 @@ activations, a non-constant output_shape (dynamic output). The GPU delegate take
 (TFLite's GPU delegate does not either): they stay on the CPU with the reason reported."""
 import numpy as np
 
-from harness import OpCase
+from harness import OpCase, normal_inputs
 from tflite_gpu.testing.builder import ModelBuilder
 
 F32, I32 = np.float32, np.int32
@@ -64,12 +64,6 @@ def l2pool_model(in_shape, pad, filt, strides, act="NONE"):
     return mb.build()
 
 
-def normal(shape, extra=()):
-    def make(rng):
-        return [rng.normal(0, 1, shape).astype(F32)] + [np.asarray(e) for e in extra]
-    return make
-
-
 CASES = []
 _C3 = [  # name, input, filter [KD, KH, KW, Cin, Cout], padding, strides, dilations, activation, bias
     ("valid_s1_bias", (1, 4, 5, 6, 3), (2, 3, 2, 3, 4), "VALID", (1, 1, 1), (1, 1, 1), "NONE", True),
@@ -80,7 +74,7 @@ _C3 = [  # name, input, filter [KD, KH, KW, Cin, Cout], padding, strides, dilati
 ]
 for _n, _i, _f, _p, _s, _d, _a, _b in _C3:
     CASES.append(OpCase("CONV_3D", _n, (lambda i=_i, f=_f, p=_p, s=_s, d=_d, a=_a, b=_b: conv3d_model(i, f, p, s, d, a, b)),
-                        normal(_i), gpu=False))
+                        normal_inputs(_i), gpu=False))
 
 _C3T = [  # name, input, filter [KD, KH, KW, Cout, Cin], output shape, padding, strides, dilations, activation, bias
     ("same_s2_bias", (1, 3, 3, 3, 2), (3, 3, 3, 3, 2), (1, 6, 6, 6, 3), "SAME", (2, 2, 2), (1, 1, 1), "NONE", True),
@@ -92,7 +86,7 @@ _C3T = [  # name, input, filter [KD, KH, KW, Cout, Cin], output shape, padding, 
 for _n, _i, _f, _o, _p, _s, _d, _a, _b in _C3T:
     CASES.append(OpCase("CONV_3D_TRANSPOSE", _n,
                         (lambda i=_i, f=_f, o=_o, p=_p, s=_s, d=_d, a=_a, b=_b: conv3dt_model(i, f, o, p, s, d, a, b)),
-                        normal(_i), gpu=False))
+                        normal_inputs(_i), gpu=False))
 CASES.append(OpCase("CONV_3D_TRANSPOSE", "dynamic_output_shape",
                     lambda: conv3dt_model((1, 3, 3, 3, 2), (3, 3, 3, 3, 2), (1, 1, 1, 1, 3), "SAME", (2, 2, 2),
                                           dynamic=True),
@@ -107,4 +101,4 @@ _L2 = [  # name, input, padding, filter, strides, activation
 ]
 for _n, _i, _p, _f, _s, _a in _L2:
     CASES.append(OpCase("L2_POOL_2D", _n, (lambda i=_i, p=_p, f=_f, s=_s, a=_a: l2pool_model(i, p, f, s, a)),
-                        normal(_i), gpu=False))
+                        normal_inputs(_i), gpu=False))

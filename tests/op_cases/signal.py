@@ -7,7 +7,7 @@ zero-padding to fft_length, batch dims, a dynamic fft_length and a spectrogram-l
 """
 import numpy as np
 
-from harness import OpCase
+from harness import OpCase, normal_inputs
 from tflite_gpu.testing.builder import ModelBuilder, single_op_model
 
 F32, F64, I32, C64, C128 = np.float32, np.float64, np.int32, np.complex64, np.complex128
@@ -28,12 +28,6 @@ def rfft_model(shape, fft, dynamic=False, then_abs=False):
     return mb.build()
 
 
-def rfft_inputs(shape, extra=()):
-    def make(rng):
-        return [rng.normal(0.0, 1.0, shape).astype(F32)] + [np.asarray(e) for e in extra]
-    return make
-
-
 _RFFT = [  # name, input shape, fft_length
     ("4x8", (4, 8), (4, 8)),
     ("batch_pad_to_8x8", (2, 3, 5, 6), (8, 8)),
@@ -45,11 +39,11 @@ _RFFT = [  # name, input shape, fft_length
 
 CASES = []
 for _n, _s, _f in _RFFT:
-    CASES.append(OpCase("RFFT2D", _n, (lambda s=_s, f=_f: rfft_model(s, f)), rfft_inputs(_s), tol=1e-6, gpu=False))
+    CASES.append(OpCase("RFFT2D", _n, (lambda s=_s, f=_f: rfft_model(s, f)), normal_inputs(_s), tol=1e-6, gpu=False))
 CASES.append(OpCase("RFFT2D", "dynamic_fft_length", lambda: rfft_model((2, 8, 8), (1, 1), dynamic=True),
-                    rfft_inputs((2, 8, 8), extra=(np.array([4, 16], I32),)), tol=1e-6, gpu=False))
+                    normal_inputs((2, 8, 8), extra=(np.array([4, 16], I32),)), tol=1e-6, gpu=False))
 CASES.append(OpCase("RFFT2D", "then_complex_abs", lambda: rfft_model((2, 16, 12), (16, 16), then_abs=True),
-                    rfft_inputs((2, 16, 12)), tol=1e-6, gpu=False))
+                    normal_inputs((2, 16, 12)), tol=1e-6, gpu=False))
 
 
 def complex_inputs(shape, dt):
