@@ -33,3 +33,22 @@ def run_child(code: str, timeout: float = 120.0, env=None):
     if "ERROR: AddressSanitizer" in p.stderr or "runtime error:" in p.stderr:
         raise AssertionError(f"sanitizer report in the child\n{p.stderr[-6000:]}")
     return p.stdout
+
+
+def custom_op_model(name="MyOp", signature=False):
+    """RELU -> CUSTOM `name` -> ADD(., x): y = f(relu(x)) + x on [2, 3] float32 (tensors x, a, c,
+    y = 0..3); with signature, a "serving_default" signature x -> y. Shared by the drop-in and
+    re-entrancy tests (the latter builds it in its child processes)."""
+    from tflite_gpu.testing.builder import ModelBuilder
+    b = ModelBuilder()
+    x = b.add_input([2, 3], name="x")
+    a = b.add_tensor([2, 3], name="a")
+    c = b.add_tensor([2, 3], name="c")
+    y = b.add_tensor([2, 3], name="y")
+    b.add_op("RELU", [x], [a])
+    b.add_op(("CUSTOM", name), [a], [c])
+    b.add_op("ADD", [c, x], [y], options=dict(fused_activation_function="NONE"))
+    b.mark_output(y)
+    if signature:
+        b.add_signature("serving_default", {"x": x}, {"y": y})
+    return b.build()

@@ -15,6 +15,7 @@ import pytest
 
 import ai_edge_litert.interpreter as litert_mod
 import tflite_gpu.interpreter as ours_mod
+from misuse_util import custom_op_model
 from tflite_gpu.testing.builder import ModelBuilder
 
 NONE = dict(fused_activation_function="NONE")
@@ -122,19 +123,6 @@ def blockwise_model(block=32, zp_tensor=False, scales=None, zero_points=None):
     q.details.blockSize = block
     m.subgraphs[0].tensors[w].quantization = q
     return bytes(fu.convert_object_to_bytearray(m))
-
-
-def custom_op_model(name="MyOp"):
-    b = ModelBuilder()
-    x = b.add_input([2, 3], name="x")
-    a = b.add_tensor([2, 3], name="a")
-    c = b.add_tensor([2, 3], name="c")
-    y = b.add_tensor([2, 3], name="y")
-    b.add_op("RELU", [x], [a])
-    b.add_op(("CUSTOM", name), [a], [c])
-    b.add_op("ADD", [c, x], [y], options=NONE)
-    b.mark_output(y)
-    return b.build()
 
 
 def bad_version_model():

@@ -13,25 +13,14 @@ import faulthandler, logging
 import numpy as np
 import tflite_gpu
 from tflite_gpu import interpreter as tfi
-from tflite_gpu.testing.builder import ModelBuilder
+import misuse_util
 import threading, time
 faulthandler.dump_traceback_later(100, exit=True)  # a hang prints every thread's stack, then exits 1
 
 RE = "re-entrant call"
 
-def custom_op_model():
-    # RELU -> CUSTOM 'MyOp' -> ADD(., x): y = f(relu(x)) + x
-    b = ModelBuilder()
-    x = b.add_input([2, 3], name="x")
-    a = b.add_tensor([2, 3], name="a")
-    c = b.add_tensor([2, 3], name="c")
-    y = b.add_tensor([2, 3], name="y")
-    b.add_op("RELU", [x], [a])
-    b.add_op(("CUSTOM", "MyOp"), [a], [c])
-    b.add_op("ADD", [c, x], [y], options=dict(fused_activation_function="NONE"))
-    b.mark_output(y)
-    b.add_signature("serving_default", {"x": x}, {"y": y})
-    return b.build()
+def custom_op_model(name="MyOp"):
+    return misuse_util.custom_op_model(name, signature=True)
 
 X = np.array([[1, -2, 3], [-0.5, 4, -6]], np.float32)
 
@@ -144,7 +133,7 @@ for k in range(3):
 assert seen and all(RE in v for v in seen.values()), seen
 
 # 5. a second interpreter used from inside the callback is fine (only the running one refuses).
-other = tflite_gpu.Interpreter(model_content=custom_op_model().replace(b"MyOp", b"MyOq"))
+other = tflite_gpu.Interpreter(model_content=custom_op_model("MyOq"))
 it = tfi.InterpreterWithCustomOps(model_content=custom_op_model(), custom_ops={
     "MyOp": lambda a: (other.get_input_details(), np.tanh(a) * 2)[1]})
 it.allocate_tensors(); it.set_tensor(0, X); it.invoke()
