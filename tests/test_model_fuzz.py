@@ -225,14 +225,17 @@ def test_while_iteration_bound(monkeypatch):
     it = tflite_gpu.Interpreter(model_content=cf.while_counter_model())
     it.allocate_tensors()
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    def want(n):
+        w = x.copy()
+        for _ in range(n):
+            w = w * np.float32(1.5) + np.float32(0.25)
+        return w
     for n in (0, 5):
         it.set_tensor(it.get_input_details()[0]["index"], np.array(n, np.float32))
         it.set_tensor(it.get_input_details()[1]["index"], x)
         it.invoke()
-        want = x.copy()
-        for _ in range(n):
-            want = want * np.float32(1.5) + np.float32(0.25)
-        np.testing.assert_allclose(it.get_tensor(it.get_output_details()[1]["index"]), want, rtol=1e-6)
+        np.testing.assert_allclose(it.get_tensor(it.get_output_details()[1]["index"]), want(n), rtol=1e-6)
     it.set_tensor(it.get_input_details()[0]["index"], np.array(6, np.float32))
     with pytest.raises(RuntimeError, match=r"did not stop after 5 iterations \(TFLITE_GPU_MAX_WHILE_ITERATIONS\)"):
         it.invoke()
@@ -241,4 +244,5 @@ def test_while_iteration_bound(monkeypatch):
     it.allocate_tensors()
     it.set_tensor(it.get_input_details()[0]["index"], np.array(50, np.float32))
     it.set_tensor(it.get_input_details()[1]["index"], x)
-    it.invoke()
+    it.invoke()  # 50 iterations, past the earlier bound of 5: runs, and computes the 50 steps
+    np.testing.assert_allclose(it.get_tensor(it.get_output_details()[1]["index"]), want(50), rtol=1e-6)
