@@ -133,15 +133,16 @@ def test_gpu_quantized_op_matches_litert_builtin(case, precision):
         elif (g.size and case.quant == "int16x8" and case.op in TABLE_APPROX and case.ref_fn is not None
               and rep["delegated_nodes"] == rep["total_nodes"]):
             # TFLite's int16 LOGISTIC / TANH / SOFTMAX approximate the function with tables (sigmoid
-            # table interpolation; exp and 1 / (1 + x) tables); the float view evaluates it. The GPU
-            # is <= 1 step from the exact function (numpy, the case's ref_fn) and within LiteRT's
-            # own distance from it, measured on these inputs, + 1 step of LiteRT builtin.
+            # table interpolation; exp and 1 / (1 + x) tables); the float view evaluates it. The
+            # oracle is the exact function (numpy, the case's ref_fn): the GPU is <= 1 step from it.
+            # (Its distance from LiteRT is then at most LiteRT's own error + 1: that follows, so it
+            # is reported, not asserted a second time.)
             exact = case.ref_fn(*inputs)[i].astype(np.int64)
             d_exact = int(np.abs(g.astype(np.int64) - exact).max())
             litert_err = int(np.abs(w.astype(np.int64) - exact).max())
             d = int(np.abs(g.astype(np.int64) - w.astype(np.int64)).max())
-            assert d_exact <= 1, f"{case.id} output {i}: {d_exact} steps from the exact function"
-            assert d <= litert_err + 1, f"{case.id} output {i}: {d} steps from LiteRT (its own error {litert_err})"
+            assert d_exact <= 1, (f"{case.id} output {i}: {d_exact} steps from the exact function "
+                                  f"({d} from LiteRT builtin, whose own error is {litert_err})")
         elif g.size:
             d = int(np.abs(g.astype(np.int64) - w.astype(np.int64)).max())
             assert d <= 1, f"{case.id} output {i}: {d} steps from LiteRT builtin"
