@@ -12,6 +12,8 @@ import pytest
 from tflite_gpu import Interpreter, list_devices
 from tflite_gpu.testing.zoo import _Net, mobilenet_v1
 
+from harness import rel_l2
+
 N = 10
 
 
@@ -198,7 +200,8 @@ def test_ray_actors_share_one_serialization_dir(ray_cluster, models, images, tmp
     assert all(r["delegated"] for r in rows)
     assert len({int(r["pid"]) for r in rows}) == 2
     got = np.stack([r[names[0]] for r in rows])
-    np.testing.assert_allclose(got, want[0], rtol=1e-4, atol=1e-4)
+    e = rel_l2(got, want[0])  # F32 delegate (no precision loss): the GPU tests' bound
+    assert e <= 1e-5, f"delegated actors vs the CPU reference: rel-L2 {e:.3g}"
     files = [os.path.join(dp, f) for dp, _, fs in os.walk(cache) for f in fs]
     assert files, "the delegate wrote nothing to the shared serialization_dir"
     assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
