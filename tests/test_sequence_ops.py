@@ -108,7 +108,8 @@ def test_gpu_delegate_partitions_around_sequence_ops():
     mb.add_op("MUL", [y, k], [z], options=dict(fused_activation_function="NONE"))
     mb.mark_output(z)
     model = mb.build()
-    cpu, gpu = our_interpreter(model, reference=True), our_interpreter(model, delegates=[delegate(max_delegated_partitions=2)])
+    cpu = our_interpreter(model, reference=True)
+    gpu = our_interpreter(model, delegates=[delegate(max_delegated_partitions=2)])
     rep = gpu.delegation_report()
     assert rep["total_nodes"] == 3 and rep["delegated_nodes"] == 2 and rep["partitions"] == 2, rep
     assert [u[1] for u in rep["unsupported"]] == [UNI]
@@ -152,22 +153,26 @@ def _set(i, fn):
 
 @pytest.mark.parametrize("op", ["RNN", UNI])
 @pytest.mark.parametrize("name,edit,msg", [
-    ("weights_wrong_cols", _set(1, lambda mb, w: w(5, 3)), "weights (input 1)"),
-    ("recurrent_not_square", _set(2, lambda mb, w: w(5, 4)), "recurrent_weights (input 2)"),
-    ("bias_wrong", _set(3, lambda mb, w: w(4)), "bias (input 3)"),
-    ("state_not_variable", _set(4, lambda mb, w: w(2, 5)), "variable"),
-    ("state_wrong_shape", _set(4, lambda mb, w: mb.add_tensor([3, 5], is_variable=True)), "hidden_state"),
+    ("weights_wrong_cols", _set(1, lambda mb, w: w(5, 3)), "weights (input 1) must have shape [5, 4], got [5, 3]"),
+    ("recurrent_not_square", _set(2, lambda mb, w: w(5, 4)),
+     "recurrent_weights (input 2) must have shape [5, 5], got [5, 4]"),
+    ("bias_wrong", _set(3, lambda mb, w: w(4)), "bias (input 3) must have shape [5], got [4]"),
+    ("state_not_variable", _set(4, lambda mb, w: w(2, 5)), "hidden_state (input 4) must be a variable tensor"),
+    ("state_wrong_shape", _set(4, lambda mb, w: mb.add_tensor([3, 5], is_variable=True)),
+     "hidden_state (input 4) must have shape [2, 5] (batch, units), got [3, 5]"),
     ("mixed_types", _set(2, lambda mb, w: mb.add_const(np.ones((5, 5), np.int8),
-                                                       quant=dict(scale=[0.1], zero_point=[0]))), "FLOAT32"),
+                                                       quant=dict(scale=[0.1], zero_point=[0]))),
+     "recurrent_weights (input 2) has type INT8, expected FLOAT32"),
     ("hybrid_no_scale", lambda mb, ins, w: [ins[0], mb.add_const(np.ones((5, 4), np.int8)),
-                                            mb.add_const(np.ones((5, 5), np.int8)), ins[3], ins[4]], "scale"),
-    ("missing_bias", _set(3, lambda mb, w: -1), "missing"),
-    ("too_few_inputs", lambda mb, ins, w: ins[:4], "input"),
+                                            mb.add_const(np.ones((5, 5), np.int8)), ins[3], ins[4]],
+     "weights (input 1): hybrid INT8 weights need exactly one (per-tensor) scale, got 0"),
+    ("missing_bias", _set(3, lambda mb, w: -1), "required input 3 is missing"),
+    ("too_few_inputs", lambda mb, ins, w: ins[:4], "expects 5 inputs, got 4"),
 ])
 def test_rnn_bad_model(op, name, edit, msg):
     with pytest.raises(ValueError, match=op) as e:
         _alloc(_rnn_edit(op, edit))
-    assert msg in str(e.value)
+    assert msg in str(e.value), str(e.value)
 
 
 @pytest.mark.parametrize("op", ["RNN", UNI])
@@ -219,22 +224,24 @@ def _svdf_edit(edit, **kw):
 
 
 @pytest.mark.parametrize("name,edit,kw,msg", [
-    ("rank_zero", None, dict(options=dict(rank=0)), "rank"),
-    ("rank_not_dividing", None, dict(options=dict(rank=3)), "multiple of rank"),
-    ("feature_cols", _set(1, lambda mb, w: w(4, 6)), {}, "weights_feature"),
-    ("time_rows", _set(2, lambda mb, w: w(5, 3)), {}, "weights_time"),
-    ("bias_size", _set(3, lambda mb, w: w(3)), {}, "bias"),
-    ("state_not_variable", _set(4, lambda mb, w: w(2, 12)), {}, "variable"),
-    ("state_size", _set(4, lambda mb, w: mb.add_tensor([2, 11], is_variable=True)), {}, "memory_size * filters"),
+    ("rank_zero", None, dict(options=dict(rank=0)), "rank must be positive, got 0"),
+    ("rank_not_dividing", None, dict(options=dict(rank=3)), "the number of filters (4) must be a multiple of rank (3)"),
+    ("feature_cols", _set(1, lambda mb, w: w(4, 6)), {}, "weights_feature (input 1) has 6 columns, the input has 5"),
+    ("time_rows", _set(2, lambda mb, w: w(5, 3)), {}, "weights_time (input 2) has 5 rows, expected filters = 4"),
+    ("bias_size", _set(3, lambda mb, w: w(3)), {}, "bias (input 3) must have shape [4], got [3]"),
+    ("state_not_variable", _set(4, lambda mb, w: w(2, 12)), {}, "state (input 4) must be a variable tensor"),
+    ("state_size", _set(4, lambda mb, w: mb.add_tensor([2, 11], is_variable=True)), {},
+     "state (input 4) must have shape [2, 12] (batch, memory_size * filters), got [2, 11]"),
     ("hybrid_time_not_int8", _set(1, lambda mb, w: mb.add_const(np.ones((4, 5), np.int8),
                                                                 quant=dict(scale=[0.1], zero_point=[0]))),
-     {}, "weights_time"),
-    ("input_int32", _set(0, lambda mb, w: mb.add_input([2, 5], np.int32)), {}, "INT8"),
+     {}, "weights_time (input 2) has type FLOAT32, the hybrid SVDF needs INT8"),
+    ("input_int32", _set(0, lambda mb, w: mb.add_input([2, 5], np.int32)), {},
+     "input has type INT32, expected FLOAT32 (float or hybrid) or INT8 (integer)"),
 ])
 def test_svdf_bad_model(name, edit, kw, msg):
     with pytest.raises(ValueError, match="SVDF") as e:
         _alloc(_svdf_edit(edit or (lambda *a: None), **kw))
-    assert msg in str(e.value)
+    assert msg in str(e.value), str(e.value)
 
 
 def test_svdf_integer_needs_relu():
