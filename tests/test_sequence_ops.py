@@ -187,7 +187,7 @@ def test_rnn_bad_activation_and_rank(op):
 def test_bidi_rnn_bad_models():
     ok = rnn_model(BIRNN)
     _alloc(ok)
-    with pytest.raises(ValueError, match=f"{BIRNN}.*output"):  # merge_outputs with two outputs
+    with pytest.raises(ValueError, match=f"{BIRNN}: expects 1 output.s. with merge_outputs=true, got 2"):
         _alloc(rnn_model(BIRNN, options=dict(merge_outputs=True, fused_activation_function="TANH")))
     with pytest.raises(ValueError, match=f"{BIRNN}.*aux_input.*last dimension"):  # LiteRT would read OOB
         _alloc(rnn_model(BIRNN, aux="cross", aux_size=6, time_major=True))
@@ -201,7 +201,7 @@ def test_bidi_lstm_bad_models():
         _alloc(bidi_lstm_model(bw_cell=6))
     with pytest.raises(ValueError, match=f"{BILSTM}.*input's width"):
         _alloc(bidi_lstm_model(aux="bw_input", aux_size=6))
-    with pytest.raises(ValueError, match=f"{BILSTM}.*output"):
+    with pytest.raises(ValueError, match=f"{BILSTM}: expects 1 output.s. with merge_outputs=true, got 2"):
         _alloc(bidi_lstm_model(options=dict(merge_outputs=True)))
     with pytest.raises(ValueError, match=f"{BILSTM}.*cell_clip"):
         _alloc(bidi_lstm_model(cell_clip=-1.0))
