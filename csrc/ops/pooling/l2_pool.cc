@@ -10,57 +10,28 @@
 namespace tflite_gpu {
 namespace {
 
-constexpr uint8_t kPool2DOptions = 5;
-
-struct L2Params {
-  int padding = 0, stride_w = 0, stride_h = 0, filter_w = 0, filter_h = 0, activation = 0;
-};
-
-Status ParseL2(const OptionsView& opts, Node& node) {
-  fb::Table t = pooling::OptionsTable(opts, kPool2DOptions);
-  auto p = std::make_shared<L2Params>();
-  p->padding = t.Scalar<int8_t>(0, 0);
-  p->stride_w = t.Scalar<int32_t>(1, 0);
-  p->stride_h = t.Scalar<int32_t>(2, 0);
-  p->filter_w = t.Scalar<int32_t>(3, 0);
-  p->filter_h = t.Scalar<int32_t>(4, 0);
-  p->activation = t.Scalar<int8_t>(5, 0);
-  node.params = p;
-  return OkStatus();
-}
-
 Status PrepareL2(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(ctx.CheckArity(1, 1, 1, 1));
   if (!ctx.has_input(0)) return ctx.Error("missing input");
-  const L2Params& p = ctx.node().P<L2Params>();
+  const pooling::Pool2DParams& p = ctx.node().P<pooling::Pool2DParams>();
   Padding pad;
-  if (!CheckPadding(p.padding, &pad).ok()) return ctx.Error("unknown padding " + std::to_string(p.padding));
-  if (p.activation < 0 || p.activation > 5)
-    return ctx.Error("unsupported fused activation function " + std::to_string(p.activation));
-  if (p.stride_w <= 0 || p.stride_h <= 0)
-    return ctx.Error("strides must be positive, got stride_h " + std::to_string(p.stride_h) + ", stride_w " +
-                     std::to_string(p.stride_w));
-  if (p.filter_w <= 0 || p.filter_h <= 0)
-    return ctx.Error("filter size must be positive, got " + std::to_string(p.filter_h) + "x" + std::to_string(p.filter_w));
+  TFG_RETURN_IF_ERROR(pooling::CheckPool2D(ctx, p, &pad));
   const Tensor& in = ctx.input(0);
   TFG_RETURN_IF_ERROR(ctx.CheckType(in, DType::kFloat32, "input"));
   TFG_RETURN_IF_ERROR(ctx.CheckType(ctx.output(0), DType::kFloat32, "output"));
   if (in.shape.size() != 4) return ctx.Error("input must be 4-D (NHWC), got shape " + DimsToString(in.shape));
-  const int oh = ConvOutputSize(pad, in.shape[1], p.filter_h, p.stride_h, 1);
-  const int ow = ConvOutputSize(pad, in.shape[2], p.filter_w, p.stride_w, 1);
-  return ctx.SetOutputShape(0, {in.shape[0], oh, ow, in.shape[3]});
+  return ctx.SetOutputShape(0, pooling::Pool2DOutputShape(p, pad, in.shape));
 }
 
 template <bool kRef>
 Status EvalL2(OpContext& ctx) {
-  const L2Params& p = ctx.node().P<L2Params>();
+  const pooling::Pool2DParams& p = ctx.node().P<pooling::Pool2DParams>();
   const Tensor& in = ctx.input(0);
   Tensor& out = ctx.output(0);
   const int n = in.shape[0], ih = in.shape[1], iw = in.shape[2], c = in.shape[3];
   const int oh = out.shape[1], ow = out.shape[2];
-  const Padding pad = static_cast<Padding>(p.padding);
-  const int ph = ConvPadBefore(pad, ih, p.filter_h, p.stride_h, 1, oh);
-  const int pw = ConvPadBefore(pad, iw, p.filter_w, p.stride_w, 1, ow);
+  int ph, pw;
+  pooling::Pool2DPads(p, ih, iw, oh, ow, &ph, &pw);
   float lo, hi;
   pooling::FloatActivationRange(p.activation, &lo, &hi);
   const float* x = in.as<float>();
@@ -107,6 +78,6 @@ Status EvalL2(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_L2_POOL_2D = {ParseL2, PrepareL2, EvalL2<false>, EvalL2<true>, false};
+const OpImpl kOp_L2_POOL_2D = {pooling::ParsePool2D, PrepareL2, EvalL2<false>, EvalL2<true>, false};
 
 }  // namespace tflite_gpu

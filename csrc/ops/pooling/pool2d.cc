@@ -20,11 +20,7 @@
 namespace tflite_gpu {
 namespace {
 
-constexpr uint8_t kPool2DOptions = 5;
-
-struct PoolParams {
-  int padding = 0, stride_w = 0, stride_h = 0, filter_w = 0, filter_h = 0, activation = 0;
-};
+using PoolParams = pooling::Pool2DParams;
 
 struct PoolGeom {
   int batches, in_h, in_w, depth, out_h, out_w, pad_h, pad_w;
@@ -36,38 +32,16 @@ struct QuantPoolData {
   int32_t act_lo = 0, act_hi = 0;
 };
 
-Status ParsePool(const OptionsView& opts, Node& node) {
-  fb::Table t = pooling::OptionsTable(opts, kPool2DOptions);
-  auto p = std::make_shared<PoolParams>();
-  p->padding = t.Scalar<int8_t>(0, 0);
-  p->stride_w = t.Scalar<int32_t>(1, 0);
-  p->stride_h = t.Scalar<int32_t>(2, 0);
-  p->filter_w = t.Scalar<int32_t>(3, 0);
-  p->filter_h = t.Scalar<int32_t>(4, 0);
-  p->activation = t.Scalar<int8_t>(5, 0);
-  node.params = p;
-  return OkStatus();
-}
-
 Status PreparePool(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(ctx.CheckArity(1, 1, 1, 1));
   const PoolParams& p = ctx.node().P<PoolParams>();
   Padding pad;
-  if (!CheckPadding(p.padding, &pad).ok()) return ctx.Error("unknown padding " + std::to_string(p.padding));
-  if (p.activation < 0 || p.activation > 5)
-    return ctx.Error("unsupported fused activation function " + std::to_string(p.activation));
-  if (p.stride_w <= 0 || p.stride_h <= 0)
-    return ctx.Error("strides must be positive, got stride_h " + std::to_string(p.stride_h) + ", stride_w " +
-                     std::to_string(p.stride_w));
-  if (p.filter_w <= 0 || p.filter_h <= 0)
-    return ctx.Error("filter size must be positive, got " + std::to_string(p.filter_h) + "x" + std::to_string(p.filter_w));
+  TFG_RETURN_IF_ERROR(pooling::CheckPool2D(ctx, p, &pad));
   const Tensor& in = ctx.input(0);
   if (in.type != DType::kFloat32 && !quant::IsQuantizedIntType(in.type))
     return ctx.Error(std::string("input type ") + DTypeName(in.type) +
                      " is not supported (FLOAT32, INT8, UINT8, INT16)");
   if (in.shape.size() != 4) return ctx.Error("input must be 4-D (NHWC), got shape " + DimsToString(in.shape));
-  int oh = ConvOutputSize(pad, in.shape[1], p.filter_h, p.stride_h, 1);
-  int ow = ConvOutputSize(pad, in.shape[2], p.filter_w, p.stride_w, 1);
   if (quant::IsQuantizedIntType(in.type)) {
     const Tensor& out = ctx.output(0);
     if (out.type != in.type)
@@ -84,7 +58,7 @@ Status PreparePool(OpContext& ctx) {
     ctx.node().user_data = d;
   }
   TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, in.type));
-  return ctx.SetOutputShape(0, {in.shape[0], oh, ow, in.shape[3]});
+  return ctx.SetOutputShape(0, pooling::Pool2DOutputShape(p, pad, in.shape));
 }
 
 PoolGeom Geometry(OpContext& ctx) {
@@ -98,9 +72,7 @@ PoolGeom Geometry(OpContext& ctx) {
   g.depth = in.shape[3];
   g.out_h = out.shape[1];
   g.out_w = out.shape[2];
-  Padding pad = static_cast<Padding>(p.padding);
-  g.pad_h = ConvPadBefore(pad, g.in_h, p.filter_h, p.stride_h, 1, g.out_h);
-  g.pad_w = ConvPadBefore(pad, g.in_w, p.filter_w, p.stride_w, 1, g.out_w);
+  pooling::Pool2DPads(p, g.in_h, g.in_w, g.out_h, g.out_w, &g.pad_h, &g.pad_w);
   pooling::FloatActivationRange(p.activation, &g.act_lo, &g.act_hi);
   if (const QuantPoolData* d = ctx.node().U<QuantPoolData>()) {
     g.qact_lo = d->act_lo;
@@ -307,8 +279,8 @@ Status EvalPoolAny(OpContext& ctx) {
 
 }  // namespace
 
-const OpImpl kOp_AVERAGE_POOL_2D = {ParsePool, PreparePool, EvalPoolAny<false, false>, EvalPoolAny<false, true>, false};
-const OpImpl kOp_MAX_POOL_2D = {ParsePool, PreparePool, EvalPoolAny<true, false>, EvalPoolAny<true, true>, false};
+const OpImpl kOp_AVERAGE_POOL_2D = {pooling::ParsePool2D, PreparePool, EvalPoolAny<false, false>, EvalPoolAny<false, true>, false};
+const OpImpl kOp_MAX_POOL_2D = {pooling::ParsePool2D, PreparePool, EvalPoolAny<true, false>, EvalPoolAny<true, true>, false};
 
 void pooling::Pool2DParamsOf(const Node& n, int* padding, int* stride_h, int* stride_w, int* filter_h, int* filter_w, int* activation) { const PoolParams& p = n.P<PoolParams>(); *padding = p.padding; *stride_h = p.stride_h; *stride_w = p.stride_w; *filter_h = p.filter_h; *filter_w = p.filter_w; *activation = p.activation; }
 
