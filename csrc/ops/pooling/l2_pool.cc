@@ -1,6 +1,7 @@
 // L2_POOL_2D (float32, NHWC), TFLite semantics: out = act(sqrt(sum of squares / count)) over the
 // window clipped to the input (count = in-bounds elements), output size and leading pad as
 // CONV_2D with dilation 1; the fused activation clamps as TFLite's CalculateActivationRange.
+#include <algorithm>
 #include <cmath>
 
 #include "ops/op_registry.h"
@@ -37,7 +38,6 @@ Status EvalL2(OpContext& ctx) {
   const float* x = in.as<float>();
   float* y = out.as<float>();
   auto rows = [&](int64_t r0, int64_t r1) {
-    std::vector<float> acc(static_cast<size_t>(c));
     for (int64_t r = r0; r < r1; ++r) {  // r = b * oh + oy
       const int b = int(r / oh), oy = int(r % oh);
       const int64_t y0 = int64_t(oy) * p.stride_h - ph;
@@ -59,14 +59,15 @@ Status EvalL2(OpContext& ctx) {
             yo[ch] = pooling::Clamp(std::sqrt(sum / float(count)), lo, hi);
           }
         } else {
-          std::fill(acc.begin(), acc.end(), 0.f);
+          // The output pixel's channels accumulate the sums of squares in place.
+          std::fill(yo, yo + c, 0.f);
           const int64_t count = std::max<int64_t>(0, fy1 - fy0) * std::max<int64_t>(0, fx1 - fx0);
           for (int64_t fy = fy0; fy < fy1; ++fy)
             for (int64_t fx = fx0; fx < fx1; ++fx) {
               const float* xp = x + ((int64_t(b) * ih + (y0 + fy)) * iw + (x0 + fx)) * c;
-              for (int ch = 0; ch < c; ++ch) acc[size_t(ch)] += xp[ch] * xp[ch];
+              for (int ch = 0; ch < c; ++ch) yo[ch] += xp[ch] * xp[ch];
             }
-          for (int ch = 0; ch < c; ++ch) yo[ch] = pooling::Clamp(std::sqrt(acc[size_t(ch)] / float(count)), lo, hi);
+          for (int ch = 0; ch < c; ++ch) yo[ch] = pooling::Clamp(std::sqrt(yo[ch] / float(count)), lo, hi);
         }
       }
     }
