@@ -13,7 +13,6 @@
 // threads. Reference kernels: plain loops in TFLite's order.
 #include <algorithm>
 #include <cstring>
-#include <limits>
 
 #include "ops/op_registry.h"
 #include "runtime/thread_pool.h"
@@ -59,15 +58,22 @@ Status CheckParams(const OpContext& ctx, const Conv3DParams& p, Padding* pad) {
   return OkStatus();
 }
 
-void ActRange(int act, float* lo, float* hi) {
-  *lo = std::numeric_limits<float>::lowest();
-  *hi = std::numeric_limits<float>::max();
-  if (act == 1) *lo = 0.f;
-  else if (act == 2) { *lo = -1.f; *hi = 1.f; }
-  else if (act == 3) { *lo = 0.f; *hi = 6.f; }
-}
-
-Status CheckBias(OpContext& ctx, int bias_index, int cout) {
+// Input [N, D, H, W, Cin], filter and output FLOAT32 of the right ranks, the filter's input
+// channels (axis 3 of CONV_3D's [KD, KH, KW, Cin, Cout], axis 4 of CONV_3D_TRANSPOSE's
+// [KD, KH, KW, Cout, Cin]) matching the input's, and the optional bias: FLOAT32 with one value per
+// output channel (the filter's other channel axis).
+Status CheckTensors(OpContext& ctx, const Tensor& in, const Tensor& f, int bias_index, bool transpose) {
+  TFG_RETURN_IF_ERROR(ctx.CheckType(in, DType::kFloat32, "input"));
+  TFG_RETURN_IF_ERROR(ctx.CheckType(f, DType::kFloat32, "filter"));
+  TFG_RETURN_IF_ERROR(ctx.CheckType(ctx.output(0), DType::kFloat32, "output"));
+  if (in.shape.size() != 5) return ctx.Error("input must be 5-D (NDHWC), got shape " + DimsToString(in.shape));
+  if (f.shape.size() != 5)
+    return ctx.Error(std::string("filter must be 5-D ") + (transpose ? "[KD, KH, KW, Cout, Cin]" : "[KD, KH, KW, Cin, Cout]") +
+                     ", got shape " + DimsToString(f.shape));
+  const int cin_axis = transpose ? 4 : 3, cout = f.shape[transpose ? 3 : 4];
+  if (in.shape[4] != f.shape[cin_axis])
+    return ctx.Error("input has " + std::to_string(in.shape[4]) + " channels but the filter expects " +
+                     std::to_string(f.shape[cin_axis]));
   if (!ctx.has_input(bias_index)) return OkStatus();
   const Tensor& b = ctx.input(bias_index);
   TFG_RETURN_IF_ERROR(ctx.CheckType(b, DType::kFloat32, "bias"));
@@ -75,6 +81,25 @@ Status CheckBias(OpContext& ctx, int bias_index, int cout) {
     return ctx.Error("bias has " + std::to_string(b.num_elements()) + " elements, expected " + std::to_string(cout) +
                      " (output channels)");
   return OkStatus();
+}
+
+// The kernels' geometry: in [N, D, H, W, Cin], filter [KD, KH, KW, ..], out [N, OD, OH, OW, Cout],
+// the leading pad of each spatial dim.
+Geom MakeGeom(const Conv3DParams& p, const Dims& in, const Dims& f, const Dims& out, const int pad[3]) {
+  Geom g;
+  g.n = in[0];
+  g.cin = in[4];
+  g.cout = out[4];
+  for (int i = 0; i < 3; ++i) {
+    g.in[i] = in[i + 1];
+    g.out[i] = out[i + 1];
+    g.k[i] = f[i];
+    g.stride[i] = p.stride[i];
+    g.dil[i] = p.dil[i];
+    g.pad[i] = pad[i];
+  }
+  ActivationRangeOfType<float>(p.act, &g.lo, &g.hi);
+  return g;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -88,16 +113,7 @@ Status Conv3DPrepare(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(CheckParams(ctx, p, &pad));
   const Tensor& in = ctx.input(0);
   const Tensor& f = ctx.input(1);
-  TFG_RETURN_IF_ERROR(ctx.CheckType(in, DType::kFloat32, "input"));
-  TFG_RETURN_IF_ERROR(ctx.CheckType(f, DType::kFloat32, "filter"));
-  TFG_RETURN_IF_ERROR(ctx.CheckType(ctx.output(0), DType::kFloat32, "output"));
-  if (in.shape.size() != 5) return ctx.Error("input must be 5-D (NDHWC), got shape " + DimsToString(in.shape));
-  if (f.shape.size() != 5)
-    return ctx.Error("filter must be 5-D [KD, KH, KW, Cin, Cout], got shape " + DimsToString(f.shape));
-  if (in.shape[4] != f.shape[3])
-    return ctx.Error("input has " + std::to_string(in.shape[4]) + " channels but the filter expects " +
-                     std::to_string(f.shape[3]));
-  TFG_RETURN_IF_ERROR(CheckBias(ctx, 2, f.shape[4]));
+  TFG_RETURN_IF_ERROR(CheckTensors(ctx, in, f, 2, false));
   Dims out = {in.shape[0], 0, 0, 0, f.shape[4]};
   for (int i = 0; i < 3; ++i) out[i + 1] = ConvOutputSize(pad, in.shape[i + 1], f.shape[i], p.stride[i], p.dil[i]);
   return ctx.SetOutputShape(0, out);
@@ -108,20 +124,11 @@ Geom Conv3DGeom(OpContext& ctx) {
   const Tensor& in = ctx.input(0);
   const Tensor& f = ctx.input(1);
   const Tensor& o = ctx.output(0);
-  Geom g;
-  g.n = in.shape[0];
-  g.cin = in.shape[4];
-  g.cout = f.shape[4];
-  for (int i = 0; i < 3; ++i) {
-    g.in[i] = in.shape[i + 1];
-    g.out[i] = o.shape[i + 1];
-    g.k[i] = f.shape[i];
-    g.stride[i] = p.stride[i];
-    g.dil[i] = p.dil[i];
-    g.pad[i] = ConvPadBefore(static_cast<Padding>(p.padding), g.in[i], g.k[i], g.stride[i], g.dil[i], g.out[i]);
-  }
-  ActRange(p.act, &g.lo, &g.hi);
-  return g;
+  int pad[3];
+  for (int i = 0; i < 3; ++i)
+    pad[i] = ConvPadBefore(static_cast<Padding>(p.padding), in.shape[i + 1], f.shape[i], p.stride[i], p.dil[i],
+                           o.shape[i + 1]);
+  return MakeGeom(p, in.shape, f.shape, o.shape, pad);
 }
 
 template <bool kRef>
@@ -243,16 +250,7 @@ Status Conv3DTPrepare(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(ctx.CheckType(os, DType::kInt32, "output_shape"));
   if (os.shape.size() != 1 || os.shape[0] != 5)
     return ctx.Error("output_shape must have shape [5], got " + DimsToString(os.shape));
-  TFG_RETURN_IF_ERROR(ctx.CheckType(in, DType::kFloat32, "input"));
-  TFG_RETURN_IF_ERROR(ctx.CheckType(f, DType::kFloat32, "filter"));
-  TFG_RETURN_IF_ERROR(ctx.CheckType(ctx.output(0), DType::kFloat32, "output"));
-  if (in.shape.size() != 5) return ctx.Error("input must be 5-D (NDHWC), got shape " + DimsToString(in.shape));
-  if (f.shape.size() != 5)
-    return ctx.Error("filter must be 5-D [KD, KH, KW, Cout, Cin], got shape " + DimsToString(f.shape));
-  if (in.shape[4] != f.shape[4])
-    return ctx.Error("input has " + std::to_string(in.shape[4]) + " channels but the filter expects " +
-                     std::to_string(f.shape[4]));
-  TFG_RETURN_IF_ERROR(CheckBias(ctx, 3, f.shape[3]));
+  TFG_RETURN_IF_ERROR(CheckTensors(ctx, in, f, 3, true));
   if (!ctx.IsConstantOrPersistent(os)) {
     ctx.SetOutputDynamic(0);
     return OkStatus();
@@ -274,19 +272,7 @@ Status Conv3DTEval(OpContext& ctx) {
   const Tensor& in = ctx.input(2);
   Tensor& o = ctx.output(0);
   if (o.shape != oshape) return ctx.Error("output shape " + DimsToString(o.shape) + ", expected " + DimsToString(oshape));
-  Geom g;
-  g.n = in.shape[0];
-  g.cin = in.shape[4];
-  g.cout = f.shape[3];
-  for (int i = 0; i < 3; ++i) {
-    g.in[i] = in.shape[i + 1];
-    g.out[i] = oshape[i + 1];
-    g.k[i] = f.shape[i];
-    g.stride[i] = p.stride[i];
-    g.dil[i] = p.dil[i];
-    g.pad[i] = pads[i];
-  }
-  ActRange(p.act, &g.lo, &g.hi);
+  const Geom g = MakeGeom(p, in.shape, f.shape, oshape, pads);  // oshape[4] == the filter's Cout (checked)
   const float* x = in.as<float>();
   const float* w = f.as<float>();
   const float* bias = ctx.has_input(3) ? ctx.input(3).as<float>() : nullptr;
