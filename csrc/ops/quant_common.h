@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -277,6 +278,52 @@ inline int32_t Clamp32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo :
 inline int32_t RoundAwayToInt32(float v) {
   const float r = std::round(v);
   return (r >= -2147483648.0f && r < 2147483648.0f) ? int32_t(r) : std::numeric_limits<int32_t>::min();
+}
+
+// ---------------------------------------------------------------- hybrid (dynamic-range) inputs
+
+// TFLite's SymmetricQuantizeFloats / AsymmetricQuantizeFloats on one row of n floats: how every
+// hybrid kernel (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, the RNN family, SVDF) quantizes its
+// float input per batch row on the fly.
+//   symmetric:  scale = max|v| / 127, q = round(v * 127 / max|v|) clamped to +-127, zero point 0;
+//   asymmetric (asymmetric_quantize_inputs): scale and nudged zero point from
+//               [min(0, lo), max(0, hi)] in double, q = round(zp + v / scale) clamped to [-128, 127].
+// A zero range gives q = 0, scale 1, zero point 0. Rounding half away from zero.
+inline void QuantizeFloatRow(const float* v, int64_t n, bool asymmetric, int8_t* q, float* scale, int32_t* zp) {
+  float lo = n ? v[0] : 0.f, hi = lo;
+  for (int64_t i = 1; i < n; ++i) {
+    lo = v[i] < lo ? v[i] : lo;
+    hi = v[i] > hi ? v[i] : hi;
+  }
+  *zp = 0;
+  if (!asymmetric) {
+    const float range = std::max(std::abs(lo), std::abs(hi));
+    if (range == 0.f) {
+      std::memset(q, 0, size_t(n));
+      *scale = 1.f;
+      return;
+    }
+    *scale = range / 127.f;
+    const float inv = 127.f / range;
+    for (int64_t i = 0; i < n; ++i) q[i] = int8_t(std::min(127, std::max(-127, RoundAwayToInt32(v[i] * inv))));
+    return;
+  }
+  const double rmin = double(std::min(0.f, lo)), rmax = double(std::max(0.f, hi));
+  if (rmin == rmax) {
+    std::memset(q, 0, size_t(n));
+    *scale = 1.f;
+    return;
+  }
+  const double qmin = -128.0, qmax = 127.0;
+  const double s = (rmax - rmin) / (qmax - qmin);
+  const double zp_from_min = qmin - rmin / s, zp_from_max = qmax - rmax / s;
+  const double err_min = std::abs(qmin) + std::abs(rmin / s), err_max = std::abs(qmax) + std::abs(rmax / s);
+  const double zpd = err_min < err_max ? zp_from_min : zp_from_max;
+  *zp = zpd <= qmin ? -128 : (zpd >= qmax ? 127 : int32_t(std::round(zpd)));
+  *scale = float(s);
+  const float inv = 1.0f / *scale;
+  for (int64_t i = 0; i < n; ++i)
+    q[i] = int8_t(std::min(127, std::max(-128, RoundAwayToInt32(float(*zp) + v[i] * inv))));
 }
 
 // TFLite's CalculateActivationRangeQuantized for an output of `type` with (scale, zero_point):

@@ -191,55 +191,13 @@ struct HybridIn {
   std::vector<int32_t> zp;
 };
 
-// TFLite's SymmetricQuantizeFloats / AsymmetricQuantizeFloats over `batches` rows of n floats.
+// quant::QuantizeFloatRow over `batches` rows of n floats.
 void QuantizeBatches(const float* x, int64_t batches, int64_t n, bool asymmetric, HybridIn* h) {
   h->q.resize(size_t(batches * n));
   h->scale.resize(size_t(batches));
-  h->zp.assign(size_t(batches), 0);
-  for (int64_t b = 0; b < batches; ++b) {
-    const float* v = x + b * n;
-    int8_t* q = h->q.data() + b * n;
-    float lo = n ? v[0] : 0.f, hi = lo;
-    for (int64_t i = 1; i < n; ++i) {
-      lo = v[i] < lo ? v[i] : lo;
-      hi = v[i] > hi ? v[i] : hi;
-    }
-    if (!asymmetric) {
-      const float range = std::max(std::abs(lo), std::abs(hi));
-      if (range == 0.f) {
-        std::memset(q, 0, size_t(n));
-        h->scale[b] = 1.f;
-        continue;
-      }
-      h->scale[b] = range / 127.f;
-      const float inv = 127.f / range;
-      for (int64_t i = 0; i < n; ++i) {
-        const int32_t r = quant::RoundAwayToInt32(v[i] * inv);
-        q[i] = int8_t(std::min(127, std::max(-127, r)));
-      }
-      continue;
-    }
-    const double rmin = double(std::min(0.f, lo)), rmax = double(std::max(0.f, hi));
-    if (rmin == rmax) {
-      std::memset(q, 0, size_t(n));
-      h->scale[b] = 1.f;
-      h->zp[b] = 0;
-      continue;
-    }
-    const double qmin = -128.0, qmax = 127.0;
-    const double scale = (rmax - rmin) / (qmax - qmin);
-    const double zp_from_min = qmin - rmin / scale, zp_from_max = qmax - rmax / scale;
-    const double err_min = std::abs(qmin) + std::abs(rmin / scale), err_max = std::abs(qmax) + std::abs(rmax / scale);
-    const double zpd = err_min < err_max ? zp_from_min : zp_from_max;
-    int32_t zp = zpd <= qmin ? -128 : (zpd >= qmax ? 127 : int32_t(std::round(zpd)));
-    h->scale[b] = float(scale);
-    h->zp[b] = zp;
-    const float inv = 1.0f / h->scale[b];
-    for (int64_t i = 0; i < n; ++i) {
-      const int32_t r = quant::RoundAwayToInt32(float(zp) + v[i] * inv);
-      q[i] = int8_t(std::min(127, std::max(-128, r)));
-    }
-  }
+  h->zp.resize(size_t(batches));
+  for (int64_t b = 0; b < batches; ++b)
+    quant::QuantizeFloatRow(x + b * n, n, asymmetric, h->q.data() + b * n, &h->scale[size_t(b)], &h->zp[size_t(b)]);
 }
 
 struct HybridCommon {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "ops/op_registry.h"
+#include "ops/quant_common.h"
 
 namespace tflite_gpu {
 namespace {
@@ -88,45 +89,6 @@ void Activate(int act, float* v, int n) {
   }
 }
 
-inline int32_t RoundAway(float v) { return int32_t(std::round(v)); }
-
-// TFLite's SymmetricQuantizeFloats / AsymmetricQuantizeFloats for one row.
-void QuantizeRow(const float* v, int n, bool asymmetric, int8_t* q, float* scale, int32_t* zp) {
-  float lo = n ? v[0] : 0.f, hi = lo;
-  for (int i = 1; i < n; ++i) {
-    lo = std::min(lo, v[i]);
-    hi = std::max(hi, v[i]);
-  }
-  *zp = 0;
-  if (!asymmetric) {
-    const float range = std::max(std::abs(lo), std::abs(hi));
-    if (range == 0.f) {
-      std::memset(q, 0, size_t(n));
-      *scale = 1.f;
-      return;
-    }
-    *scale = range / 127.f;
-    const float inv = 127.f / range;
-    for (int i = 0; i < n; ++i) q[i] = int8_t(std::min(127, std::max(-127, RoundAway(v[i] * inv))));
-    return;
-  }
-  const double rmin = double(std::min(0.f, lo)), rmax = double(std::max(0.f, hi));
-  if (rmin == rmax) {
-    std::memset(q, 0, size_t(n));
-    *scale = 1.f;
-    return;
-  }
-  const double qmin = -128.0, qmax = 127.0;
-  const double s = (rmax - rmin) / (qmax - qmin);
-  const double zmin = qmin - rmin / s, zmax = qmax - rmax / s;
-  const double emin = std::abs(qmin) + std::abs(rmin / s), emax = std::abs(qmax) + std::abs(rmax / s);
-  const double zd = emin < emax ? zmin : zmax;
-  *zp = zd <= qmin ? -128 : (zd >= qmax ? 127 : int32_t(std::round(zd)));
-  *scale = float(s);
-  const float inv = 1.0f / *scale;
-  for (int i = 0; i < n; ++i) q[i] = int8_t(std::min(127, std::max(-128, RoundAway(float(*zp) + v[i] * inv))));
-}
-
 // One direction's weights. Float: w/aux_w/r; hybrid: wq/aux_wq/rq with one scale each.
 struct Dir {
   int units = 0, in = 0, aux_in = 0;
@@ -174,7 +136,7 @@ void AccF(const float* W, int units, int n, const float* v, int nb, float* out, 
 void AccQ(const int8_t* W, float wscale, const std::vector<int32_t>& sums, bool asym, int units, int n,
           const float* v, int nb, float* out, int ld, Scratch& s) {
   for (int k = 0; k < nb; ++k) {
-    QuantizeRow(v + int64_t(k) * n, n, asym, s.q + int64_t(k) * n, &s.scale[k], &s.zp[k]);
+    quant::QuantizeFloatRow(v + int64_t(k) * n, n, asym, s.q + int64_t(k) * n, &s.scale[k], &s.zp[k]);
     s.scale[k] *= wscale;
   }
   for (int k = 0; k < nb; ++k) {

@@ -188,43 +188,6 @@ void ShiftLeft(T* state, int64_t n) {
   if (n > 1) std::memmove(state, state + 1, size_t(n - 1) * sizeof(T));
 }
 
-// Symmetric / asymmetric per-row quantization as TFLite's (Symmetric|Asymmetric)QuantizeFloats.
-void QuantizeRow(const float* v, int n, bool asymmetric, int8_t* q, float* scale, int32_t* zp) {
-  float lo = n ? v[0] : 0.f, hi = lo;
-  for (int i = 1; i < n; ++i) {
-    lo = std::min(lo, v[i]);
-    hi = std::max(hi, v[i]);
-  }
-  *zp = 0;
-  if (!asymmetric) {
-    const float range = std::max(std::abs(lo), std::abs(hi));
-    if (range == 0.f) {
-      std::memset(q, 0, size_t(n));
-      *scale = 1.f;
-      return;
-    }
-    *scale = range / 127.f;
-    const float inv = 127.f / range;
-    for (int i = 0; i < n; ++i) q[i] = int8_t(std::min(127, std::max(-127, int32_t(std::round(v[i] * inv)))));
-    return;
-  }
-  const double rmin = double(std::min(0.f, lo)), rmax = double(std::max(0.f, hi));
-  if (rmin == rmax) {
-    std::memset(q, 0, size_t(n));
-    *scale = 1.f;
-    return;
-  }
-  const double s = (rmax - rmin) / 255.0;
-  const double zmin = -128.0 - rmin / s, zmax = 127.0 - rmax / s;
-  const double emin = 128.0 + std::abs(rmin / s), emax = 127.0 + std::abs(rmax / s);
-  const double zd = emin < emax ? zmin : zmax;
-  *zp = zd <= -128.0 ? -128 : (zd >= 127.0 ? 127 : int32_t(std::round(zd)));
-  *scale = float(s);
-  const float inv = 1.0f / *scale;
-  for (int i = 0; i < n; ++i)
-    q[i] = int8_t(std::min(127, std::max(-128, int32_t(std::round(float(*zp) + v[i] * inv)))));
-}
-
 Status Eval(OpContext& ctx) {
   const SvdfParams& p = ctx.node().P<SvdfParams>();
   const SvdfState& s = *ctx.node().U<SvdfState>();
@@ -279,7 +242,7 @@ Status Eval(OpContext& ctx) {
     int32_t* zp = reinterpret_cast<int32_t*>(scratch + size_t(B) * 4);
     int8_t* q = reinterpret_cast<int8_t*>(scratch + size_t(B) * 8 + 32);
     for (int b = 0; b < B; ++b) {
-      QuantizeRow(x + int64_t(b) * I, I, p.asymmetric, q + int64_t(b) * I, &scale[b], &zp[b]);
+      quant::QuantizeFloatRow(x + int64_t(b) * I, I, p.asymmetric, q + int64_t(b) * I, &scale[b], &zp[b]);
       scale[b] *= wscale;
       for (int f = 0; f < F; ++f) {
         int32_t d = 0;
