@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "ops/conv/gemm.h"
+#include "ops/lstm/seq_common.h"
 #include "ops/op_registry.h"
 #include "ops/pooling/vec_math.h"  // exp / logistic / tanh arrays (~2 ulp)
 #include "runtime/thread_pool.h"
@@ -98,22 +99,6 @@ struct Geo {
 
 inline float Sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 
-// TFLite's ApplyActivationToVector (kTfLiteActNone writes nothing). kFast: vectorisable tanh.
-template <bool kFast = false>
-void ApplyAct(int act, const float* in, int n, float* out) {
-  switch (act) {
-    case 0: return;
-    case 1: for (int i = 0; i < n; ++i) out[i] = std::max(0.f, in[i]); return;
-    case 2: for (int i = 0; i < n; ++i) out[i] = std::max(-1.f, std::min(1.f, in[i])); return;
-    case 3: for (int i = 0; i < n; ++i) out[i] = std::max(0.f, std::min(6.f, in[i])); return;
-    case 4:
-      if (kFast) vmath::Tanh(in, out, n);
-      else for (int i = 0; i < n; ++i) out[i] = std::tanh(in[i]);
-      return;
-    case 5: for (int i = 0; i < n; ++i) out[i] = std::signbit(in[i]) ? 1.f : 0.f; return;
-    default: return;
-  }
-}
 template <bool kFast = false>
 void ApplySigmoid(float* v, int n) {
   if (kFast) vmath::Logistic(v, n);
@@ -392,7 +377,7 @@ void RefSequence(const LstmParams& p, const Geo& g, const Weights& w, const floa
           for (int j = 0; j < nc; ++j) gk[j] = gk[j] * w.ln[k][j];
           for (int j = 0; j < nc; ++j) gk[j] = gk[j] + w.bias[k][j];
         }
-        if (sigmoid) ApplySigmoid(gk, nc); else ApplyAct(p.activation, gk, nc, gk);
+        if (sigmoid) ApplySigmoid(gk, nc); else seq::ApplyActivationToVector(p.activation, gk, nc, gk);
       };
       if (!g.cifg) calc_gate(0, c, true);
       calc_gate(1, c, true);
@@ -412,7 +397,7 @@ void RefSequence(const LstmParams& p, const Geo& g, const Weights& w, const floa
         for (int j = 0; j < nc; ++j) c[j] = std::max(-p.cell_clip, std::min(p.cell_clip, c[j]));
       calc_gate(3, c, true);
       // Output: the activation writes into the cell-gate scratch (nothing for NONE).
-      ApplyAct(p.activation, c, nc, cg);
+      seq::ApplyActivationToVector(p.activation, c, nc, cg);
       for (int j = 0; j < nc; ++j) scratch[j] = og[j] * cg[j];
       if (w.proj_w) {
         for (int j = 0; j < no; ++j) h[j] = w.proj_b ? w.proj_b[j] : 0.f;
@@ -439,18 +424,6 @@ Status EvalFullRef(OpContext& ctx) {
   RefSequence(p, g, w, ctx.input(kInput).as<float>(), nullptr, 0, ctx.output(0).as<float>(), g.n_output, true,
               ctx.input(kOutState).as<float>(), ctx.input(kCellState).as<float>());
   return OkStatus();
-}
-
-// Dot product with 8 partial sums (vectorises; summation order differs from the plain loop by
-// rounding only).
-inline float Dot(const float* a, const float* b, int n) {
-  float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) s[k] += a[i + k] * b[i + k];
-  float r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-  for (; i < n; ++i) r += a[i] * b[i];
-  return r;
 }
 
 // Weights packed for gemm::Gemm: the present gates side by side (column gate * n_cell + j; the
@@ -609,7 +582,7 @@ Status EvalFull(OpContext& ctx) {
             Normalize(gk, nc);
             for (int j = 0; j < nc; ++j) gk[j] = gk[j] * w.ln[k][j] + w.bias[k][j];
           }
-          if (sigmoid) ApplySigmoid<true>(gk, nc); else ApplyAct<true>(p.activation, gk, nc, gk);
+          if (sigmoid) ApplySigmoid<true>(gk, nc); else seq::ApplyActivationToVector<true>(p.activation, gk, nc, gk);
         };
         if (!g.cifg) finish_gate(0, true);
         finish_gate(1, true);
@@ -626,7 +599,7 @@ Status EvalFull(OpContext& ctx) {
           for (int j = 0; j < nc; ++j) c[j] = std::max(-p.cell_clip, std::min(p.cell_clip, c[j]));
         finish_gate(3, true);
         const float* og = gk_of(3);
-        ApplyAct<true>(p.activation, c, nc, cg);  // NONE leaves g in place (TFLite's quirk)
+        seq::ApplyActivationToVector<true>(p.activation, c, nc, cg);  // NONE leaves g in place (TFLite's quirk)
         float* o = outs + int64_t(b) * nc;
         for (int j = 0; j < nc; ++j) o[j] = og[j] * cg[j];
       }
@@ -708,7 +681,7 @@ Status EvalBasic(OpContext& ctx) {
         d = 0.f;
         for (int i = 0; i < total; ++i) d += wr[i] * cb[i];
       } else {
-        d = Dot(wr, cb, total);
+        d = seq::Dot8(wr, cb, total);
       }
       at[r] = d + bs[j];
     }
@@ -826,10 +799,7 @@ Status GetBidiGeo(OpContext& ctx, BidiGeo* bg) {
 Status PrepareBidi(OpContext& ctx) {
   const LstmParams& p = ctx.node().P<LstmParams>();
   if (ctx.num_inputs() != 48) return ctx.Error("expects 48 inputs, got " + std::to_string(ctx.num_inputs()));
-  const int nout = p.merge_outputs ? 1 : 2;
-  if (ctx.num_outputs() != nout)
-    return ctx.Error("expects " + std::to_string(nout) + " output(s) with merge_outputs=" +
-                     (p.merge_outputs ? "true" : "false") + ", got " + std::to_string(ctx.num_outputs()));
+  TFG_RETURN_IF_ERROR(seq::CheckBidiOutputs(ctx, p.merge_outputs));
   if (p.activation < 0 || p.activation > 5)
     return ctx.Error("unsupported fused activation function " + std::to_string(p.activation));
   if (!(p.cell_clip >= 0.f)) return ctx.Error("cell_clip must be >= 0, got " + std::to_string(p.cell_clip));

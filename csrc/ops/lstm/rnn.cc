@@ -26,6 +26,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/lstm/seq_common.h"
 #include "ops/op_registry.h"
 #include "ops/quant_common.h"
 
@@ -77,18 +78,6 @@ Status ParseBidi(const OptionsView& opts, Node& node) {
   return OkStatus();
 }
 
-// TFLite's ApplyActivationToVector, in place (NONE: nothing).
-void Activate(int act, float* v, int n) {
-  switch (act) {
-    case 1: for (int i = 0; i < n; ++i) v[i] = std::max(0.f, v[i]); return;
-    case 2: for (int i = 0; i < n; ++i) v[i] = std::max(-1.f, std::min(1.f, v[i])); return;
-    case 3: for (int i = 0; i < n; ++i) v[i] = std::max(0.f, std::min(6.f, v[i])); return;
-    case 4: for (int i = 0; i < n; ++i) v[i] = std::tanh(v[i]); return;
-    case 5: for (int i = 0; i < n; ++i) v[i] = std::signbit(v[i]) ? 1.f : 0.f; return;
-    default: return;
-  }
-}
-
 // One direction's weights. Float: w/aux_w/r; hybrid: wq/aux_wq/rq with one scale each.
 struct Dir {
   int units = 0, in = 0, aux_in = 0;
@@ -113,18 +102,7 @@ inline float DotF(const float* a, const float* b, int n) {
     for (int i = 0; i < n; ++i) d += a[i] * b[i];
     return d;
   }
-  float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) s[k] += a[i + k] * b[i + k];
-  float r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-  for (; i < n; ++i) r += a[i] * b[i];
-  return r;
-}
-inline int32_t DotQ(const int8_t* a, const int8_t* b, int n) {
-  int32_t d = 0;
-  for (int i = 0; i < n; ++i) d += int32_t(a[i]) * int32_t(b[i]);
-  return d;
+  return seq::Dot8(a, b, n);
 }
 
 // Adds W v_k to out row k for nb rows (v rows contiguous, n wide).
@@ -139,14 +117,9 @@ void AccQ(const int8_t* W, float wscale, const std::vector<int32_t>& sums, bool 
     quant::QuantizeFloatRow(v + int64_t(k) * n, n, asym, s.q + int64_t(k) * n, &s.scale[k], &s.zp[k]);
     s.scale[k] *= wscale;
   }
-  for (int k = 0; k < nb; ++k) {
-    const int8_t* q = s.q + int64_t(k) * n;
-    for (int j = 0; j < units; ++j) {
-      int32_t d = DotQ(W + int64_t(j) * n, q, n);
-      if (asym) d -= sums[j] * s.zp[k];
-      out[int64_t(k) * ld + j] += float(d) * s.scale[k];
-    }
-  }
+  for (int k = 0; k < nb; ++k)
+    seq::HybridMatVecAccumulate(W, units, n, s.q + int64_t(k) * n, s.scale[k], s.zp[k], asym ? sums.data() : nullptr,
+                                out + int64_t(k) * ld, 1);
 }
 
 // kernel_utils::RnnBatchStep: nb rows; x rows `in` apart, aux rows `aux_in` apart, h rows `units`
@@ -167,7 +140,7 @@ void Step(const Dir& d, const RnnParams& p, int nb, const float* x, const float*
   }
   for (int k = 0; k < nb; ++k) {
     float* o = out + int64_t(k) * ld;
-    Activate(p.activation, o, U);
+    seq::ApplyActivationToVector(p.activation, o, U, o);
     std::memcpy(h + int64_t(k) * U, o, sizeof(float) * U);
   }
 }
@@ -398,10 +371,7 @@ struct BidiState {
 Status PrepareBidi(OpContext& ctx) {
   const RnnParams& p = ctx.node().P<RnnParams>();
   if (ctx.num_inputs() != 12) return ctx.Error("expects 12 inputs, got " + std::to_string(ctx.num_inputs()));
-  const int nout = p.merge_outputs ? 1 : 2;
-  if (ctx.num_outputs() != nout)
-    return ctx.Error("expects " + std::to_string(nout) + " output(s) with merge_outputs=" +
-                     (p.merge_outputs ? "true" : "false") + ", got " + std::to_string(ctx.num_outputs()));
+  TFG_RETURN_IF_ERROR(seq::CheckBidiOutputs(ctx, p.merge_outputs));
   for (int i = 0; i <= kBwH; ++i)
     if (!ctx.has_input(i)) return ctx.Error("required input " + std::to_string(i) + " is missing");
   TFG_RETURN_IF_ERROR(CheckCommon(ctx, p));

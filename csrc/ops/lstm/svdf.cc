@@ -19,6 +19,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/lstm/seq_common.h"
 #include "ops/op_registry.h"
 #include "ops/quant_common.h"
 
@@ -54,17 +55,6 @@ struct SvdfState {
   int s1 = 0, s2 = 0;
   int32_t in_zp = 0, out_zp = 0;
 };
-
-void Activate(int act, float* v, int n) {
-  switch (act) {
-    case 1: for (int i = 0; i < n; ++i) v[i] = std::max(0.f, v[i]); return;
-    case 2: for (int i = 0; i < n; ++i) v[i] = std::max(-1.f, std::min(1.f, v[i])); return;
-    case 3: for (int i = 0; i < n; ++i) v[i] = std::max(0.f, std::min(6.f, v[i])); return;
-    case 4: for (int i = 0; i < n; ++i) v[i] = std::tanh(v[i]); return;
-    case 5: for (int i = 0; i < n; ++i) v[i] = std::signbit(v[i]) ? 1.f : 0.f; return;
-    default: return;
-  }
-}
 
 std::string In(int i, const char* what) { return std::string(what) + " (input " + std::to_string(i) + ")"; }
 
@@ -244,12 +234,11 @@ Status Eval(OpContext& ctx) {
     for (int b = 0; b < B; ++b) {
       quant::QuantizeFloatRow(x + int64_t(b) * I, I, p.asymmetric, q + int64_t(b) * I, &scale[b], &zp[b]);
       scale[b] *= wscale;
-      for (int f = 0; f < F; ++f) {
-        int32_t d = 0;
-        for (int i = 0; i < I; ++i) d += int32_t(wf[int64_t(f) * I + i]) * int32_t(q[int64_t(b) * I + i]);
-        if (p.asymmetric) d -= s.row_sums[f] * zp[b];
-        st[(int64_t(b) * F + f) * M + M - 1] = 0.f + float(d) * scale[b];
-      }
+      // The newest column of each filter's memory (M apart), zeroed then accumulated: 0 + product.
+      float* newest = st + int64_t(b) * F * M + (M - 1);
+      for (int f = 0; f < F; ++f) newest[int64_t(f) * M] = 0.f;
+      seq::HybridMatVecAccumulate(wf, F, I, q + int64_t(b) * I, scale[b], zp[b],
+                                  p.asymmetric ? s.row_sums.data() : nullptr, newest, M);
     }
   }
   for (int b = 0; b < B; ++b) {
@@ -265,7 +254,7 @@ Status Eval(OpContext& ctx) {
       }
       yb[u] = bias ? sum + bias->as<float>()[u] : sum;
     }
-    Activate(p.activation, yb, U);
+    seq::ApplyActivationToVector(p.activation, yb, U, yb);
   }
   return OkStatus();
 }
