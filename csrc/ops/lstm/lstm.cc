@@ -332,10 +332,13 @@ inline int64_t RowIndex(bool time_major, int n_batch, int max_time, int b, int t
 // The plain kernel: TFLite's LstmStepFloat for one batch row at a time, dot products in order.
 // One direction over the sequence (backward: steps T-1 .. 0); aux (n_aux wide, with w.aux) is
 // BIDIRECTIONAL_SEQUENCE_LSTM's auxiliary input; output rows are y_ld apart (merged outputs).
+// work: RefWorkFloats(g) floats (the node's scratch).
+size_t RefWorkFloats(const Geo& g) { return 5 * size_t(g.n_cell); }
 void RefSequence(const LstmParams& p, const Geo& g, const Weights& w, const float* x, const float* aux, int n_aux,
-                 float* y, int y_ld, bool forward, float* hs, float* cs) {
+                 float* y, int y_ld, bool forward, float* hs, float* cs, float* work) {
   const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
-  std::vector<float> gate(4 * size_t(nc)), scratch(nc);
+  float* gate = work;              // 4 gates of nc
+  float* scratch = work + 4 * nc;  // o * act(c), nc
   const bool time_major = p.time_major || !p.sequence;
   for (int b = 0; b < g.n_batch; ++b) {
     float* h = hs + int64_t(b) * no;
@@ -347,7 +350,7 @@ void RefSequence(const LstmParams& p, const Geo& g, const Weights& w, const floa
       const float* at = aux ? aux + row * n_aux : nullptr;
       float* yt = y + row * y_ld;
       auto calc_gate = [&](int k, const float* cell, bool sigmoid) {
-        float* gk = gate.data() + k * nc;
+        float* gk = gate + k * nc;
         for (int j = 0; j < nc; ++j) gk[j] = w.ln[k] ? 0.f : w.bias[k][j];
         for (int j = 0; j < nc; ++j) {
           float d = 0.f;
@@ -382,10 +385,10 @@ void RefSequence(const LstmParams& p, const Geo& g, const Weights& w, const floa
       if (!g.cifg) calc_gate(0, c, true);
       calc_gate(1, c, true);
       calc_gate(2, c, false);
-      float* ig = gate.data();
-      float* fg = gate.data() + nc;
-      float* cg = gate.data() + 2 * nc;
-      float* og = gate.data() + 3 * nc;
+      float* ig = gate;
+      float* fg = gate + nc;
+      float* cg = gate + 2 * nc;
+      float* og = gate + 3 * nc;
       for (int j = 0; j < nc; ++j) c[j] = fg[j] * c[j];
       if (g.cifg) {
         for (int j = 0; j < nc; ++j) fg[j] = 1.f - fg[j];
@@ -422,7 +425,7 @@ Status EvalFullRef(OpContext& ctx) {
   TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
   const Weights w = GetWeights(ctx, g);
   RefSequence(p, g, w, ctx.input(kInput).as<float>(), nullptr, 0, ctx.output(0).as<float>(), g.n_output, true,
-              ctx.input(kOutState).as<float>(), ctx.input(kCellState).as<float>());
+              ctx.input(kOutState).as<float>(), ctx.input(kCellState).as<float>(), static_cast<float*>(ctx.scratch()));
   return OkStatus();
 }
 
@@ -490,7 +493,7 @@ size_t FastScratchBytes(const Geo& g) {
 }
 
 Status PrepareFast(OpContext& ctx, const Geo& g) {
-  ctx.RequestScratch(FastScratchBytes(g));
+  ctx.RequestScratch(std::max(FastScratchBytes(g), RefWorkFloats(g) * sizeof(float)));  // fast or plain kernel
   if (!WeightsConstant(ctx)) {
     ctx.node().user_data.reset();
     return OkStatus();
@@ -834,6 +837,7 @@ Status PrepareBidi(OpContext& ctx) {
   }
   if (bg.aux_w && !bg.aux) return ctx.Error("aux weights are given without aux_input (input 39)");
   const int T = bg.fw.max_time, B = bg.fw.n_batch, fo = bg.fw.n_output, bo = bg.bw.n_output;
+  ctx.RequestScratch(std::max(RefWorkFloats(bg.fw), RefWorkFloats(bg.bw)) * sizeof(float));
   auto shape = [&](int n) { return Dims{p.time_major ? T : B, p.time_major ? B : T, n}; };
   TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, shape(p.merge_outputs ? fo + bo : fo)));
@@ -862,10 +866,11 @@ Status EvalBidi(OpContext& ctx) {
   float* fy = ctx.output(0).as<float>();
   float* by = p.merge_outputs ? fy + fo : ctx.output(1).as<float>();
   const int ld = p.merge_outputs ? fo + bo : 0;
+  float* work = static_cast<float*>(ctx.scratch());  // the cells run one after the other
   RefSequence(p, bg.fw, fw, x, aux, bg.n_aux, fy, p.merge_outputs ? ld : fo, true, ctx.input(kFwHs).as<float>(),
-              ctx.input(kFwCs).as<float>());
+              ctx.input(kFwCs).as<float>(), work);
   RefSequence(p, bg.bw, bw, bw_x, aux, bg.n_aux, by, p.merge_outputs ? ld : bo, false, ctx.input(kBwHs).as<float>(),
-              ctx.input(kBwCs).as<float>());
+              ctx.input(kBwCs).as<float>(), work);
   return OkStatus();
 }
 
