@@ -24,6 +24,7 @@
 // bounds (aux sizes that differ from the input's) are refused at prepare.
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 #include "ops/lstm/seq_common.h"
@@ -86,6 +87,7 @@ struct Dir {
   const int8_t *wq = nullptr, *aux_wq = nullptr, *rq = nullptr;
   float ws = 1.f, aux_ws = 1.f, rs = 1.f;
   std::vector<int32_t> sum_w, sum_aux, sum_r;  // row sums (asymmetric inputs)
+  bool refill = true;  // some weight or bias is computed by the graph: FillDir again every invoke
 };
 
 struct Scratch {
@@ -274,6 +276,13 @@ void FillDir(OpContext& ctx, const RnnParams& p, const Geo& g, int w, int r, int
   }
 }
 
+// Whether every present input among `idx` is constant (its data fixed at prepare).
+bool AllConstant(OpContext& ctx, std::initializer_list<int> idx) {
+  for (int i : idx)
+    if (i >= 0 && ctx.has_input(i) && !ctx.IsConstantOrPersistent(ctx.input(i))) return false;
+  return true;
+}
+
 size_t ScratchBytes(const Geo& g, int max_units) {
   const int64_t width = std::max<int64_t>({int64_t(g.in), int64_t(g.aux_in), int64_t(max_units), 1});
   return size_t(int64_t(g.batch) * width + 64) + size_t(g.batch + 1) * (sizeof(float) + sizeof(int32_t)) + 64;
@@ -307,6 +316,7 @@ Status PrepareUni(OpContext& ctx) {
   ctx.RequestScratch(ScratchBytes(g, U));
   auto d = std::make_shared<Dir>();
   FillDir(ctx, p, g, 1, 2, 3, -1, d.get());
+  d->refill = !AllConstant(ctx, {1, 2, 3});
   ctx.node().user_data = d;
   return OkStatus();
 }
@@ -317,7 +327,7 @@ Status EvalUni(OpContext& ctx) {
   Geo g;
   TFG_RETURN_IF_ERROR(GetGeo(ctx, p, &g));
   Dir& d = *ctx.node().U<Dir>();
-  FillDir(ctx, p, g, 1, 2, 3, -1, &d);  // weights may be graph inputs: re-read every invoke
+  if (d.refill) FillDir(ctx, p, g, 1, 2, 3, -1, &d);  // weights computed by the graph: read them again
   const int U = d.units, I = g.in, B = g.batch, T = g.time;
   const float* x = ctx.input(0).as<float>();
   float* h = ctx.input(4).as<float>();
@@ -391,6 +401,7 @@ Status PrepareBidi(OpContext& ctx) {
   auto st = std::make_shared<BidiState>();
   FillDir(ctx, p, g, kFwW, kFwR, kFwB, kFwAuxW, &st->fw);
   FillDir(ctx, p, g, kBwW, kBwR, kBwB, kBwAuxW, &st->bw);
+  st->fw.refill = st->bw.refill = !AllConstant(ctx, {kFwW, kFwR, kFwB, kBwW, kBwR, kBwB, kFwAuxW, kBwAuxW});
   ctx.node().user_data = st;
   return OkStatus();
 }
@@ -401,8 +412,10 @@ Status EvalBidi(OpContext& ctx) {
   Geo g;
   TFG_RETURN_IF_ERROR(GetBidiGeo(ctx, p, &g));
   BidiState& st = *ctx.node().U<BidiState>();
-  FillDir(ctx, p, g, kFwW, kFwR, kFwB, kFwAuxW, &st.fw);
-  FillDir(ctx, p, g, kBwW, kBwR, kBwB, kBwAuxW, &st.bw);
+  if (st.fw.refill) {  // weights computed by the graph: read them again
+    FillDir(ctx, p, g, kFwW, kFwR, kFwB, kFwAuxW, &st.fw);
+    FillDir(ctx, p, g, kBwW, kBwR, kBwB, kBwAuxW, &st.bw);
+  }
   const Dir &fw = st.fw, &bw = st.bw;
   const int I = g.in, B = g.batch, T = g.time, FU = fw.units, BU = bw.units;
   const float* x = ctx.input(0).as<float>();
