@@ -157,23 +157,15 @@ void QuantSoftmaxRow(const QSoftmax& q, const T* x, T* y, int d) {
   }
 }
 
+// INT16 rows: TFLite's SoftmaxInt16 (the exp / reciprocal tables), not the 8-bit float table.
+inline void QuantSoftmaxRow(const QSoftmax& q, const int16_t* x, int16_t* y, int d) { Int16SoftmaxRow(q, x, y, d); }
+
+// The quantized kernels (INT8, UINT8, INT16) row by row.
 template <typename T>
 Status QuantSoftmax(OpContext& ctx, bool ref) {
   const QSoftmax& q = *ctx.node().U<QSoftmax>();
   int64_t rows; int d;
   Rows(ctx, &rows, &d);
-  if (std::is_same<T, int16_t>::value) {
-    const int16_t* x = ctx.input(0).as<int16_t>();
-    int16_t* y = ctx.output(0).as<int16_t>();
-    if (ref) {
-      for (int64_t r = 0; r < rows; ++r) Int16SoftmaxRow(q, x + r * d, y + r * d, d);
-      return OkStatus();
-    }
-    ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) Int16SoftmaxRow(q, x + r * d, y + r * d, d);
-    }, std::max<int64_t>(1, 8192 / std::max(1, d)));
-    return OkStatus();
-  }
   const T* x = ctx.input(0).as<T>();
   T* y = ctx.output(0).as<T>();
   if (ref) {
