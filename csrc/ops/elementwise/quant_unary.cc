@@ -56,10 +56,16 @@ struct QUnaryData {
   std::vector<int16_t> lut16;  // 65536 entries, indexed by uint16_t(q) (fast kernel)
 };
 
+// The int16 LOGISTIC / TANH input rescaled to the table's 1 / (3 * 4096) grid:
+// (q * multiplier + round) >> shift, in TFLite's wrapping int32 arithmetic.
+int32_t Int16TableInput(const QUnaryData& d, int32_t q) {
+  const int32_t round = d.i16_shift > 0 ? (1 << (d.i16_shift - 1)) : 0;
+  return int32_t(uint32_t(q) * uint32_t(d.i16_mult) + uint32_t(round)) >> d.i16_shift;
+}
+
 // TFLite's int16 LOGISTIC with a general input scale.
 int32_t Int16Logistic(const QUnaryData& d, int32_t q) {
-  const int32_t round = d.i16_shift > 0 ? (1 << (d.i16_shift - 1)) : 0;
-  const int32_t x = int32_t(uint32_t(q) * uint32_t(d.i16_mult) + uint32_t(round)) >> d.i16_shift;
+  const int32_t x = Int16TableInput(d, q);
   const uint32_t ax = x < 0 ? 0u - uint32_t(x) : uint32_t(x);
   const uint32_t uh = ax >> 9;
   uint32_t r;
@@ -75,8 +81,7 @@ int32_t Int16Logistic(const QUnaryData& d, int32_t q) {
 
 // TFLite's int16 TANH with a general input scale.
 int32_t Int16Tanh(const QUnaryData& d, int32_t q) {
-  const int32_t round = d.i16_shift > 0 ? (1 << (d.i16_shift - 1)) : 0;
-  const int32_t x = int32_t(uint32_t(q) * uint32_t(d.i16_mult) + uint32_t(round)) >> d.i16_shift;
+  const int32_t x = Int16TableInput(d, q);
   const uint32_t ax = x < 0 ? 0u - uint32_t(x) : uint32_t(x);
   const uint32_t uh = ax >> 8;
   int32_t r;
