@@ -109,6 +109,19 @@ def test_predictor_bad_input(models, images):
     np.testing.assert_allclose(p({"image": x[:2]})[names[0]], want[0], rtol=1e-5, atol=1e-5)
 
 
+def test_predictor_auto_follows_the_compatibility_probe(models):
+    from tflite_gpu import CompatibilityList
+    from tflite_gpu.ray import TFLitePredictor
+    probe = CompatibilityList().probe_result()
+    assert probe["ok"] == CompatibilityList().is_delegate_supported_on_this_device()
+    rep = TFLitePredictor(model_content=models["resizable"], use_gpu="auto").report()
+    assert rep["delegate"] is probe["ok"], (rep, probe)
+    if probe["ok"]:
+        assert probe["device"] in rep["why"] and rep["device_is_gpu"]
+    else:
+        assert probe["reason"] and probe["reason"] in rep["why"], (rep, probe)
+
+
 @pytest.fixture(scope="module")
 def ray_cluster():
     try:

@@ -477,6 +477,11 @@ class CompatibilityList:
             self._probe = result
         return self._probe
 
+    def probe_result(self) -> Dict[str, Any]:
+        """The probe behind the answer: {'ok': bool, 'reason': why not ('' when ok), 'device':
+        the GPU's name or None}. Run once per CompatibilityList; never raises."""
+        return dict(self._run_probe())
+
     def is_delegate_supported_on_this_device(self) -> bool:
         return self._run_probe()["ok"]
 

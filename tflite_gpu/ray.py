@@ -105,9 +105,10 @@ class TFLitePredictor:
             elif gpu_ids is not None and not gpu_ids:
                 self._why = "use_gpu='auto' and Ray assigned this actor no GPU: CPU kernels"
             else:
-                apply = CompatibilityList().is_delegate_supported_on_this_device()
-                self._why = ("use_gpu='auto': CompatibilityList found a GPU" if apply else
-                             "use_gpu='auto': no OpenCL GPU the delegate helps on: CPU kernels")
+                probe = CompatibilityList().probe_result()
+                apply = bool(probe["ok"])
+                self._why = (f"use_gpu='auto': OpenCL GPU '{probe['device']}' passed the delegate's probe"
+                             if apply else f"use_gpu='auto': {probe['reason'] or 'no usable OpenCL GPU'}: CPU kernels")
         else:
             self._why = "use_gpu=False: CPU kernels"
 
@@ -238,7 +239,7 @@ class TFLitePredictor:
         for d, a in zip(self._inputs, arrays):
             self._interp.set_tensor(d["index"], a)
         self._interp.invoke()
-        return [self._interp.get_tensor(d["index"]).copy() for d in self._outputs]
+        return [self._interp.get_tensor(d["index"]) for d in self._outputs]   # get_tensor copies
 
     def _run(self, arrays: List[np.ndarray], n: int) -> List[np.ndarray]:
         if self._allocate_for(n, arrays):

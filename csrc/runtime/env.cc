@@ -4,14 +4,10 @@
 
 namespace tflite_gpu {
 namespace env {
-namespace {
-
 std::string Get(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
 }
-
-}  // namespace
 
 std::string Device() { return Get("TFLITE_GPU_DEVICE"); }
 std::string OpFilter() { return Get("TFLITE_GPU_OP_FILTER"); }

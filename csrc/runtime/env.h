@@ -11,6 +11,10 @@
 namespace tflite_gpu {
 namespace env {
 
+// Any variable's value, "" when unset (the accessors below use it; so do the OpenCL loader's
+// reads of the ICD loader's own variables, OCL_ICD_VENDORS and the like).
+std::string Get(const char* name);
+
 // TFLITE_GPU_DEVICE: the OpenCL device the GPU delegate picks when its options name none: an
 // index, a device-name substring, or "gpu"/"cpu" (default: the first GPU, else the first device).
 std::string Device();

@@ -139,22 +139,17 @@ size_t Interpreter::subgraphs_size() const { return impl_->subgraphs.size(); }
 bool Interpreter::has_subgraph(int i) const { return impl_->sg(i) != nullptr; }
 const FlatBufferModel& Interpreter::model() const { return *impl_->model; }
 
-Status Interpreter::AllocateTensors() { return (*impl_->subgraphs[0]).AllocateTensors(); }
-Status Interpreter::Invoke() { return (*impl_->subgraphs[0]).Invoke(); }
-const std::vector<int>& Interpreter::inputs() const { return impl_->subgraphs[0]->inputs(); }
-const std::vector<int>& Interpreter::outputs() const { return impl_->subgraphs[0]->outputs(); }
-size_t Interpreter::tensors_size() const { return impl_->subgraphs[0]->tensors_size(); }
+// The primary-subgraph calls are the indexed ones at index 0 (a model always has subgraph 0).
+Status Interpreter::AllocateTensors() { return AllocateTensors(0); }
+Status Interpreter::Invoke() { return Invoke(0); }
+const std::vector<int>& Interpreter::inputs() const { return inputs(0); }
+const std::vector<int>& Interpreter::outputs() const { return outputs(0); }
+size_t Interpreter::tensors_size() const { return tensors_size(0); }
 size_t Interpreter::nodes_size() const { return impl_->subgraphs[0]->nodes().size(); }
-Tensor* Interpreter::tensor(int index) {
-  Subgraph& sg = *impl_->subgraphs[0];
-  return (index >= 0 && size_t(index) < sg.tensors_size()) ? &sg.tensor(index) : nullptr;
-}
-const Tensor* Interpreter::tensor(int index) const {
-  const Subgraph& sg = *impl_->subgraphs[0];
-  return (index >= 0 && size_t(index) < sg.tensors_size()) ? &sg.tensor(index) : nullptr;
-}
+Tensor* Interpreter::tensor(int index) { return tensor(0, index); }
+const Tensor* Interpreter::tensor(int index) const { return tensor(0, index); }
 Status Interpreter::ResizeInputTensor(int index, const Dims& dims, bool strict) {
-  return (*impl_->subgraphs[0]).ResizeInputTensor(index, dims, strict);
+  return ResizeInputTensor(0, index, dims, strict);
 }
 Status Interpreter::ResetVariableTensors() {
   for (auto& sg : impl_->subgraphs) sg->ResetVariableTensors();
@@ -165,7 +160,7 @@ void Interpreter::SetNumThreads(int n) {
   for (auto& sg : impl_->subgraphs) sg->set_pool(impl_->pool.get());
 }
 int Interpreter::num_threads() const { return impl_->pool->num_threads(); }
-bool Interpreter::allocated() const { return impl_->subgraphs[0]->allocated(); }
+bool Interpreter::allocated() const { return allocated(0); }
 
 Status Interpreter::ModifyGraphWithDelegate(Delegate* delegate) {
   if (!delegate) return InvalidArgument("ModifyGraphWithDelegate: delegate is null");
@@ -174,7 +169,7 @@ Status Interpreter::ModifyGraphWithDelegate(Delegate* delegate) {
     if (g->invoking())
       return FailedPrecondition("ModifyGraphWithDelegate called while the interpreter is running (a re-entrant "
                                 "call from a custom op or callback)");
-  Subgraph& sg = (*impl_->subgraphs[0]);
+  Subgraph& sg = *impl_->subgraphs[0];
   // The delegate partitions a prepared graph: shapes and types must be known.
   TFG_RETURN_IF_ERROR(sg.AllocateTensors());
   std::vector<std::unique_ptr<DelegateKernel>> kernels;
@@ -186,12 +181,12 @@ Status Interpreter::ModifyGraphWithDelegate(Delegate* delegate) {
 }
 
 Status Interpreter::SetAllowBufferHandleOutput(bool allow) {
-  (*impl_->subgraphs[0]).allow_buffer_handle_output = allow;
+  impl_->subgraphs[0]->allow_buffer_handle_output = allow;
   return OkStatus();
 }
 
 Status Interpreter::EnsureTensorDataIsReadable(int index) {
-  Subgraph& sg = (*impl_->subgraphs[0]);
+  Subgraph& sg = *impl_->subgraphs[0];
   if (index < 0 || size_t(index) >= sg.tensors_size())
     return OutOfRange("tensor index " + std::to_string(index) + " out of range");
   Tensor& t = sg.tensor(index);

@@ -183,9 +183,8 @@ def auto_gpu_choice() -> Tuple[bool, str]:
     (use the GPU delegate?, the reason, printed by the tools)."""
     try:
         import tflite_gpu
-        cl = tflite_gpu.CompatibilityList()
-        ok = bool(cl.is_delegate_supported_on_this_device())
-        probe = dict(cl._run_probe())
+        probe = tflite_gpu.CompatibilityList().probe_result()
+        ok = bool(probe["ok"])
     except Exception as e:  # no engine / no OpenCL at all: the CPU kernels still run
         return False, f"--use_gpu=auto: the GPU check failed ({e}); running the CPU kernels."
     if ok:

@@ -23,10 +23,6 @@ namespace {
 
 // ---------------------------------------------------------------- small file/env helpers ----
 
-std::string GetEnv(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
 
 std::vector<std::string> SplitColon(const std::string& s) {
   std::vector<std::string> out;
@@ -302,7 +298,7 @@ void OpenClLoader::PrepareBundledLoader() {
   bundled_dir_ = dir;
   // <site>/pyopencl/.libs -> <site>/pyopencl ; <site>/pyopencl.libs -> <site>/pyopencl
   std::string home = base == ".libs" ? Dirname(dir) : Dirname(dir) + "/" + base.substr(0, base.size() - 5);
-  if (GetEnv("PYOPENCL_HOME").empty()) {
+  if (env::Get("PYOPENCL_HOME").empty()) {
     setenv("PYOPENCL_HOME", home.c_str(), 1);
     Log("set PYOPENCL_HOME=" + home + " for the wheel's ocl-icd");
   }
@@ -323,12 +319,12 @@ void OpenClLoader::PrepareBundledLoader() {
 // The .icd files the loader will read if we do nothing (used to decide "registered").
 std::vector<std::string> OpenClLoader::EffectiveIcdFiles() const {
   std::vector<std::string> files;
-  std::string vendors = GetEnv("OCL_ICD_VENDORS");
+  std::string vendors = env::Get("OCL_ICD_VENDORS");
   if (!vendors.empty()) {
     if (IsDir(vendors)) files = IcdFilesIn(vendors);
     else files.push_back(vendors);  // an .icd file, or a library name (checked by stem below)
   } else {
-    std::string sys = GetEnv("OPENCL_VENDOR_PATH");
+    std::string sys = env::Get("OPENCL_VENDOR_PATH");
     files = IcdFilesIn(sys.empty() ? "/etc/OpenCL/vendors" : sys);
   }
   if (!bundled_dir_.empty()) {
@@ -392,7 +388,7 @@ std::vector<cl_platform_id> OpenClLoader::QueryLoaderPlatforms() {
 
 // See cl_api.h, step 3a.
 std::vector<cl_platform_id> OpenClLoader::QueryWithVendorFolder() {
-  std::string tmp = GetEnv("TMPDIR");
+  std::string tmp = env::Get("TMPDIR");
   std::string templ = (tmp.empty() ? std::string("/tmp") : tmp) + "/tflite_gpu_icd_XXXXXX";
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
@@ -407,7 +403,7 @@ std::vector<cl_platform_id> OpenClLoader::QueryWithVendorFolder() {
     if (WriteText(path, lib)) written.push_back(path);
   };
   bool had_prev = std::getenv("OCL_ICD_VENDORS") != nullptr;
-  std::string prev = GetEnv("OCL_ICD_VENDORS");
+  std::string prev = env::Get("OCL_ICD_VENDORS");
   int i = 0;
   for (const std::string& f : EffectiveIcdFiles()) {
     if (!bundled_dir_.empty() && Dirname(f) == bundled_dir_) continue;  // loader scans it itself
