@@ -63,9 +63,7 @@ def conv_reshape_builder():
 
 def seed_models(cache_dir: Optional[str] = None) -> Dict[str, bytes]:
     """Small models covering the op families, float and quantized, CPU and GPU paths."""
-    import numpy as np
     from tflite_gpu.testing import zoo
-    from tflite_gpu.testing.builder import ModelBuilder
 
     if cache_dir:
         os.makedirs(cache_dir, exist_ok=True)

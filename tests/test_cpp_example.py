@@ -31,9 +31,9 @@ def example_bin(tmp_path_factory):
     build = tmp_path_factory.mktemp("cpp_example")
     cfg = [cmake, "-S", os.path.abspath(EXAMPLES), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
            f"-Dtflite_gpu_DIR={tflite_gpu.get_cmake_dir()}"]
-    r = subprocess.run(cfg, capture_output=True, text=True)
+    r = subprocess.run(cfg, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    r = subprocess.run([cmake, "--build", str(build), "-j2"], capture_output=True, text=True)
+    r = subprocess.run([cmake, "--build", str(build), "-j2"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     return build
 
@@ -47,7 +47,7 @@ def test_cpp_minimal_matches_litert(example_bin, tmp_path):
     x = np.random.default_rng(0).standard_normal(d["shape"]).astype(np.float32)
     (tmp_path / "in.bin").write_bytes(x.tobytes())
     r = subprocess.run([str(example_bin / "minimal"), str(mpath), str(tmp_path / "in.bin"),
-                        str(tmp_path / "out.bin"), "2"], capture_output=True, text=True)
+                        str(tmp_path / "out.bin"), "2"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     want = run_litert(model, [x])[0]
     got = np.frombuffer((tmp_path / "out.bin").read_bytes(), np.float32).reshape(want.shape)
@@ -59,7 +59,7 @@ def test_cpp_minimal_reports_bad_model(example_bin, tmp_path):
     bad.write_bytes(b"\x10\x00\x00\x00TFL3" + b"\xff" * 40)
     (tmp_path / "in.bin").write_bytes(b"")
     r = subprocess.run([str(example_bin / "minimal"), str(bad), str(tmp_path / "in.bin"), str(tmp_path / "o.bin")],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 1
     assert "malformed .tflite model" in r.stderr
 
@@ -74,7 +74,7 @@ def test_cpp_gpu_delegate_example_matches_litert(example_bin, tmp_path):
     x = np.random.default_rng(1).standard_normal(d["shape"]).astype(np.float32)
     (tmp_path / "in.bin").write_bytes(x.tobytes())
     r = subprocess.run([str(example_bin / "gpu_delegate"), str(mpath), str(tmp_path / "in.bin"),
-                        str(tmp_path / "out.bin")], capture_output=True, text=True,
+                        str(tmp_path / "out.bin")], capture_output=True, text=True, timeout=600,
                        env=dict(os.environ, TFLITE_GPU_SITE_PACKAGES=os.pathsep.join(sys.path)))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "delegated" in r.stdout and "precision F32" in r.stdout, r.stdout
@@ -100,12 +100,12 @@ def test_cpp_delegation_report_equals_python(example_bin, tmp_path):
         "r = it.delegation_report(); "
         "print(f\"delegated {r['delegated_nodes']}/{r['total_nodes']} nodes in {r['partitions']} partition(s)\"); "
         "[print(f'unsupported: node {n} {op} v{v}: {why}') for n, op, v, why in r['unsupported']]"),
-        str(mpath)], capture_output=True, text=True, env=env, cwd=str(tmp_path))
+        str(mpath)], capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=600)
     assert py.returncode == 0, py.stdout + py.stderr
     d = tflite_gpu.Interpreter(model_content=model).get_input_details()[0]
     (tmp_path / "in.bin").write_bytes(np.zeros(d["shape"], np.float32).tobytes())
     r = subprocess.run([str(example_bin / "gpu_delegate"), str(mpath), str(tmp_path / "in.bin"),
-                        str(tmp_path / "out.bin")], capture_output=True, text=True, env=env)
+                        str(tmp_path / "out.bin")], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     want = py.stdout.splitlines()
     assert sum(line.startswith("unsupported: ") for line in want) >= 2, want  # the filter refused ops
@@ -132,7 +132,7 @@ def test_c_example_matches_litert(example_bin, tmp_path, gpu):
         require_gpu()
     model, mpath, x = _c_example_io(tmp_path, 5)
     r = subprocess.run([str(example_bin / "c_api_example"), str(mpath), str(tmp_path / "in.bin"),
-                        str(tmp_path / "out.bin")] + (["--gpu"] if gpu else []), capture_output=True, text=True,
+                        str(tmp_path / "out.bin")] + (["--gpu"] if gpu else []), capture_output=True, text=True, timeout=600,
                        env=dict(os.environ, TFLITE_GPU_SITE_PACKAGES=os.pathsep.join(sys.path)))
     assert r.returncode == 0, r.stdout + r.stderr
     assert ("GPU delegate" if gpu else "CPU") in r.stdout, r.stdout
@@ -144,12 +144,12 @@ def test_c_example_matches_litert(example_bin, tmp_path, gpu):
 def test_c_example_reports_errors(example_bin, tmp_path):
     bad = tmp_path / "bad.tflite"
     bad.write_bytes(b"\x10\x00\x00\x00TFL3" + b"\xff" * 40)
-    r = subprocess.run([str(example_bin / "c_api_example"), str(bad), "in.bin", "out.bin"], capture_output=True, text=True)
+    r = subprocess.run([str(example_bin / "c_api_example"), str(bad), "in.bin", "out.bin"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 1 and "malformed .tflite model" in r.stderr, r.stderr
     model, mpath, x = _c_example_io(tmp_path, 6)
     (tmp_path / "short.bin").write_bytes(x.tobytes()[:-4])
     r = subprocess.run([str(example_bin / "c_api_example"), str(mpath), str(tmp_path / "short.bin"),
-                        str(tmp_path / "o.bin")], capture_output=True, text=True)
+                        str(tmp_path / "o.bin")], capture_output=True, text=True, timeout=600)
     assert r.returncode == 1 and "TfLiteTensorCopyFromBuffer" in r.stderr and "bytes" in r.stderr, r.stderr
 
 
@@ -170,7 +170,7 @@ def test_c_api_headers_and_signature_runner_from_c(tmp_path):
     exe = tmp_path / "c_api_signatures"
     src = os.path.join(os.path.dirname(__file__), "c", "c_api_signatures.c")
     r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", src, "-I", inc, "-L", lib,
-                        "-ltflite_gpu", f"-Wl,-rpath,{lib}", "-o", str(exe)], capture_output=True, text=True)
+                        "-ltflite_gpu", f"-Wl,-rpath,{lib}", "-o", str(exe)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     from tflite_gpu.testing.builder import ModelBuilder
     b = ModelBuilder()
@@ -182,7 +182,7 @@ def test_c_api_headers_and_signature_runner_from_c(tmp_path):
     b.add_signature("serving_default", {"lhs": x, "rhs": y}, {"sum": z})
     m = tmp_path / "add.tflite"
     m.write_bytes(b.build())
-    r = subprocess.run([str(exe), str(m)], capture_output=True, text=True)
+    r = subprocess.run([str(exe), str(m)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "all ok, 4 errors reported as expected" in r.stdout, r.stdout + r.stderr
     assert "negative dimension" in r.stderr and "no signature 'nope'" in r.stderr, r.stderr

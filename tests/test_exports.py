@@ -34,7 +34,7 @@ def _exported():
     nm = shutil.which("nm")
     if nm is None:
         pytest.skip("nm (binutils) is not installed here: cannot list the library's exported symbols")
-    r = subprocess.run([nm, "-D", "--defined-only", "--demangle", _library()], capture_output=True, text=True)
+    r = subprocess.run([nm, "-D", "--defined-only", "--demangle", _library()], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     syms = []
     for line in r.stdout.splitlines():

@@ -7,8 +7,6 @@ we must run it too and match LiteRT's outputs within the case's tolerance; where
 a ValueError naming the node and the input position, never a crash (both sides run in child
 processes) and never a read of tensors[-1]."""
 import json
-import os
-import textwrap
 
 import numpy as np
 import pytest

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from harness import rel_l2
 from tflite_gpu.testing.builder import ModelBuilder
 
 NONE = dict(fused_activation_function="NONE")

@@ -5,7 +5,7 @@ import pytest
 
 import tflite_gpu
 from harness import assert_close, invoke_step, litert_interpreter, our_interpreter, rel_l2
-from op_cases.lstm import SEQ, basic_lstm_model, lstm_model
+from op_cases.lstm import SEQ, lstm_model
 from tflite_gpu.testing import zoo
 from tflite_gpu.testing.builder import ModelBuilder
 

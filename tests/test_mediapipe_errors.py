@@ -2,7 +2,6 @@
 clear ValueErrors at load/allocate."""
 import struct
 
-import numpy as np
 import pytest
 
 import tflite_gpu

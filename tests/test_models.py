@@ -11,7 +11,7 @@ import pytest
 
 import tflite_gpu
 from gpu_util import delegate, require_gpu
-from harness import rel_l2, run_litert
+from harness import rel_l2
 from tflite_gpu.testing import zoo
 
 # ---------------------------------------------------------------------------------------------

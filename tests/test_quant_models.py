@@ -17,7 +17,6 @@ uint8 output itself):
   rel-L2 <= 1e-4 in F32), and against the hybrid model itself in absolute terms:
   <= max(2/256, 2 x XNNPACK-vs-builtin) on softmax probabilities.
 """
-import os
 
 import numpy as np
 import pytest

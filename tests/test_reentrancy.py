@@ -222,7 +222,7 @@ def test_cpp_host_op_calling_its_interpreter(tmp_path):
     if os.environ.get("LD_PRELOAD", "").find("asan") >= 0:  # the sanitizer build's library
         flags = ["-fsanitize=address,undefined"]
     r = subprocess.run([cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", *flags, src, "-I", inc, "-L", lib,
-                        "-ltflite_gpu", f"-Wl,-rpath,{lib}", "-o", str(exe)], capture_output=True, text=True)
+                        "-ltflite_gpu", f"-Wl,-rpath,{lib}", "-o", str(exe)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     code = PRELUDE.split("X = np.array")[0] + "\nopen(%r, 'wb').write(custom_op_model())\n" % str(tmp_path / "m.tflite")
     run_child(code, timeout=60)
