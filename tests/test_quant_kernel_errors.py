@@ -34,7 +34,26 @@ def _resize(dt_in, dt_out, qi, qo):
     return m, [np.zeros([1, 3, 3, 2], dt_in)]
 
 
+def _binary(op, dt, q1, q2, qo, s1=(2, 5), s2=(2, 5), so=(2, 5), options=None, version=2):
+    m = Q.single_op_model_q(op, [(list(s1), dt, q1), (list(s2), dt, q2)], [(list(so), dt, qo)], options=options,
+                            version=version)
+    return m, [np.ones(s1, dt), np.ones(s2, dt)]
+
+
+_DIV = dict(fused_activation_function="NONE")
+_PC = Q.QParams([0.1, 0.2, 0.3, 0.1, 0.1], [0, 0, 0, 0, 0], axis=1)
+
 BOTH_REFUSE = [
+    ("sqdiff_uint8", lambda: _binary("SQUARED_DIFFERENCE", U8, Q.QParams(0.1, 128), Q.QParams(0.1, 128),
+                                     Q.QParams(0.1, 128)), ["SQUARED_DIFFERENCE", "UINT8"]),
+    ("sqdiff_int16", lambda: _binary("SQUARED_DIFFERENCE", I16, Q.QParams(0.1, 0), Q.QParams(0.1, 0),
+                                     Q.QParams(0.1, 0)), ["SQUARED_DIFFERENCE", "INT16"]),
+    ("div_per_channel_divisor", lambda: _binary("DIV", I8, Q.QParams(0.1, 0), _PC, Q.QParams(0.1, 0), options=_DIV),
+     ["DIV", "in1", "per-channel"]),
+    ("div_type_mix", lambda: (Q.single_op_model_q("DIV", [([2, 5], I8, Q.QParams(0.1, 0)),
+                                                          ([2, 5], U8, Q.QParams(0.1, 128))],
+                                                  [([2, 5], I8, Q.QParams(0.1, 0))], options=_DIV, version=2),
+                              [np.ones([2, 5], I8), np.ones([2, 5], U8)]), ["DIV", "types"]),
     ("exp_uint8", lambda: _unary("EXP", U8, Q.QParams(0.05, 128), Q.QParams(0.1, 0), version=2), ["EXP", "UINT8"]),
     ("logistic_out_scale", lambda: _unary("LOGISTIC", I16, Q.QParams(0.001, 0), Q.QParams(1 / 16384, 0)),
      ["LOGISTIC", "1/32768"]),
@@ -61,7 +80,23 @@ def test_bad_params_refused_like_litert(case):
 
 
 # Our limitations (LiteRT runs these): a clear ValueError, never a wrong result.
+# The SQUARED_DIFFERENCE ones are not run through LiteRT: its TFLITE_CHECK on the output multiplier
+# aborts the process (a tiny output scale, or no parameters: scale 0 gives a NaN multiplier).
 OURS_ONLY = [
+    ("sqdiff_out_scale_too_small", lambda: _binary("SQUARED_DIFFERENCE", I8, Q.QParams(0.5, 0), Q.QParams(0.5, 0),
+                                                   Q.QParams(1e-5, 0)), ["SQUARED_DIFFERENCE", "output scale"]),
+    ("sqdiff_no_quant", lambda: _binary("SQUARED_DIFFERENCE", I8, None, Q.QParams(0.5, 0), Q.QParams(0.1, 0)),
+     ["SQUARED_DIFFERENCE", "in0", "no quantization"]),
+    ("sqdiff_rank5_broadcast", lambda: _binary("SQUARED_DIFFERENCE", I8, Q.QParams(0.1, 0), Q.QParams(0.1, 0),
+                                               Q.QParams(0.1, 0), s1=(2, 1, 3, 1, 2), s2=(1, 2, 1, 3, 1),
+                                               so=(2, 2, 3, 3, 2)), ["SQUARED_DIFFERENCE", "4-D"]),
+    # LiteRT reads a NaN / zero scale into its multiplier and runs.
+    ("div_nan_scale", lambda: _binary("DIV", I8, Q.QParams(float("nan"), 0), Q.QParams(0.1, 0), Q.QParams(0.1, 0),
+                                      options=_DIV), ["DIV", "in0", "scale"]),
+    ("div_zero_out_scale", lambda: _binary("DIV", U8, Q.QParams(0.1, 3), Q.QParams(0.1, 3), Q.QParams(0.0, 3),
+                                           options=_DIV), ["DIV", "out0", "scale"]),
+    ("div_no_quant", lambda: _binary("DIV", I16, Q.QParams(0.1, 0), None, Q.QParams(0.1, 0), options=_DIV),
+     ["DIV", "in1", "no quantization"]),
     ("exp_int16_not_yet", lambda: _unary("EXP", I16, Q.QParams(0.001, 0), Q.QParams(0.002, 0), version=2),
      ["EXP", "INT16 not yet"]),
     ("sum_nan_scale", lambda: (Q.single_op_model_q("SUM", [([2, 5], I8, Q.QParams(float("nan"), 0))],

@@ -94,6 +94,47 @@ inline int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t qm, int shift) {
   return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(xs, qm), right);
 }
 
+// ---------------------------------------------------------------- fixed-point reciprocal (DIV)
+
+// Leading zeros of a uint32 (32 for 0), and TFLite's CountLeadingSignBits for int32 (31 for 0).
+inline int CountLeadingZeros32(uint32_t x) { return x == 0 ? 32 : __builtin_clz(x); }
+inline int CountLeadingSignBits32(int32_t x) {
+  return x == 0 ? 31 : CountLeadingZeros32(uint32_t(x ^ (x >> 31))) - 1;
+}
+
+// gemmlowp's SaturatingRoundingMultiplyByPOT<e> for e >= 1: x * 2^e, saturated to int32.
+inline int32_t SaturatingShiftLeft32(int32_t x, int e) {
+  const int32_t threshold = int32_t((int64_t(1) << (31 - e)) - 1);
+  if (x > threshold) return std::numeric_limits<int32_t>::max();
+  if (x < -threshold) return std::numeric_limits<int32_t>::min();
+  return int32_t(uint32_t(x) << e);
+}
+
+// gemmlowp's one_over_one_plus_x_for_x_in_0_1: 1 / (1 + a) for a in [0, 1) in Q0.31 (a's raw
+// value), by three Newton-Raphson steps from 48/17 - 32/17 * d in Q2.29, d = (1 + a) / 2.
+inline int32_t OneOverOnePlusX(int32_t a) {
+  auto mul = [](int32_t x, int32_t y) { return SaturatingRoundingDoublingHighMul(x, y); };
+  const int64_t sum = int64_t(a) + int64_t(std::numeric_limits<int32_t>::max());  // a + One (Q0.31)
+  const int32_t half_denominator = int32_t((sum + (sum >= 0 ? 1 : -1)) / 2);   // RoundingHalfSum
+  const int32_t k48_17 = 1515870810, kneg32_17 = -1010580540, one_q2 = 1 << 29;
+  int32_t x = int32_t(uint32_t(k48_17) + uint32_t(mul(half_denominator, kneg32_17)));
+  for (int i = 0; i < 3; ++i) {
+    const int32_t hdx = mul(half_denominator, x);                          // Q2.29
+    const int32_t one_minus = int32_t(uint32_t(one_q2) - uint32_t(hdx));  // Q2.29
+    const int32_t prod = mul(x, one_minus);                                // Q4.27
+    x = int32_t(uint32_t(x) + uint32_t(SaturatingShiftLeft32(prod, 2)));   // Rescale<2>
+  }
+  return SaturatingShiftLeft32(x, 1);  // ExactMulByPot<-1> then Rescale<0>: Q1.30 -> Q0.31
+}
+
+// TFLite's GetReciprocal(x, 31, &shift) for x > 0: 1 / x = result * 2^-shift, result in Q0.31.
+inline int32_t GetReciprocal31(int32_t x, int* num_bits_over_unit) {
+  const int headroom_plus_one = CountLeadingZeros32(uint32_t(x));
+  *num_bits_over_unit = 31 - headroom_plus_one;
+  const int32_t shifted_minus_one = int32_t((uint32_t(x) << headroom_plus_one) - (uint32_t(1) << 31));
+  return OneOverOnePlusX(shifted_minus_one);
+}
+
 // NEON form (vqrdmulh then vrshl): both roundings half up.
 inline int32_t MultiplyByQuantizedMultiplierHalfUp(int32_t x, int32_t qm, int shift) {
   const int left = shift > 0 ? shift : 0;
@@ -205,21 +246,24 @@ inline bool CheckedLog2(float x, int* log2_rounded) {
 
 // TFLite's 513-entry int16 table (LUTPopulate<int16_t>): f sampled at 512 steps over the input
 // range of (in_scale, in_zp), with TFLite's midpoint bias correction, in the output grid
-// (out_scale, out_zp) scaled to 65536 levels. FloatT double (what SOFTMAX int16 uses).
-template <typename F>
-inline void PopulateLutInt16(double in_scale, int32_t in_zp, double out_scale, int32_t out_zp, F f, int16_t* lut) {
-  const double in_min = in_scale * double(-32768 - in_zp), in_max = in_scale * double(32767 - in_zp);
-  const double out_min = out_scale * double(-32768 - out_zp), out_max = out_scale * double(32767 - out_zp);
+// (out_scale, out_zp) scaled to 65536 levels. FloatT is the arithmetic type of TFLite's
+// LUTPopulateInt16<FloatT>: double for SOFTMAX int16 (its deprecated double overload), float for
+// the ops that pass float (*)(float) (EXP int16); f takes and returns FloatT.
+template <typename FloatT = double, typename F>
+inline void PopulateLutInt16(FloatT in_scale, int32_t in_zp, FloatT out_scale, int32_t out_zp, F f, int16_t* lut) {
+  const FloatT in_min = in_scale * FloatT(-32768 - in_zp), in_max = in_scale * FloatT(32767 - in_zp);
+  const FloatT out_min = out_scale * FloatT(-32768 - out_zp), out_max = out_scale * FloatT(32767 - out_zp);
   const int steps = 512;
-  const double step = (in_max - in_min) / steps, half = step / 2;
-  const double inv = 65536.0 / (out_max - out_min);
-  auto clamp16 = [](double v) { return int16_t(std::min(std::max(v, -32768.0), 32767.0)); };
+  const FloatT step = (in_max - in_min) / FloatT(steps), half = step / FloatT(2);
+  const FloatT inv = FloatT(65536) / (out_max - out_min);
+  auto clamp16 = [](FloatT v) { return int16_t(std::min<FloatT>(std::max<FloatT>(v, FloatT(-32768)), FloatT(32767))); };
   for (int i = 0; i < steps; ++i) {
-    const double v = f(in_min + i * step), vm = f(in_min + i * step + half), vn = f(in_min + (i + 1) * step);
-    const double sample = std::round(v * inv);
-    const double interp = std::round((vn * inv + std::round(v * inv)) / 2);
-    const double mid = std::round(vm * inv);
-    const double bias = std::round((interp - mid) / 2);
+    const FloatT v = f(in_min + FloatT(i) * step), vm = f(in_min + FloatT(i) * step + half),
+                 vn = f(in_min + FloatT(i + 1) * step);
+    const FloatT sample = std::round(v * inv);
+    const FloatT interp = std::round((vn * inv + std::round(v * inv)) / FloatT(2));
+    const FloatT mid = std::round(vm * inv);
+    const FloatT bias = std::round((interp - mid) / FloatT(2));
     lut[i] = clamp16(sample - bias);
   }
   lut[steps] = clamp16(std::round(f(in_max) * inv));

@@ -670,3 +670,82 @@ for op in ("ADD", "SUB"):
     CASES.append(qcase(op, "int16_pot_flag_general_scales", [([3, 33], I16, Q.QParams(0.001, 0)),
                                                               ([3, 33], I16, Q.QParams(0.0005, 0))],
                        [([3, 33], I16, Q.QParams(0.0012, 0))], dict(fused_activation_function="NONE"), version=3))
+
+# ------------------------------------------------------------------ quantized DIV (issue 7)
+# TFLite's fixed-point reciprocal rule (reference_ops::Div, the builtin kernel's only quantized
+# path), exact vs LiteRT builtin. The scales keep s1 / (s2 * s_out) in [64, 2^22] for 8-bit
+# (int16: [2^14, 2^16)): there every rounding shift of TFLite's rule stays within [0, 31] for
+# every input pair. Outside it LiteRT's shifts by 32+ are undefined (x86 garbage) and ours round
+# to the zero point: tests/test_quant_div.py checks that region against numpy. Divisors never
+# equal their zero point here (an error at invoke, as LiteRT; test_quant_div.py).
+_DQ = {I8: [(Q.QParams(0.05, -3), Q.QParams(0.02, 7), Q.QParams(0.02, -10)),
+            (Q.QParams(0.1, -128), Q.QParams(0.01, 127), Q.QParams(0.1, 0)),
+            (Q.QParams(0.02, 0), Q.QParams(0.01, -128), Q.QParams(0.03, 127))],
+       U8: [(Q.QParams(0.05, 128), Q.QParams(0.02, 120), Q.QParams(0.02, 130)),
+            (Q.QParams(0.1, 0), Q.QParams(0.01, 255), Q.QParams(0.1, 128)),
+            (Q.QParams(0.5, 255), Q.QParams(0.004, 0), Q.QParams(0.5, 3))],
+       I16: [(Q.QParams(0.001, 0), Q.QParams(0.0002, 0), Q.QParams(0.0002, 0)),
+             (Q.QParams(0.004, 0), Q.QParams(0.0005, 0), Q.QParams(0.0004, 0))]}
+
+
+def _div_gen(s1, s2, dt, zp2):
+    """Random inputs over the whole type range; divisor elements equal to the zero point moved by one."""
+    def gen(rng):
+        a, b = Q.random_q(rng, s1, dt), Q.random_q(rng, s2, dt)
+        lo, hi = Q.qrange(dt)
+        b[b == zp2] = zp2 + 1 if zp2 < hi else zp2 - 1
+        return [a, b]
+    return gen
+
+
+def _div_all_pairs(dt, zp2):
+    """Every (dividend, divisor) pair of an 8-bit type except divisor == zero point: [255, 256]."""
+    def gen(rng):
+        lo, hi = Q.qrange(dt)
+        v = np.arange(lo, hi + 1)
+        d = v[v != zp2]
+        return [np.tile(v, (255, 1)).astype(dt), np.repeat(d[:, None], 256, axis=1).astype(dt)]
+    return gen
+
+
+for dt in (I8, U8, I16):
+    ver = 2
+    for k, (name, s1, s2) in enumerate(_QSHAPES):
+        q1, q2, qo = _DQ[dt][k % len(_DQ[dt])]
+        CASES.append(qcase("DIV", f"{dt.name}_{name}", [(s1, dt, q1), (s2, dt, q2)], [(_bshape(s1, s2), dt, qo)],
+                           dict(fused_activation_function="NONE"), version=ver,
+                           gen=_div_gen(s1, s2, dt, q2.zero_point)))
+    for act in ["RELU", "RELU_N1_TO_1", "RELU6"]:
+        q1, q2, qo = _DQ[dt][0]
+        CASES.append(qcase("DIV", f"{dt.name}_act_{act}", [([2, 4, 4, 5], dt, q1), ([5], dt, q2)],
+                           [([2, 4, 4, 5], dt, qo)], dict(fused_activation_function=act), version=ver,
+                           gen=_div_gen([2, 4, 4, 5], [5], dt, q2.zero_point)))
+    if dt != I16:
+        for k, (q1, q2, qo) in enumerate(_DQ[dt]):
+            CASES.append(qcase("DIV", f"{dt.name}_all_pairs_{k}", [([255, 256], dt, q1), ([255, 256], dt, q2)],
+                               [([255, 256], dt, qo)], dict(fused_activation_function="NONE"), version=ver,
+                               gen=_div_all_pairs(dt, q2.zero_point)))
+    # A constant divisor (a normalisation constant), none equal to its zero point.
+    q1, q2, qo = _DQ[dt][0]
+    cdiv = Q.random_q(np.random.default_rng(11), [8], dt)
+    cdiv[cdiv == q2.zero_point] = q2.zero_point + 1
+    CASES.append(qcase("DIV", f"{dt.name}_const", [([1, 6, 6, 8], dt, q1)], [([1, 6, 6, 8], dt, qo)],
+                       dict(fused_activation_function="NONE"), version=ver, consts=[(cdiv, q2)]))
+
+# ------------------------------------------------------------------ quantized SQUARED_DIFFERENCE
+# INT8 only (TFLite's kernel); broadcasting up to 4-D as TFLite's quantized path; every input pair,
+# different input scales, edge zero points, saturation at the top of the output grid.
+_SQ = [(Q.QParams(0.05, -3), Q.QParams(0.05, -3), Q.QParams(0.2, -128)),
+       (Q.QParams(0.1, -128), Q.QParams(0.02, 127), Q.QParams(1.0, -100)),
+       (Q.QParams(0.01, 0), Q.QParams(0.03, 10), Q.QParams(0.002, -128)),
+       (Q.QParams(0.004, 127), Q.QParams(0.004, -128), Q.QParams(0.0005, 5))]
+for k, (name, s1, s2) in enumerate([s for s in _QSHAPES if len(_bshape(s[1], s[2])) <= 4]):
+    q1, q2, qo = _SQ[k % len(_SQ)]
+    CASES.append(qcase("SQUARED_DIFFERENCE", f"int8_{name}", [(s1, I8, q1), (s2, I8, q2)],
+                       [(_bshape(s1, s2), I8, qo)], version=2))
+for k, (q1, q2, qo) in enumerate(_SQ):
+    def _pairs(rng):
+        v = np.arange(-128, 128)
+        return [np.tile(v, (256, 1)).astype(np.int8), np.repeat(v[:, None], 256, axis=1).astype(np.int8)]
+    CASES.append(qcase("SQUARED_DIFFERENCE", f"int8_all_pairs_{k}", [([256, 256], I8, q1), ([256, 256], I8, q2)],
+                       [([256, 256], I8, qo)], version=2, gen=_pairs))

@@ -1,5 +1,6 @@
 // Broadcast binary ops: ADD, SUB, MUL, DIV (fused activation), MAXIMUM, MINIMUM,
-// SQUARED_DIFFERENCE, LOGICAL_AND, PRELU.
+// SQUARED_DIFFERENCE, LOGICAL_AND, PRELU. Quantized ADD / SUB / MUL / DIV / SQUARED_DIFFERENCE /
+// PRELU: quant_binary.cc.
 //
 // Semantics follow TensorFlow Lite's kernels:
 //  * the fused activation of ADD/SUB/MUL/DIV is a clamp to CalculateActivationRange: RELU [0, max],
@@ -160,7 +161,9 @@ Status RunClamped(OpContext& ctx, bool ref) {
 
 template <Op OP>
 Status PrepareArith(OpContext& ctx) {
-  // Quantized ADD / SUB / MUL: quant_binary.cc.
+  // Quantized ADD / SUB / MUL / DIV: quant_binary.cc.
+  if (OP == Op::kDiv && ctx.num_inputs() == 2 && ctx.has_input(0) && IsQuantizedType(ctx.input(0).type))
+    return ew::PrepareQuantDiv(ctx, int(ctx.node().P<ActParams>().act));
   if (OP != Op::kDiv && ctx.num_inputs() == 2 && ctx.has_input(0) && IsQuantizedType(ctx.input(0).type))
     return ew::PrepareQuantBinary(ctx, OP == Op::kAdd ? ew::QBinary::kAdd : OP == Op::kSub ? ew::QBinary::kSub : ew::QBinary::kMul,
                                   int(ctx.node().P<ActParams>().act), ctx.node().P<ActParams>().pot_scale_int16);
@@ -170,7 +173,8 @@ Status PrepareArith(OpContext& ctx) {
 
 template <Op OP>
 Status EvalArithImpl(OpContext& ctx, bool ref) {
-  if (OP != Op::kDiv && IsQuantizedType(ctx.input(0).type)) return ew::EvalQuantBinary(ctx, ref);
+  if (IsQuantizedType(ctx.input(0).type))
+    return OP == Op::kDiv ? ew::EvalQuantDiv(ctx, ref) : ew::EvalQuantBinary(ctx, ref);
   switch (ctx.input(0).type) {
     case DType::kFloat32: return RunClamped<OP, float>(ctx, ref);
     case DType::kInt32:
@@ -196,7 +200,12 @@ template <Op OP> Status EvalArithRef(OpContext& ctx) { return EvalArithImpl<OP>(
 
 template <Op OP>
 Status PreparePlain(OpContext& ctx) {
-  if (OP == Op::kSqDiff) return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32});
+  if (OP == Op::kSqDiff) {
+    // Quantized SQUARED_DIFFERENCE (INT8): quant_binary.cc.
+    if (ctx.num_inputs() == 2 && ctx.has_input(0) && IsQuantizedType(ctx.input(0).type))
+      return ew::PrepareQuantSqDiff(ctx);
+    return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32});
+  }
   // Maximum/minimum compare raw values, so the quantized types are plain integers here (TFLite
   // checks no quantization parameters); bad ones in the file are still refused.
   TFG_RETURN_IF_ERROR(quant::ValidateNodeQuant(ctx));
@@ -206,6 +215,7 @@ Status PreparePlain(OpContext& ctx) {
 
 template <Op OP>
 Status EvalPlainImpl(OpContext& ctx, bool ref) {
+  if (OP == Op::kSqDiff && ctx.input(0).type == DType::kInt8) return ew::EvalQuantSqDiff(ctx, ref);
   switch (ctx.input(0).type) {
     case DType::kFloat32: return Run<float>(ctx, ref, PlainOp<OP, float>());
     case DType::kInt32: return Run<int32_t>(ctx, ref, PlainOp<OP, int32_t>());

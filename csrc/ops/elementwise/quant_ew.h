@@ -41,3 +41,15 @@ Status EvalQuantPrelu(OpContext& ctx, bool ref);
 
 }  // namespace ew
 }  // namespace tflite_gpu
+
+namespace tflite_gpu {
+namespace ew {
+
+// Quantized DIV (INT8, UINT8, INT16; fused activation `act`) and SQUARED_DIFFERENCE (INT8).
+Status PrepareQuantDiv(OpContext& ctx, int act);
+Status EvalQuantDiv(OpContext& ctx, bool ref);
+Status PrepareQuantSqDiff(OpContext& ctx);
+Status EvalQuantSqDiff(OpContext& ctx, bool ref);
+
+}  // namespace ew
+}  // namespace tflite_gpu
