@@ -43,7 +43,7 @@ GPU_QUANT_LIMITS = ("non-constant per-channel quantized tensor", "without quanti
 # documented rule, q = clamp(rint(x * (1 / scale)) + zero_point) in float32, NaN -> the type's
 # minimum (OpenCL clamp = fmin(fmax(x, lo), hi)).
 # int16 ops whose TFLite kernels are table approximations (checked against the exact function).
-TABLE_APPROX = {"LOGISTIC", "TANH", "SOFTMAX"}
+TABLE_APPROX = {"LOGISTIC", "TANH", "SOFTMAX", "EXP"}
 GPU_RULE_CASES = {"QUANTIZE-specials", "QUANTIZE-specials_negzp", "QUANTIZE-large_values"}
 
 
@@ -132,8 +132,8 @@ def test_gpu_quantized_op_matches_litert_builtin(case, precision):
             assert e <= (1e-6 if precision == "F32" else 5e-3), f"{case.id} output {i}: rel-L2 {e:.3g}"
         elif (g.size and case.quant == "int16x8" and case.op in TABLE_APPROX and case.ref_fn is not None
               and rep["delegated_nodes"] == rep["total_nodes"]):
-            # TFLite's int16 LOGISTIC / TANH / SOFTMAX approximate the function with tables (sigmoid
-            # table interpolation; exp and 1 / (1 + x) tables); the float view evaluates it. The
+            # TFLite's int16 LOGISTIC / TANH / SOFTMAX / EXP approximate the function with tables
+            # (sigmoid table interpolation; exp and 1 / (1 + x) tables); the float view evaluates it. The
             # oracle is the exact function (numpy, the case's ref_fn): the GPU is <= 1 step from it.
             # (Its distance from LiteRT is then at most LiteRT's own error + 1: that follows, so it
             # is reported, not asserted a second time.)

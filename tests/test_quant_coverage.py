@@ -92,7 +92,6 @@ PENDING = {
     ("LSTM", I8), ("LSTM", HYB),
     ("UNIDIRECTIONAL_SEQUENCE_LSTM", I8), ("UNIDIRECTIONAL_SEQUENCE_LSTM", HYB),
     ("BIDIRECTIONAL_SEQUENCE_LSTM", HYB),
-    ("EXP", I16),
 }
 
 TABLE = {op["name"]: set(op["quantized_kernels"]) for op in tflite_gpu.supported_ops()}

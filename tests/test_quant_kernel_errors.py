@@ -44,6 +44,10 @@ _DIV = dict(fused_activation_function="NONE")
 _PC = Q.QParams([0.1, 0.2, 0.3, 0.1, 0.1], [0, 0, 0, 0, 0], axis=1)
 
 BOTH_REFUSE = [
+    ("exp16_in_zero_point", lambda: _unary("EXP", I16, Q.QParams(0.001, 5), Q.QParams(0.002, 0), version=2),
+     ["EXP", "in0", "zero point"]),
+    ("exp16_out_zero_point", lambda: _unary("EXP", I16, Q.QParams(0.001, 0), Q.QParams(0.002, -3), version=2),
+     ["EXP", "out0", "zero point"]),
     ("sqdiff_uint8", lambda: _binary("SQUARED_DIFFERENCE", U8, Q.QParams(0.1, 128), Q.QParams(0.1, 128),
                                      Q.QParams(0.1, 128)), ["SQUARED_DIFFERENCE", "UINT8"]),
     ("sqdiff_int16", lambda: _binary("SQUARED_DIFFERENCE", I16, Q.QParams(0.1, 0), Q.QParams(0.1, 0),
@@ -97,8 +101,11 @@ OURS_ONLY = [
                                            options=_DIV), ["DIV", "out0", "scale"]),
     ("div_no_quant", lambda: _binary("DIV", I16, Q.QParams(0.1, 0), None, Q.QParams(0.1, 0), options=_DIV),
      ["DIV", "in1", "no quantization"]),
-    ("exp_int16_not_yet", lambda: _unary("EXP", I16, Q.QParams(0.001, 0), Q.QParams(0.002, 0), version=2),
-     ["EXP", "INT16 not yet"]),
+    # LiteRT builds its int16 EXP table from a NaN / zero scale and runs.
+    ("exp16_nan_in_scale", lambda: _unary("EXP", I16, Q.QParams(float("nan"), 0), Q.QParams(0.002, 0), version=2),
+     ["EXP", "in0", "scale"]),
+    ("exp16_zero_out_scale", lambda: _unary("EXP", I16, Q.QParams(0.001, 0), Q.QParams(0.0, 0), version=2),
+     ["EXP", "out0", "scale"]),
     ("sum_nan_scale", lambda: (Q.single_op_model_q("SUM", [([2, 5], I8, Q.QParams(float("nan"), 0))],
                                                    [([2], I8, Q.QParams(0.1, 0))], options=dict(keep_dims=False),
                                                    version=2, consts=[np.array([1], np.int32)]), None),

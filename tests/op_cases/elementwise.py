@@ -749,3 +749,24 @@ for k, (q1, q2, qo) in enumerate(_SQ):
         return [np.tile(v, (256, 1)).astype(np.int8), np.repeat(v[:, None], 256, axis=1).astype(np.int8)]
     CASES.append(qcase("SQUARED_DIFFERENCE", f"int8_all_pairs_{k}", [([256, 256], I8, q1), ([256, 256], I8, q2)],
                        [([256, 256], I8, qo)], version=2, gen=_pairs))
+
+def _exact_exp16(si, so):
+    """exp on the dequantized input, quantized to the output grid (numpy): what the GPU delegate's
+    float view approximates. TFLite's table is off by up to hundreds of steps where it saturates
+    (the last segments interpolate towards a clamped entry): test_gpu_quant checks the GPU here."""
+    def ref(x):
+        v = np.round(np.exp(x.astype(np.float64) * np.float32(si)) / np.float32(so))
+        return [np.clip(v, -32768, 32767).astype(np.int16)]
+    return ref
+
+
+# EXP int16 (issue 7): TFLite's 513-entry interpolated table in float; every int16 value, zero
+# points 0 (LiteRT 2.3 requires them), shrinking / growing grids, saturating output ranges.
+for k, (qi, qo) in enumerate([(Q.QParams(0.0001, 0), Q.QParams(0.0003, 0)),
+                              (Q.QParams(0.0002, 0), Q.QParams(1 / 32768, 0)),
+                              (Q.QParams(0.0003, 0), Q.QParams(0.002, 0)),
+                              (Q.QParams(0.00005, 0), Q.QParams(0.0001, 0)),
+                              (Q.QParams(0.001, 0), Q.QParams(0.00002, 0)),
+                              (Q.QParams(1 / 3000, 0), Q.QParams(0.01, 0))]):
+    CASES.append(qcase("EXP", f"int16_{k}", [([1, 256, 256], I16, qi)], [([1, 256, 256], I16, qo)], version=2,
+                       gen=_all_int16, ref_fn=_exact_exp16(qi.scale, qo.scale)))

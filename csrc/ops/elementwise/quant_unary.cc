@@ -19,7 +19,11 @@
 //     Power-of-two input scales (2^-12; TANH also 2^-11) take TFLite's gemmlowp fixed-point path
 //     instead and are refused here (not implemented).
 //   EXP (INT8): the same 256-entry float table as LOGISTIC / TANH (LUTPopulate with expf), any
-//     output grid (TFLite's exp.cc; UINT8 and INT16 refused: LiteRT refuses UINT8, INT16 not yet).
+//     output grid (TFLite's exp.cc; UINT8 refused, as LiteRT).
+//   EXP (INT16): TFLite's 513-entry interpolated table (LUTPopulate<int16_t> -> LUTPopulateInt16 in
+//     float with expf), looked up with quant::LutLookupInt16; zero points 0, as LiteRT 2.3's exp.cc
+//     checks (newer TFLite sources bake zero points into the table). exp.cc is TFLite's only EXP
+//     kernel (builtin = reference).
 //   HARD_SWISH (INT8, UINT8): reference_ops::HardSwish's 16-bit fixed point (hires input scale
 //     in_scale / 128, "reluish" multiplier on the 3/32768 scale, SaturatingDoublingHighMul); the
 //     builtin NEON kernel is bit-exact with it.
@@ -54,6 +58,7 @@ struct QUnaryData {
   int32_t i16_mult = 0;
   int i16_shift = 0;
   std::vector<int16_t> lut16;  // 65536 entries, indexed by uint16_t(q) (fast kernel)
+  int16_t lut513[513] = {};     // int16 EXP: TFLite's interpolated table
 };
 
 // The int16 LOGISTIC / TANH input rescaled to the table's 1 / (3 * 4096) grid:
@@ -108,7 +113,10 @@ int32_t Scalar(const QUnaryData& d, int32_t q) {
       return std::min(std::max(v, d.qmin), d.qmax);
     }
     case QUnary::kLogistic: case QUnary::kTanh: case QUnary::kExp: {
-      if (d.type == DType::kInt16) return d.kind == QUnary::kLogistic ? Int16Logistic(d, q) : Int16Tanh(d, q);
+      if (d.type == DType::kInt16) {
+        if (d.kind == QUnary::kExp) return quant::LutLookupInt16(int16_t(q), d.lut513);
+        return d.kind == QUnary::kLogistic ? Int16Logistic(d, q) : Int16Tanh(d, q);
+      }
       const float deq = d.in_scale * float(q - d.in_zp);
       const float f = d.kind == QUnary::kLogistic ? 1.0f / (1.0f + std::exp(-deq))
                       : d.kind == QUnary::kExp    ? std::exp(deq)
@@ -196,14 +204,14 @@ Status PrepareQuantUnary(OpContext& ctx, QUnary kind, float alpha) {
   if (is16 && (kind == QUnary::kReluN1To1 || kind == QUnary::kHardSwish))
     return ctx.Error(std::string("INT16 input is not supported (TFLite's ") + KindName(kind) +
                      " kernel takes FLOAT32, INT8, UINT8)");
-  if (kind == QUnary::kExp && x.type != DType::kInt8)
-    return ctx.Error(std::string(DTypeName(x.type)) + " input is not supported for quantized EXP (supported: FLOAT32, INT8" +
-                     (x.type == DType::kInt16 ? "; INT16 not yet)" : ")"));
+  if (kind == QUnary::kExp && x.type != DType::kInt8 && x.type != DType::kInt16)
+    return ctx.Error(std::string(DTypeName(x.type)) +
+                     " input is not supported for quantized EXP (supported: FLOAT32, INT8, INT16)");
   if (y.type != x.type)
     return ctx.Error(std::string("output type ") + DTypeName(y.type) + " differs from the input type " +
                      DTypeName(x.type));
   quant::QuantRule rule;
-  rule.zero_point_zero = is16;  // TFLite: int16 activations are symmetric
+  rule.zero_point_zero = is16;  // TFLite: int16 activations are symmetric (LiteRT 2.3's EXP checks it too)
   quant::TensorQuant qi, qo;
   TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, x, "input", rule, &qi));
   TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, y, "output", rule, &qo));
@@ -239,7 +247,11 @@ Status PrepareQuantUnary(OpContext& ctx, QUnary kind, float alpha) {
       if (kind == QUnary::kLogistic && d->out_scale != 1.0f / 256)
         return ctx.Error("output scale must be 1/256, got " + std::to_string(d->out_scale));
       break;
-    case QUnary::kExp: break;
+    case QUnary::kExp:
+      if (is16)
+        quant::PopulateLutInt16<float>(d->in_scale, d->in_zp, d->out_scale, d->out_zp,
+                                       [](float v) { return std::exp(v); }, d->lut513);
+      break;
     case QUnary::kHardSwish: {
       const float hires = (1.0f / 128.0f) * d->in_scale;
       int32_t m32 = 0;
