@@ -404,8 +404,66 @@ class GpuDelegate:
         """Device, precision and the last partitioning (refused nodes with reasons)."""
         return self._core.info()
 
-    def bind_buffer_to_tensor(self, tensor_index: int, buffer) -> None:
-        raise NotImplementedError("binding user OpenCL buffers to tensors is not implemented yet")
+    def bind_buffer_to_tensor(self, tensor_index: int, buffer, dtype=np.float32) -> None:
+        """TFLGpuDelegateBindMetalBufferToTensor / TfLiteGpuDelegateBindBufferToTensor: after
+        ``modify_graph_with_delegate``, invoke reads input ``tensor_index`` straight from ``buffer``
+        or writes output ``tensor_index`` straight into it (no host copy).
+
+        ``buffer``: a ``pyopencl.Buffer`` (or a raw ``cl_mem`` int) of the delegate's OpenCL
+        context (create the delegate with ``device=`` your pyopencl Context or CommandQueue),
+        holding the whole tensor in BHWC order as ``dtype`` values: float32, or float16 when the
+        delegate allows precision loss. Quantized tensors are bound as their dequantized float
+        values. ``None`` unbinds (host copies again). Inputs must be model inputs that only the
+        GPU partition reads. The delegate keeps a reference to the buffer while bound.
+
+        Work enqueued on another queue than the delegate's must be finished before invoke
+        (sharing the queue through ``device=`` orders it). A bound output is not copied to host
+        memory when the interpreter has ``set_allow_buffer_handle_output(True)``; otherwise it is
+        copied too, as TFLite's Invoke does. Resizing an input drops the bindings: invoke then
+        fails until they are bound again (or unbound).
+        A handle to freed memory cannot be detected by OpenCL: pass live buffers only (a
+        released ``pyopencl.Buffer`` is refused)."""
+        if self._core.closed:
+            raise RuntimeError("the GPU delegate was closed (TfLiteGpuDelegateV2Delete); create a new one")
+        if isinstance(tensor_index, bool) or not isinstance(tensor_index, (int, np.integer)):
+            raise TypeError(f"bind_buffer_to_tensor: tensor_index must be an int, got {type(tensor_index).__name__}")
+        index = int(tensor_index)
+        try:
+            dt = np.dtype(dtype)
+        except TypeError as e:
+            raise TypeError(f"bind_buffer_to_tensor: dtype {dtype!r} is not a numpy dtype") from e
+        if dt not in (np.dtype(np.float32), np.dtype(np.float16)):
+            raise ValueError(f"bind_buffer_to_tensor: a bound buffer holds float32 or float16 values, not {dt}")
+        if buffer is None:
+            handle = 0
+        elif isinstance(buffer, (int, np.integer)) and not isinstance(buffer, bool):
+            handle = int(buffer)
+            if handle <= 0 or handle >= 1 << 64:
+                raise ValueError(f"bind_buffer_to_tensor: {handle} is not a cl_mem handle")
+        elif hasattr(buffer, "int_ptr"):
+            try:
+                handle = int(buffer.int_ptr)
+            except Exception as e:  # pyopencl raises once the buffer was released
+                raise ValueError(f"bind_buffer_to_tensor: the {type(buffer).__name__} cannot be used: {e} "
+                                 "(was it released?)") from e
+            if handle == 0:
+                raise ValueError(f"bind_buffer_to_tensor: the {type(buffer).__name__} has no OpenCL handle "
+                                 "(was it released?)")
+        else:
+            raise TypeError("bind_buffer_to_tensor: buffer must be a pyopencl.Buffer, a cl_mem handle (int) or None, "
+                            f"got {type(buffer).__name__}")
+        self._core.bind_buffer(index, handle, dt == np.dtype(np.float16))
+        if buffer is None:
+            self._buffers.pop(index, None)
+        else:
+            self._buffers[index] = buffer
+
+    def transfer_stats(self) -> Dict[str, int]:
+        """Host<->device transfers this delegate enqueued so far: ``host_to_device`` /
+        ``device_to_host`` (clEnqueueWriteBuffer / clEnqueueReadBuffer commands) and their
+        ``*_bytes``. Constants uploaded when the model is prepared are not counted. Empty before
+        the device is initialised."""
+        return dict(self._core.transfer_stats())
 
     def close(self) -> None:
         """TfLiteGpuDelegateV2Delete: the delegate can no longer be applied."""

@@ -236,6 +236,8 @@ class PyInterpreter {
     auto l = Lock();
     Tensor& t = tensor(sgi, index);
     CheckReadable(t, index);
+    // A delegate output kept on the device is copied to host memory first (as get_tensor does).
+    if (t.data_is_stale && sgi == 0) ThrowStatus(interp_->EnsureTensorDataIsReadable(index));
     std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
     py::dtype dt = NumpyDType(t.type);
     // The anchor keeps the interpreter alive and counts this view until numpy drops its base.

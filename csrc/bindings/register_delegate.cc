@@ -176,6 +176,29 @@ void RegisterDelegate(py::module_& m) {
         for (int i = 0; i < 6; ++i) out[names[i]] = c[i];
         return out;
       })
+      .def("bind_buffer", [](PyGpuDelegate& d, int tensor_index, uint64_t cl_mem_handle, bool half) {
+        d.CheckOpen();
+        Status st;
+        {
+          py::gil_scoped_release r;
+          st = GpuDelegateBindBuffer(d.delegate.get(), tensor_index, reinterpret_cast<void*>(uintptr_t(cl_mem_handle)),
+                                     half ? kTfLiteFloat16 : kTfLiteFloat32);
+        }
+        if (!st.ok()) {
+          if (st.code() == StatusCode::kFailedPrecondition) throw std::runtime_error(st.message());
+          ThrowStatus(st);
+        }
+      })
+      .def("transfer_stats", [](PyGpuDelegate& d) {
+        GpuTransferStats t;
+        py::dict out;
+        if (!d.delegate || !GpuDelegateTransferStats(d.delegate.get(), &t)) return out;
+        out["host_to_device"] = t.host_to_device;
+        out["device_to_host"] = t.device_to_host;
+        out["host_to_device_bytes"] = t.host_to_device_bytes;
+        out["device_to_host_bytes"] = t.device_to_host_bytes;
+        return out;
+      })
       .def_property_readonly("closed", [](PyGpuDelegate& d) { return d.closed; });
 
   // Interpreter methods that involve delegates.

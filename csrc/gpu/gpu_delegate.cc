@@ -12,6 +12,17 @@
 //      WARNING: op code #<builtin code> cannot be handled by this delegate. (<OP> v<n>, node <i>: <reason>)
 // Inference preference: SUSTAINED_SPEED spends init time tuning each kernel's work-group size
 // on the device; FAST_SINGLE_ANSWER (default) and BALANCED use the default sizes.
+// Buffer binding (TfLiteGpuDelegateBindBufferToTensor / TFLGpuDelegateBindMetalBufferToTensor,
+// after ModifyGraphWithDelegate as Metal's): a user's cl_mem on the delegate's context replaces the
+// host copy of a partition input (a graph input no CPU node reads) or output. Checked at bind
+// time: the tensor is a partition boundary, its type can be bound (FLOAT32, FLOAT16, or a
+// quantized activation bound as its dequantized float values), the buffer is a buffer of the
+// delegate's context and holds the whole tensor (4 bytes per value, 2 for float16, which needs
+// precision loss allowed). A rebuild after a resize drops the bindings; the next invoke then
+// fails saying so until the tensor is bound again or unbound.
+// Outputs left on the device: graph outputs no CPU node reads are not read back at invoke when
+// the interpreter allows buffer-handle outputs (SetAllowBufferHandleOutput) — bound or not;
+// they are marked stale and CopyToHost reads them on request.
 // Precision: F32 unless precision loss is allowed (is_precision_loss_allowed, or a first
 // non-AUTO priority of MIN_LATENCY / MIN_MEMORY_USAGE); then F16 where the device has
 // cl_khr_fp16, else F32_F16. Both fp16 modes store tensors and weights in half and compute in
@@ -20,7 +31,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "gpu/cl/device.h"
@@ -79,11 +92,26 @@ std::vector<std::string> SplitList(const std::string& s) {
 }
 
 class GpuDelegate;
+class GpuDelegateKernel;
+
+// The kernels a delegate made, so that a bind call finds the partition of a tensor. Shared by the
+// delegate and its kernels: a kernel may outlive the delegate (or the reverse) without a dangling
+// pointer.
+struct KernelRegistry {
+  std::mutex mu;
+  std::vector<GpuDelegateKernel*> kernels;
+  Subgraph* subgraph = nullptr;  // of the latest Partition (the interpreter bind calls refer to)
+  bool applied = false;
+};
 
 class GpuDelegateKernel : public DelegateKernel {
  public:
-  GpuDelegateKernel(GpuDelegate* d, std::vector<int> nodes) : delegate_(d) { this->nodes = std::move(nodes); }
+  GpuDelegateKernel(GpuDelegate* d, std::vector<int> nodes);
+  ~GpuDelegateKernel() override;
   Status Build(Subgraph& sg, int* failed_node);
+  // Buffer binding of tensor `t` (mem null: unbind). NotFound when t is no boundary of this partition.
+  Status Bind(int t, cl_mem mem, bool half);
+  Subgraph* subgraph() const { return sg_; }
   Status Prepare(Subgraph& sg) override;
   Status Eval(Subgraph& sg) override;
   Status CopyToHost(Subgraph& sg, int index) override;
@@ -99,8 +127,15 @@ class GpuDelegateKernel : public DelegateKernel {
  private:
   std::vector<Dims> InputShapes(Subgraph& sg) const;
   GpuDelegate* delegate_;
+  std::shared_ptr<KernelRegistry> registry_;
+  Subgraph* sg_ = nullptr;
   std::unique_ptr<PartitionRuntime> runtime_;
   std::vector<Dims> built_shapes_;
+  std::vector<bool> host_needed_;  // per output: a node outside the partition reads it
+  std::mutex mu_;                  // bind vs invoke / rebuild
+  struct BindingInfo { bool input; int boundary; bool half; };
+  std::map<int, BindingInfo> bound_;     // tensor -> binding
+  std::map<int, std::string> dropped_;   // tensor -> why its binding was dropped (resize)
 };
 
 class GpuDelegate : public Delegate {
@@ -141,6 +176,8 @@ class GpuDelegate : public Delegate {
 
   const GpuDelegateInfo& info() const { return info_; }
   std::shared_ptr<cl::Context> context() { return ctx_; }
+  const std::shared_ptr<KernelRegistry>& registry() const { return registry_; }
+  Status BindBuffer(int tensor, cl_mem mem, bool half);
   cl::ProgramCache* cache() { return cache_.get(); }
   Precision precision() const { return precision_; }
   const GpuDeviceCaps& caps() const { return caps_; }
@@ -168,6 +205,7 @@ class GpuDelegate : public Delegate {
   GpuDeviceCaps caps_;
   Precision precision_ = Precision::kF32;
   GpuDelegateInfo info_;
+  std::shared_ptr<KernelRegistry> registry_ = std::make_shared<KernelRegistry>();
 };
 
 Status GpuDelegate::InitLocked() {
@@ -293,6 +331,11 @@ Status GpuDelegate::Partition(Subgraph& sg, std::vector<std::unique_ptr<Delegate
                  (n.op ? n.op->name : "?") + " v" + std::to_string(n.version) + ", node " + std::to_string(ni) + ": " +
                  reason[ni] + ")");
     }
+    {
+      std::lock_guard<std::mutex> l(registry_->mu);
+      registry_->subgraph = &sg;
+      registry_->applied = true;
+    }
     info_.partitions = int(kernels->size());
     info_.partition_sizes.clear();
     for (auto& k : *kernels) info_.partition_sizes.push_back(int(k->nodes.size()));
@@ -322,7 +365,106 @@ Status GpuDelegateKernel::Build(Subgraph& sg, int* failed_node) {
   if (delegate_->sustained_speed()) TFG_RETURN_IF_ERROR(rt->TuneWorkGroups(delegate_->caps().max_work_group_size));
   runtime_ = std::move(rt);
   built_shapes_ = InputShapes(sg);
+  sg_ = &sg;
+  std::set<int> mine(nodes.begin(), nodes.end());
+  host_needed_.assign(outputs.size(), false);
+  for (const Node& n : sg.nodes()) {
+    if (mine.count(n.index) || n.folded) continue;
+    for (size_t j = 0; j < outputs.size(); ++j)
+      if (std::find(n.inputs.begin(), n.inputs.end(), outputs[j]) != n.inputs.end()) host_needed_[j] = true;
+  }
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if (std::find(sg.outputs().begin(), sg.outputs().end(), outputs[j]) == sg.outputs().end()) host_needed_[j] = true;
   return OkStatus();
+}
+
+GpuDelegateKernel::GpuDelegateKernel(GpuDelegate* d, std::vector<int> nodes) : delegate_(d), registry_(d->registry()) {
+  this->nodes = std::move(nodes);
+  std::lock_guard<std::mutex> l(registry_->mu);
+  registry_->kernels.push_back(this);
+}
+
+GpuDelegateKernel::~GpuDelegateKernel() {
+  std::lock_guard<std::mutex> l(registry_->mu);
+  auto& v = registry_->kernels;
+  v.erase(std::remove(v.begin(), v.end(), this), v.end());
+}
+
+Status GpuDelegateKernel::Bind(int t, cl_mem mem, bool half) {
+  std::lock_guard<std::mutex> l(mu_);
+  bool is_input = false;
+  int boundary = -1;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i] == t) { is_input = true; boundary = int(i); }
+  for (size_t j = 0; j < outputs.size() && boundary < 0; ++j)
+    if (outputs[j] == t) boundary = int(j);
+  if (boundary < 0) return NotFound("not a boundary of this partition");
+  const Tensor& tensor = sg_->tensor(t);
+  const std::string who = "tensor " + std::to_string(t) + " ('" + tensor.name + "')";
+  if (!mem) {  // unbind
+    runtime_->Unbind(is_input, boundary);
+    bound_.erase(t);
+    dropped_.erase(t);
+    return OkStatus();
+  }
+  if (is_input) {
+    if (std::find(sg_->inputs().begin(), sg_->inputs().end(), t) == sg_->inputs().end())
+      return InvalidArgument("cannot bind " + who + ": it is a GPU partition input computed by a CPU node, not a "
+                             "model input (binding it would replace the CPU node's result)");
+    std::set<int> mine(nodes.begin(), nodes.end());
+    for (const Node& n : sg_->nodes())
+      if (!mine.count(n.index) && !n.folded && std::find(n.inputs.begin(), n.inputs.end(), t) != n.inputs.end())
+        return InvalidArgument("cannot bind " + who + ": node " + std::to_string(n.index) + " (" +
+                               (n.op ? n.op->name : "?") + "), outside the GPU partition, reads it from host memory");
+  }
+  const bool quant = IsQuantizedActivation(tensor);
+  if (tensor.type != DType::kFloat32 && tensor.type != DType::kFloat16 && !quant)
+    return InvalidArgument("cannot bind " + who + ": its type " + DTypeName(tensor.type) +
+                           " cannot be bound (FLOAT32, FLOAT16 and quantized tensors can; quantized ones as their "
+                           "dequantized float values)");
+  if (half && delegate_->precision() == Precision::kF32)
+    return InvalidArgument("cannot bind a float16 buffer to " + who + ": the delegate computes in F32; allow precision "
+                           "loss (is_precision_loss_allowed / allow_precision_loss) to bind float16 buffers, or bind "
+                           "a float32 buffer");
+  const size_t need = size_t(std::max<int64_t>(0, tensor.num_elements())) * (half ? 2 : 4);
+  auto buf = cl::Buffer::Adopt(*delegate_->context(), mem);
+  if (!buf.ok()) return Status(buf.status().code(), "cannot bind " + who + ": " + buf.status().message());
+  if (buf.value().size() < need)
+    return InvalidArgument("cannot bind " + who + ": the buffer has " + std::to_string(buf.value().size()) +
+                           " bytes, the tensor " + DimsToString(tensor.shape) + " needs " + std::to_string(need) +
+                           " (BHWC " + (half ? "float16" : "float32") + ")");
+  TFG_RETURN_IF_ERROR(runtime_->Bind(is_input, boundary, std::move(buf.value()), half, delegate_->cache()));
+  bound_[t] = {is_input, boundary, half};
+  dropped_.erase(t);
+  return OkStatus();
+}
+
+Status GpuDelegate::BindBuffer(int t, cl_mem mem, bool half) {
+  if (deleted_) return FailedPrecondition("the GPU delegate was already deleted (TfLiteGpuDelegateV2Delete / close())");
+  std::lock_guard<std::mutex> l(registry_->mu);
+  if (!registry_->applied || !registry_->subgraph)
+    return FailedPrecondition("bind buffers after ModifyGraphWithDelegate (modify_graph_with_delegate, or the "
+                              "interpreter's experimental_delegates): this delegate has not been applied to a model yet");
+  Subgraph& sg = *registry_->subgraph;
+  if (t < 0 || size_t(t) >= sg.tensors_size())
+    return OutOfRange("tensor index " + std::to_string(t) + " out of range (the model has " +
+                      std::to_string(sg.tensors_size()) + " tensors)");
+  for (GpuDelegateKernel* k : registry_->kernels) {
+    if (k->subgraph() != &sg) continue;
+    Status st = k->Bind(t, mem, half);
+    if (st.code() != StatusCode::kNotFound) return st;
+  }
+  const Tensor& tensor = sg.tensor(t);
+  std::string who = "tensor " + std::to_string(t) + " ('" + tensor.name + "')";
+  if (!mem) return OkStatus();  // unbinding a tensor that was never bound
+  std::string why = "it is read and written by CPU nodes only";
+  if (tensor.is_const) why = "it is a constant";
+  for (GpuDelegateKernel* k : registry_->kernels)
+    for (int n : k->nodes)
+      for (int o : sg.nodes()[n].outputs)
+        if (o == t) why = "it is internal to a GPU partition (it lives in GPU memory in the delegate's own layout)";
+  if (registry_->kernels.empty()) why = "the delegate took no node of this model";
+  return InvalidArgument("cannot bind " + who + ": it is not an input or output of a GPU-delegated partition (" + why + ")");
 }
 
 Status GpuDelegateKernel::Prepare(Subgraph& sg) {
@@ -336,33 +478,47 @@ Status GpuDelegateKernel::Prepare(Subgraph& sg) {
                              sg.nodes()[n].op->name + ") can no longer run on the GPU: " + why +
                              "; resize before ModifyGraphWithDelegate to let it fall back to the CPU");
     }
+    std::lock_guard<std::mutex> l(mu_);
     int failed = -1;
     Status st = Build(sg, &failed);
     if (!st.ok()) return Status(st.code(), "GPU delegate: rebuilding after a resize failed: " + st.message());
+    for (auto& b : bound_)
+      dropped_[b.first] = "the OpenCL buffer bound to tensor " + std::to_string(b.first) + " ('" + sg.tensor(b.first).name +
+                          "') was unbound when the graph was re-prepared after a resize (its shape is now " +
+                          DimsToString(sg.tensor(b.first).shape) +
+                          "): bind a buffer of the new size (bind_buffer_to_tensor) or unbind it (None) before invoking";
+    bound_.clear();
   }
   return OkStatus();
 }
 
 Status GpuDelegateKernel::Eval(Subgraph& sg) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!dropped_.empty()) return FailedPrecondition(dropped_.begin()->second);
   bool defer = delegate_->defer_outputs();
-  TFG_RETURN_IF_ERROR(runtime_->Run(sg, delegate_->wait_mode(), defer, delegate_->profiling() || sg.profiling));
-  if (defer) {
-    // Only graph outputs may stay in flight; anything a later CPU node reads must be ready.
-    bool feeds_cpu = false;
-    for (int o : outputs)
-      if (std::find(sg.outputs().begin(), sg.outputs().end(), o) == sg.outputs().end()) feeds_cpu = true;
-    if (feeds_cpu) {
-      TFG_RETURN_IF_ERROR(runtime_->Sync(delegate_->wait_mode()));
-    } else {
-      for (int o : outputs) sg.tensor(o).data_is_stale = true;
-    }
+  // Outputs a node outside the partition reads are always read back; graph outputs stay on the
+  // device when the interpreter allows buffer-handle outputs.
+  std::vector<bool> read_back(outputs.size());
+  bool feeds_cpu = false;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    read_back[j] = host_needed_[j] || !sg.allow_buffer_handle_output;
+    feeds_cpu = feeds_cpu || host_needed_[j];
   }
+  TFG_RETURN_IF_ERROR(runtime_->Run(sg, delegate_->wait_mode(), defer, delegate_->profiling() || sg.profiling, read_back));
+  // Only graph outputs may stay in flight; anything a later CPU node reads must be ready.
+  if (defer && feeds_cpu) TFG_RETURN_IF_ERROR(runtime_->Sync(delegate_->wait_mode()));
+  for (size_t j = 0; j < outputs.size(); ++j)
+    sg.tensor(outputs[j]).data_is_stale = !read_back[j] || (defer && !feeds_cpu);
   return OkStatus();
 }
 
-Status GpuDelegateKernel::CopyToHost(Subgraph& sg, int) {
+Status GpuDelegateKernel::CopyToHost(Subgraph& sg, int index) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if (outputs[j] == index) TFG_RETURN_IF_ERROR(runtime_->CopyOutputToHost(sg, int(j), delegate_->wait_mode()));
   TFG_RETURN_IF_ERROR(runtime_->Sync(delegate_->wait_mode()));
-  for (int o : outputs) sg.tensor(o).data_is_stale = false;
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if (runtime_->output_on_host(int(j))) sg.tensor(outputs[j]).data_is_stale = false;
   return OkStatus();
 }
 
@@ -394,6 +550,35 @@ bool GpuDelegateCacheState(TfLiteDelegate* d, std::string* dir, std::string* ref
   int v[6] = {s.memory_hits, s.disk_hits, s.source_builds, s.disk_writes, s.disk_rejects, s.disk_write_errors};
   for (int i = 0; i < 6; ++i) counts[i] = v[i];
   return true;
+}
+
+bool GpuDelegateTransferStats(TfLiteDelegate* d, GpuTransferStats* out) {
+  auto* g = dynamic_cast<gpu::GpuDelegate*>(d);
+  if (!g || !out || !g->context()) return false;
+  cl::TransferStats t = g->context()->transfers();
+  out->host_to_device = t.host_to_device;
+  out->device_to_host = t.device_to_host;
+  out->host_to_device_bytes = t.host_to_device_bytes;
+  out->device_to_host_bytes = t.device_to_host_bytes;
+  return true;
+}
+
+Status GpuDelegateBindBuffer(TfLiteDelegate* d, int tensor_index, void* cl_buffer, TfLiteType type) {
+  auto* g = dynamic_cast<gpu::GpuDelegate*>(d);
+  if (!g) return InvalidArgument("not a GPU delegate (TfLiteGpuDelegateV2Create / TFLGpuDelegateCreate make one)");
+  if (type != kTfLiteFloat32 && type != kTfLiteFloat16)
+    return InvalidArgument("a bound buffer holds float32 or float16 values (type " + std::to_string(int(type)) +
+                           " given)");
+  return g->BindBuffer(tensor_index, static_cast<cl::cl_mem>(cl_buffer), type == kTfLiteFloat16);
+}
+
+Status GpuDelegateGetClContext(TfLiteDelegate* d, void** context, void** queue) {
+  auto* g = dynamic_cast<gpu::GpuDelegate*>(d);
+  if (!g) return InvalidArgument("not a GPU delegate");
+  TFG_RETURN_IF_ERROR(g->Init());
+  if (context) *context = g->context()->context();
+  if (queue) *queue = g->context()->queue();
+  return OkStatus();
 }
 
 Status ListGpuDevices(std::vector<GpuDeviceDescription>* out) {
@@ -467,3 +652,28 @@ TfLiteDelegate* TFLGpuDelegateCreate(const TFLGpuDelegateOptions* options) {
 }
 
 void TFLGpuDelegateDelete(TfLiteDelegate* delegate) { delete delegate; }
+
+TfLiteStatus TfLiteGpuDelegateBindBufferToTensorWithType(TfLiteDelegate* delegate, cl_mem buffer, int tensor_index,
+                                                         TfLiteType type) {
+  tflite_gpu::Status st = tflite_gpu::GpuDelegateBindBuffer(delegate, tensor_index, buffer, type);
+  if (st.ok()) return kTfLiteOk;
+  tflite_gpu::Log(2, "ERROR: TfLiteGpuDelegateBindBufferToTensor: " + st.message());
+  return kTfLiteError;
+}
+
+TfLiteStatus TfLiteGpuDelegateBindBufferToTensor(TfLiteDelegate* delegate, cl_mem buffer, int tensor_index) {
+  return TfLiteGpuDelegateBindBufferToTensorWithType(delegate, buffer, tensor_index, kTfLiteFloat32);
+}
+
+bool TFLGpuDelegateBindMetalBufferToTensor(TfLiteDelegate* delegate, int tensor_index, void* buffer) {
+  tflite_gpu::Status st = tflite_gpu::GpuDelegateBindBuffer(delegate, tensor_index, buffer, kTfLiteFloat32);
+  if (!st.ok()) tflite_gpu::Log(2, "ERROR: TFLGpuDelegateBindMetalBufferToTensor: " + st.message());
+  return st.ok();
+}
+
+TfLiteStatus TfLiteGpuDelegateGetClContext(TfLiteDelegate* delegate, void** cl_context, void** cl_command_queue) {
+  tflite_gpu::Status st = tflite_gpu::GpuDelegateGetClContext(delegate, cl_context, cl_command_queue);
+  if (st.ok()) return kTfLiteOk;
+  tflite_gpu::Log(2, "ERROR: TfLiteGpuDelegateGetClContext: " + st.message());
+  return kTfLiteError;
+}

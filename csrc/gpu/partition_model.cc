@@ -75,6 +75,35 @@ BoundaryType BoundaryTypeOf(const Tensor& tensor) {
   return b;
 }
 
+// Boundary conversion kernels: BHWC host-typed `src` -> PHWC4 device tensor, and back.
+std::string ToDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt) {
+  auto lane = [&](int l) { return bt.Read("base + " + std::to_string(l)); };
+  return PrecisionHeader(p) + "__kernel void main_function(__global const " + bt.cl_type + "* src, __global STORAGE* dst) {\n"
+         "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
+         "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
+         ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
+         "if (x >= W || y >= H || bs >= S * B) return;\n"
+         "int s = bs % S, b = bs / S;\n"
+         "int base = ((b * H + y) * W + x) * C + s * 4;\n"
+         "float4 v = (float4)(0.0f);\n"
+         "if (s * 4 + 0 < C) v.x = " + lane(0) + ";\n if (s * 4 + 1 < C) v.y = " + lane(1) + ";\n"
+         "if (s * 4 + 2 < C) v.z = " + lane(2) + ";\n if (s * 4 + 3 < C) v.w = " + lane(3) + ";\n"
+         "STORE4(dst, ((b * S + s) * H + y) * W + x, v);\n}\n";
+}
+
+std::string FromDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt) {
+  return PrecisionHeader(p) + "__kernel void main_function(__global const STORAGE* src, __global " + bt.cl_type + "* dst) {\n"
+         "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
+         "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
+         ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
+         "if (x >= W || y >= H || bs >= S * B) return;\n"
+         "int s = bs % S, b = bs / S;\n"
+         "float4 v = LOAD4(src, ((b * S + s) * H + y) * W + x);\n"
+         "int base = ((b * H + y) * W + x) * C + s * 4;\n"
+         "if (s * 4 + 0 < C) " + bt.Write("base + 0", "v.x") + ";\n if (s * 4 + 1 < C) " + bt.Write("base + 1", "v.y") + ";\n"
+         "if (s * 4 + 2 < C) " + bt.Write("base + 2", "v.z") + ";\n if (s * 4 + 3 < C) " + bt.Write("base + 3", "v.w") + ";\n}\n";
+}
+
 class Builder : public GpuBuildContext {
  public:
   Builder(Subgraph& sg, Precision p, const GpuDeviceCaps& caps, GpuPartitionModel* m)
@@ -376,7 +405,6 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
 }
 
 Status Builder::Assemble() {
-  const std::string hdr = PrecisionHeader(precision_);
   // Input conversions BHWC float32 -> PHWC4.
   for (auto& b : m_->inputs) {
     const BHWC& s = m_->tensors[b.gpu_tensor].shape;
@@ -385,18 +413,7 @@ Status Builder::Assemble() {
     // Host tensors are FLOAT32, or (for BOOL, quantized and FLOAT16 boundaries) values the device
     // holds as float: bools as 0/1, integers exactly, halves widened.
     const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
-    auto lane = [&](int l) { return bt.Read("base + " + std::to_string(l)); };
-    k.source = hdr + "__kernel void main_function(__global const " + bt.cl_type + "* src, __global STORAGE* dst) {\n"
-               "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
-               "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
-               ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
-               "if (x >= W || y >= H || bs >= S * B) return;\n"
-               "int s = bs % S, b = bs / S;\n"
-               "int base = ((b * H + y) * W + x) * C + s * 4;\n"
-               "float4 v = (float4)(0.0f);\n"
-               "if (s * 4 + 0 < C) v.x = " + lane(0) + ";\n if (s * 4 + 1 < C) v.y = " + lane(1) + ";\n"
-               "if (s * 4 + 2 < C) v.z = " + lane(2) + ";\n if (s * 4 + 3 < C) v.w = " + lane(3) + ";\n"
-               "STORE4(dst, ((b * S + s) * H + y) * W + x, v);\n}\n";
+    k.source = ToDeviceSource(precision_, s, bt);
     k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
     k.args = {{GpuKernelArg::kStaging, b.staging}, {GpuKernelArg::kTensor, b.gpu_tensor}};
     m_->kernels.push_back(std::move(k));
@@ -430,16 +447,7 @@ Status Builder::Assemble() {
     GpuKernelDesc k;
     k.name = "from_phwc4";
     const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
-    k.source = hdr + "__kernel void main_function(__global const STORAGE* src, __global " + bt.cl_type + "* dst) {\n"
-               "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
-               "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
-               ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
-               "if (x >= W || y >= H || bs >= S * B) return;\n"
-               "int s = bs % S, b = bs / S;\n"
-               "float4 v = LOAD4(src, ((b * S + s) * H + y) * W + x);\n"
-               "int base = ((b * H + y) * W + x) * C + s * 4;\n"
-               "if (s * 4 + 0 < C) " + bt.Write("base + 0", "v.x") + ";\n if (s * 4 + 1 < C) " + bt.Write("base + 1", "v.y") + ";\n"
-               "if (s * 4 + 2 < C) " + bt.Write("base + 2", "v.z") + ";\n if (s * 4 + 3 < C) " + bt.Write("base + 3", "v.w") + ";\n}\n";
+    k.source = FromDeviceSource(precision_, s, bt);
     k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
     k.args = {{GpuKernelArg::kTensor, b.gpu_tensor}, {GpuKernelArg::kStaging, b.staging}};
     m_->kernels.push_back(std::move(k));
@@ -502,6 +510,11 @@ void Builder::PlanMemory() {
 }
 
 }  // namespace
+
+std::string BoundConversionSource(Precision precision, const BHWC& shape, bool to_device, bool half_buffer) {
+  BoundaryType bt = half_buffer ? BoundaryType{"half", DType::kFloat16} : BoundaryType{"float", DType::kFloat32};
+  return to_device ? ToDeviceSource(precision, shape, bt) : FromDeviceSource(precision, shape, bt);
+}
 
 std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& g, size_t max_wg) {
   size_t cap = std::min<size_t>(64, std::max<size_t>(1, max_wg));

@@ -71,6 +71,12 @@ struct GpuPartitionModel {
 Status BuildPartitionModel(Subgraph& sg, const std::vector<int>& nodes, Precision precision,
                            const GpuDeviceCaps& caps, GpuPartitionModel* out, int* failed_node);
 
+// A boundary conversion between a PHWC4 device tensor of `shape` and a user's OpenCL buffer
+// holding it in BHWC float32 (half_buffer: float16), with no (de)quantization (buffer binding:
+// quantized tensors are bound as their dequantized values). Same argument order and launch
+// geometry as the model's own conversion kernels (to_device: (buffer, tensor); else (tensor, buffer)).
+std::string BoundConversionSource(Precision precision, const BHWC& shape, bool to_device, bool half_buffer);
+
 // Local work size for a grid (framework default).
 std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& grid, size_t max_wg);
 

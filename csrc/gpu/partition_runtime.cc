@@ -118,6 +118,50 @@ Status PartitionRuntime::Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache
     kernels_.push_back(std::move(kk));
   }
   ComputeLaunchSizes();
+  bound_in_.clear();
+  bound_in_.resize(model_.inputs.size());
+  bound_out_.clear();
+  bound_out_.resize(model_.outputs.size());
+  out_state_.assign(model_.outputs.size(), kOutHost);
+  return OkStatus();
+}
+
+Status PartitionRuntime::Bind(bool is_input, int index, cl::Buffer user, bool half, cl::ProgramCache* cache) {
+  auto& slots = is_input ? bound_in_ : bound_out_;
+  const auto& boundaries = is_input ? model_.inputs : model_.outputs;
+  if (index < 0 || size_t(index) >= boundaries.size()) return Internal("bind: boundary index out of range");
+  const int gpu_tensor = boundaries[index].gpu_tensor;
+  auto b = std::make_unique<Bound>();
+  std::string src = BoundConversionSource(model_.precision, model_.tensors[gpu_tensor].shape, is_input, half);
+  TFG_ASSIGN_OR_RETURN(b->program, cache->GetOrBuild(src, ""));
+  TFG_ASSIGN_OR_RETURN(b->kernel, cl::Kernel::Create(*b->program, "main_function"));
+  b->buffer = std::move(user);
+  const cl::Buffer& dev = slots_[model_.tensor_slot[gpu_tensor]];
+  TFG_RETURN_IF_ERROR(b->kernel.SetBuffer(0, is_input ? b->buffer : dev));
+  TFG_RETURN_IF_ERROR(b->kernel.SetBuffer(1, is_input ? dev : b->buffer));
+  TFG_RETURN_IF_ERROR(Sync(cl::WaitMode::kPassive));  // the previous buffer may still be in use
+  slots[index] = std::move(b);
+  return OkStatus();
+}
+
+void PartitionRuntime::Unbind(bool is_input, int index) {
+  auto& slots = is_input ? bound_in_ : bound_out_;
+  if (index < 0 || size_t(index) >= slots.size() || !slots[index]) return;
+  (void)Sync(cl::WaitMode::kPassive);
+  slots[index].reset();
+}
+
+Status PartitionRuntime::CopyOutputToHost(Subgraph& sg, int j, cl::WaitMode wait) {
+  TFG_RETURN_IF_ERROR(Sync(wait));
+  if (out_state_[j] == kOutHost) return OkStatus();
+  const auto& b = model_.outputs[j];
+  const size_t k = kernels_.size() - model_.outputs.size() + size_t(j);
+  if (out_state_[j] == kOutDevice)
+    TFG_RETURN_IF_ERROR(kernels_[k].Launch(*ctx_, launch_global_[k], launch_local_[k]));
+  Tensor& t = sg.tensor(b.cpu_tensor);
+  if (!t.data) return FailedPrecondition("GPU partition output tensor " + std::to_string(b.cpu_tensor) + " has no data");
+  TFG_RETURN_IF_ERROR(staging_[b.staging].Read(*ctx_, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/true));
+  out_state_[j] = kOutHost;
   return OkStatus();
 }
 
@@ -134,25 +178,44 @@ void PartitionRuntime::ComputeLaunchSizes() {
   }
 }
 
-Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool profile) {
+Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool profile,
+                             const std::vector<bool>& read_back) {
   const cl::Context& c = *ctx_;
   TFG_RETURN_IF_ERROR(Sync(wait));
-  for (const auto& b : model_.inputs) {
+  const size_t n_in = model_.inputs.size(), n_out = model_.outputs.size();
+  const size_t first_out = kernels_.size() - n_out;
+  for (size_t i = 0; i < n_in; ++i) {
+    if (bound_in_[i]) continue;  // its conversion kernel reads the user's buffer
+    const auto& b = model_.inputs[i];
     Tensor& t = sg.tensor(b.cpu_tensor);
     if (!t.data) return FailedPrecondition("GPU partition input tensor " + std::to_string(b.cpu_tensor) + " has no data");
     TFG_RETURN_IF_ERROR(staging_[b.staging].Write(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false));
   }
   std::vector<cl::Event> evs(profile ? kernels_.size() : 0);
-  for (size_t i = 0; i < kernels_.size(); ++i)
-    TFG_RETURN_IF_ERROR(kernels_[i].Launch(c, launch_global_[i], launch_local_[i], profile ? &evs[i] : nullptr));
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    cl::Event* ev = profile ? &evs[i] : nullptr;
+    if (i < n_in && bound_in_[i]) {
+      TFG_RETURN_IF_ERROR(bound_in_[i]->kernel.Launch(c, launch_global_[i], launch_local_[i], ev));
+    } else if (i >= first_out) {
+      const size_t j = i - first_out;
+      const bool host = read_back.empty() || read_back[j];
+      if (bound_out_[j])
+        TFG_RETURN_IF_ERROR(bound_out_[j]->kernel.Launch(c, launch_global_[i], launch_local_[i], host ? nullptr : ev));
+      if (!bound_out_[j] || host) TFG_RETURN_IF_ERROR(kernels_[i].Launch(c, launch_global_[i], launch_local_[i], ev));
+      out_state_[j] = host ? kOutHost : bound_out_[j] ? kOutDevice : kOutStaging;
+    } else {
+      TFG_RETURN_IF_ERROR(kernels_[i].Launch(c, launch_global_[i], launch_local_[i], ev));
+    }
+  }
   out_events_.clear();
-  out_events_.resize(model_.outputs.size());
-  for (size_t i = 0; i < model_.outputs.size(); ++i) {
-    const auto& b = model_.outputs[i];
+  for (size_t j = 0; j < n_out; ++j) {
+    if (out_state_[j] != kOutHost) continue;
+    const auto& b = model_.outputs[j];
     Tensor& t = sg.tensor(b.cpu_tensor);
     if (!t.data) return FailedPrecondition("GPU partition output tensor " + std::to_string(b.cpu_tensor) + " has no data");
+    out_events_.emplace_back();
     TFG_RETURN_IF_ERROR(staging_[b.staging].Read(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false,
-                                                  &out_events_[i]));
+                                                  &out_events_.back()));
   }
   pending_ = true;
   if (!defer) TFG_RETURN_IF_ERROR(Sync(wait));

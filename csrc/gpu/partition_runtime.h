@@ -2,6 +2,12 @@
 // staging buffer per boundary tensor), compiles each kernel through the program cache, binds
 // arguments once, and per invoke uploads inputs, enqueues the kernels and reads outputs.
 // Nothing here knows about ops.
+//
+// Bound user buffers (buffer binding): a boundary may be bound to a user's cl_mem holding the
+// tensor in BHWC float32/float16. A bound input's conversion kernel reads the user buffer (no
+// upload); a bound output's conversion kernel writes it (no read). An output is read to host
+// memory at Run only when the caller asks (read_back); otherwise it stays on the device until
+// CopyOutputToHost (for a bound output, its host-typed conversion then runs first).
 #pragma once
 #include <memory>
 #include <vector>
@@ -19,8 +25,17 @@ class PartitionRuntime {
   // On a kernel compile failure, *failed_node names the node (or -1).
   Status Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache* cache, GpuPartitionModel model, int* failed_node);
   // wait: kPassive/kActive; defer: leave outputs in flight (DO_NOT_WAIT), finished by Sync().
-  Status Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool profile);
+  // read_back[j]: read output j to host memory now (empty: every output).
+  Status Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool profile, const std::vector<bool>& read_back = {});
   Status Sync(cl::WaitMode wait);
+  // Binds boundary `index` of the inputs (is_input) or outputs to `user` (already checked for
+  // context and size), compiling its conversion kernel through `cache`. Unbind restores the
+  // host path.
+  Status Bind(bool is_input, int index, cl::Buffer user, bool half, cl::ProgramCache* cache);
+  void Unbind(bool is_input, int index);
+  // Output j's values into its host tensor (blocking); a no-op when they are there already.
+  Status CopyOutputToHost(Subgraph& sg, int j, cl::WaitMode wait);
+  bool output_on_host(int j) const { return out_state_[j] == kOutHost; }
   Status CheckSentinels();  // debug mode: out-of-bounds writes past any buffer
   // Work-group tuning (inference_preference SUSTAINED_SPEED): times each kernel with a few
   // local sizes on the device (profiling events, best of 3) and keeps the fastest. Changes
@@ -42,6 +57,17 @@ class PartitionRuntime {
   // no allocation per kernel.
   std::vector<std::vector<size_t>> launch_global_, launch_local_;
   void ComputeLaunchSizes();
+  struct Bound {
+    cl::Buffer buffer;  // retained user cl_mem
+    std::shared_ptr<const cl::Program> program;
+    cl::Kernel kernel;
+  };
+  std::vector<std::unique_ptr<Bound>> bound_in_, bound_out_;
+  // Where output j's latest values are: read (or being read) to host, converted into its staging
+  // buffer but not read, or only in the device tensor (bound output, not read back).
+  // (Plain ints: a std::vector of an enum would export its instantiation from the library.)
+  static constexpr int kOutHost = 0, kOutStaging = 1, kOutDevice = 2;
+  std::vector<int> out_state_;
   std::vector<cl::Event> out_events_;
   std::vector<KernelTime> times_;
   bool pending_ = false;

@@ -35,6 +35,7 @@ struct TfLiteInterpreter {
   ErrorReporterFn reporter = nullptr;
   void* reporter_data = nullptr;
   std::vector<std::string> signature_keys;
+  bool allow_buffer_handle_output = false;
 };
 
 struct TfLiteSignatureRunner {
@@ -279,10 +280,30 @@ const TfLiteTensor* TfLiteInterpreterGetOutputTensor(const TfLiteInterpreter* in
     return nullptr;
   }
   int idx = outs[output_index];
-  // Outputs a delegate keeps on its device are copied back on first read (TFLite does this in Invoke).
-  Status st = interpreter->interp->EnsureTensorDataIsReadable(idx);
-  if (!st.ok()) Report(interpreter, "TfLiteInterpreterGetOutputTensor: " + st.message());
+  // Outputs a delegate keeps on its device are copied back on first read (TFLite does this in
+  // Invoke), unless the host asked to keep them there (TfLiteInterpreterSetAllowBufferHandleOutput):
+  // then TfLiteInterpreterEnsureTensorDataIsReadable copies, and TfLiteTensorCopyToBuffer refuses
+  // the stale tensor.
+  if (!interpreter->allow_buffer_handle_output) {
+    Status st = interpreter->interp->EnsureTensorDataIsReadable(idx);
+    if (!st.ok()) Report(interpreter, "TfLiteInterpreterGetOutputTensor: " + st.message());
+  }
   return AsC(interpreter->interp->tensor(idx));
+}
+
+TfLiteStatus TfLiteInterpreterSetAllowBufferHandleOutput(const TfLiteInterpreter* interpreter,
+                                                         bool allow_buffer_handle_output) {
+  if (!interpreter) return kTfLiteError;
+  auto* it = const_cast<TfLiteInterpreter*>(interpreter);
+  it->allow_buffer_handle_output = allow_buffer_handle_output;
+  return ToStatus(it, "TfLiteInterpreterSetAllowBufferHandleOutput",
+                  it->interp->SetAllowBufferHandleOutput(allow_buffer_handle_output));
+}
+
+TfLiteStatus TfLiteInterpreterEnsureTensorDataIsReadable(TfLiteInterpreter* interpreter, int tensor_index) {
+  if (!interpreter) return kTfLiteError;
+  return ToStatus(interpreter, "TfLiteInterpreterEnsureTensorDataIsReadable",
+                  interpreter->interp->EnsureTensorDataIsReadable(tensor_index));
 }
 
 // ---- tensors ----
@@ -342,6 +363,11 @@ TfLiteStatus TfLiteTensorCopyToBuffer(const TfLiteTensor* output_tensor, void* o
   }
   if (bytes && !t->data) {
     Report(nullptr, nullptr, "TfLiteTensorCopyToBuffer: tensor '" + t->name + "' has no data on the CPU");
+    return kTfLiteError;
+  }
+  if (t->data_is_stale) {
+    Report(nullptr, nullptr, "TfLiteTensorCopyToBuffer: tensor '" + t->name + "' is kept on the GPU (buffer-handle "
+                                 "output): call TfLiteInterpreterEnsureTensorDataIsReadable first");
     return kTfLiteError;
   }
   if (bytes) std::memcpy(output_data, t->data, bytes);

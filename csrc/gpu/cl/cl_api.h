@@ -69,6 +69,17 @@
 
 #include "tflite_gpu/status.h"
 
+// The handle structs are global, as in CL/cl.h, so that a cl_mem of the public header
+// (tflite_gpu/gpu_delegate.h) and of this file are one type.
+struct _cl_platform_id;
+struct _cl_device_id;
+struct _cl_context;
+struct _cl_command_queue;
+struct _cl_mem;
+struct _cl_program;
+struct _cl_kernel;
+struct _cl_event;
+
 namespace tflite_gpu {
 namespace cl {
 
@@ -192,7 +203,10 @@ constexpr cl_mem_flags CL_MEM_READ_ONLY = 1u << 2;
 constexpr cl_mem_flags CL_MEM_USE_HOST_PTR = 1u << 3;
 constexpr cl_mem_flags CL_MEM_ALLOC_HOST_PTR = 1u << 4;
 constexpr cl_mem_flags CL_MEM_COPY_HOST_PTR = 1u << 5;
+constexpr cl_mem_info CL_MEM_TYPE = 0x1100;
 constexpr cl_mem_info CL_MEM_SIZE = 0x1102;
+constexpr cl_mem_info CL_MEM_CONTEXT = 0x1106;
+constexpr cl_uint CL_MEM_OBJECT_BUFFER = 0x10F0;
 constexpr cl_map_flags CL_MAP_READ = 1u << 0;
 constexpr cl_map_flags CL_MAP_WRITE = 1u << 1;
 

@@ -1,6 +1,7 @@
 // runtime.cc: see runtime.h.
 #include "gpu/cl/runtime.h"
 
+#include <cstdio>
 #include <thread>
 #include <utility>
 
@@ -183,7 +184,56 @@ Status Context::WaitIdle(WaitMode mode) const {
   return marker.Wait(WaitMode::kActive);
 }
 
+TransferStats Context::transfers() const {
+  TransferStats t;
+  t.host_to_device = writes_.load();
+  t.device_to_host = reads_.load();
+  t.host_to_device_bytes = write_bytes_.load();
+  t.device_to_host_bytes = read_bytes_.load();
+  return t;
+}
+
+void Context::CountTransfer(bool to_device, size_t bytes) const {
+  (to_device ? writes_ : reads_).fetch_add(1);
+  (to_device ? write_bytes_ : read_bytes_).fetch_add(bytes);
+}
+
 // ------------------------------------------------------------------------------ Buffer ----
+
+StatusOr<Buffer> Buffer::Adopt(const Context& ctx, cl_mem mem) {
+  if (!mem) return InvalidArgument("the OpenCL buffer handle is null");
+  const ClApi* api = ctx.api();
+  cl_uint type = 0;
+  cl_int err = api->clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof(type), &type, nullptr);
+  if (err == CL_INVALID_MEM_OBJECT)
+    return InvalidArgument("the handle is not a valid OpenCL memory object (CL_INVALID_MEM_OBJECT): was the buffer "
+                           "released?");
+  TFG_RETURN_IF_ERROR(ClStatus(err, "clGetMemObjectInfo(CL_MEM_TYPE)"));
+  if (type != CL_MEM_OBJECT_BUFFER) {
+    char hex[16];
+    std::snprintf(hex, sizeof(hex), "0x%X", unsigned(type));
+    if (type > CL_MEM_OBJECT_BUFFER && type <= CL_MEM_OBJECT_BUFFER + 7)
+      return InvalidArgument(std::string("the OpenCL memory object is an image or pipe (CL_MEM_TYPE ") + hex +
+                             "), not a buffer");
+    return InvalidArgument(std::string("the handle is not an OpenCL buffer (CL_MEM_TYPE query gave ") + hex +
+                           "): is it another kind of OpenCL object, or a released one?");
+  }
+  cl_context owner = nullptr;
+  TFG_RETURN_IF_ERROR(ClStatus(api->clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(owner), &owner, nullptr),
+                               "clGetMemObjectInfo(CL_MEM_CONTEXT)"));
+  if (owner != ctx.context())
+    return InvalidArgument("the OpenCL buffer belongs to another OpenCL context than the delegate's (share one: "
+                           "create the delegate with the context/queue that made the buffer)");
+  size_t size = 0;
+  TFG_RETURN_IF_ERROR(ClStatus(api->clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(size), &size, nullptr),
+                               "clGetMemObjectInfo(CL_MEM_SIZE)"));
+  TFG_RETURN_IF_ERROR(ClStatus(api->clRetainMemObject(mem), "clRetainMemObject"));
+  Buffer b;
+  b.api_ = api;
+  b.mem_ = mem;
+  b.size_ = size;
+  return b;
+}
 
 StatusOr<Buffer> Buffer::Create(const Context& ctx, size_t bytes, cl_mem_flags flags, const void* host_data) {
   if (bytes == 0) return InvalidArgument("OpenCL buffers cannot be empty");
@@ -221,6 +271,7 @@ Status Buffer::Write(const Context& ctx, const void* src, size_t bytes, size_t o
   TFG_RETURN_IF_ERROR(ClStatus(api_->clEnqueueWriteBuffer(ctx.queue(), mem_, blocking ? CL_TRUE : CL_FALSE, offset,
                                                           bytes, src, 0, nullptr, event ? &raw : nullptr),
                                "clEnqueueWriteBuffer"));
+  ctx.CountTransfer(true, bytes);
   HandOver(api_, raw, event);
   return OkStatus();
 }
@@ -231,6 +282,7 @@ Status Buffer::Read(const Context& ctx, void* dst, size_t bytes, size_t offset, 
   TFG_RETURN_IF_ERROR(ClStatus(api_->clEnqueueReadBuffer(ctx.queue(), mem_, blocking ? CL_TRUE : CL_FALSE, offset,
                                                          bytes, dst, 0, nullptr, event ? &raw : nullptr),
                                "clEnqueueReadBuffer"));
+  ctx.CountTransfer(false, bytes);
   HandOver(api_, raw, event);
   return OkStatus();
 }

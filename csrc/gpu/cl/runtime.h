@@ -12,6 +12,7 @@
 // WaitMode::kActive flushes then spins on clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS),
 // trading a CPU core for lower wake-up latency on short inferences.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -57,6 +58,14 @@ class Event {
   cl_event event_ = nullptr;
 };
 
+// Host<->device transfers enqueued through Buffer::Write / Buffer::Read on a context
+// (clEnqueueWriteBuffer / clEnqueueReadBuffer commands and their bytes). Buffers created with
+// initial contents (constants, at init) are not counted: this measures the per-invoke traffic.
+struct TransferStats {
+  uint64_t host_to_device = 0, device_to_host = 0;
+  uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;
+};
+
 // A context on one device plus one in-order command queue.
 class Context {
  public:
@@ -83,8 +92,12 @@ class Context {
   // a marker and spin on it (falls back to clFinish when the driver lacks clEnqueueMarker).
   Status WaitIdle(WaitMode mode = WaitMode::kPassive) const;
 
+  TransferStats transfers() const;
+  void CountTransfer(bool to_device, size_t bytes) const;
+
  private:
   Context() = default;
+  mutable std::atomic<uint64_t> writes_{0}, reads_{0}, write_bytes_{0}, read_bytes_{0};
   const ClApi* api_ = nullptr;
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
@@ -97,6 +110,12 @@ class Buffer {
   // host_data, when given, initialises the buffer (CL_MEM_COPY_HOST_PTR is added to flags).
   static StatusOr<Buffer> Create(const Context& ctx, size_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE,
                                  const void* host_data = nullptr);
+  // A buffer made elsewhere (a user's cl_mem to bind to a tensor), checked and retained (the
+  // wrapper releases its own reference; the caller keeps its own). Fails with InvalidArgument,
+  // never crashes, for: a null handle, an object the driver does not know as a memory object
+  // (CL_INVALID_MEM_OBJECT: released, or not a cl_mem), an image, a buffer of another context.
+  // A pointer to freed memory cannot be detected by any OpenCL call: the caller must not pass one.
+  static StatusOr<Buffer> Adopt(const Context& ctx, cl_mem mem);
   Buffer() = default;
   ~Buffer() { Reset(); }
   Buffer(Buffer&& o) noexcept { *this = std::move(o); }

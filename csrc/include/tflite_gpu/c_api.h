@@ -21,6 +21,9 @@
 #define TFLITE_GPU_C_API_H_
 
 #include <stdarg.h>
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
 #include <stddef.h>
 #include <stdint.h>
 
@@ -79,7 +82,15 @@ TFLITE_GPU_API TfLiteStatus TfLiteInterpreterResizeInputTensor(TfLiteInterpreter
 TFLITE_GPU_API TfLiteStatus TfLiteInterpreterAllocateTensors(TfLiteInterpreter* interpreter);
 TFLITE_GPU_API TfLiteStatus TfLiteInterpreterInvoke(TfLiteInterpreter* interpreter);
 TFLITE_GPU_API int32_t TfLiteInterpreterGetOutputTensorCount(const TfLiteInterpreter* interpreter);
+/* Copies an output a delegate kept on its device to host memory first, unless
+ * TfLiteInterpreterSetAllowBufferHandleOutput(interpreter, true) was called. */
 TFLITE_GPU_API const TfLiteTensor* TfLiteInterpreterGetOutputTensor(const TfLiteInterpreter* interpreter, int32_t output_index);
+/* TensorFlow Lite's c_api_experimental calls (Interpreter::SetAllowBufferHandleOutput /
+ * EnsureTensorDataIsReadable): with allow true, delegate outputs no CPU node reads stay on the
+ * device at Invoke (bound buffers hold them); EnsureTensorDataIsReadable copies one to host memory. */
+TFLITE_GPU_API TfLiteStatus TfLiteInterpreterSetAllowBufferHandleOutput(const TfLiteInterpreter* interpreter,
+                                                                        bool allow_buffer_handle_output);
+TFLITE_GPU_API TfLiteStatus TfLiteInterpreterEnsureTensorDataIsReadable(TfLiteInterpreter* interpreter, int tensor_index);
 
 /* ---- tensors ---- */
 TFLITE_GPU_API TfLiteType TfLiteTensorType(const TfLiteTensor* tensor);
@@ -94,6 +105,7 @@ TFLITE_GPU_API const char* TfLiteTensorName(const TfLiteTensor* tensor);
 TFLITE_GPU_API TfLiteQuantizationParams TfLiteTensorQuantizationParams(const TfLiteTensor* tensor);
 /* kTfLiteError unless input_data_size equals TfLiteTensorByteSize and the tensor is allocated. */
 TFLITE_GPU_API TfLiteStatus TfLiteTensorCopyFromBuffer(TfLiteTensor* tensor, const void* input_data, size_t input_data_size);
+/* kTfLiteError also when the tensor's data is stale (a delegate output kept on the device). */
 TFLITE_GPU_API TfLiteStatus TfLiteTensorCopyToBuffer(const TfLiteTensor* output_tensor, void* output_data, size_t output_data_size);
 
 /* ---- signatures ---- */

@@ -5,6 +5,17 @@
 //   ...
 //   TfLiteGpuDelegateV2Delete(d);
 // and the Metal-named TFLGpuDelegateCreate / TFLGpuDelegateDelete (backed by OpenCL here).
+//
+// Buffer binding (zero copy), after ModifyGraphWithDelegate as Metal's:
+//   TfLiteGpuDelegateBindBufferToTensor(d, my_cl_mem, interpreter->inputs()[0]);
+//   interpreter->SetAllowBufferHandleOutput(true);  // outputs stay on the device at Invoke
+// The cl_mem must be a buffer of the delegate's OpenCL context (share yours through
+// options.cl_context / cl_queue, or take the delegate's with TfLiteGpuDelegateGetClContext)
+// holding the whole tensor in BHWC float32 (quantized tensors: their dequantized values).
+// Invoke reads a bound input straight from it and writes a bound output straight into it; work
+// the host enqueued on another queue must be finished first (sharing the queue orders it).
+// The delegate retains the cl_mem while bound. Bind NULL to unbind. A resize that rebuilds the
+// GPU graph drops the bindings (the next Invoke fails saying so until bound again).
 // Includable from C (TfLiteDelegate is then an opaque type); the tflite_gpu:: part is C++ only.
 #ifndef TFLITE_GPU_GPU_DELEGATE_H_
 #define TFLITE_GPU_GPU_DELEGATE_H_
@@ -14,6 +25,11 @@
 #endif
 
 #include "tflite_gpu/c_common.h"
+
+#if !defined(__OPENCL_CL_H) && !defined(TFLITE_GPU_CL_MEM_DEFINED)
+#define TFLITE_GPU_CL_MEM_DEFINED
+typedef struct _cl_mem* cl_mem;  // as OpenCL's CL/cl.h declares it
+#endif
 
 // Enum values are TensorFlow Lite's.
 enum TfLiteGpuInferenceUsage {
@@ -83,6 +99,21 @@ TFLITE_GPU_API TFLGpuDelegateOptions TFLGpuDelegateOptionsDefault(void);
 TFLITE_GPU_API TfLiteDelegate* TFLGpuDelegateCreate(const TFLGpuDelegateOptions* options);
 TFLITE_GPU_API void TFLGpuDelegateDelete(TfLiteDelegate* delegate);
 
+// Binds a cl_mem holding tensor `tensor_index` in BHWC float32 (see above); kTfLiteError, with
+// the reason on the log sink, when the buffer or the tensor cannot be bound.
+TFLITE_GPU_API TfLiteStatus TfLiteGpuDelegateBindBufferToTensor(TfLiteDelegate* delegate, cl_mem buffer,
+                                                                int tensor_index);
+// The same with the buffer's element type: kTfLiteFloat32, or kTfLiteFloat16 when the delegate
+// allows precision loss.
+TFLITE_GPU_API TfLiteStatus TfLiteGpuDelegateBindBufferToTensorWithType(TfLiteDelegate* delegate, cl_mem buffer,
+                                                                        int tensor_index, TfLiteType type);
+// Metal's name and argument order (the buffer is a cl_mem here); true on success.
+TFLITE_GPU_API bool TFLGpuDelegateBindMetalBufferToTensor(TfLiteDelegate* delegate, int tensor_index, void* buffer);
+// The delegate's cl_context and in-order cl_command_queue (borrowed; initialises the device if
+// needed), for hosts that create the buffers they bind.
+TFLITE_GPU_API TfLiteStatus TfLiteGpuDelegateGetClContext(TfLiteDelegate* delegate, void** cl_context,
+                                                          void** cl_command_queue);
+
 #ifdef __cplusplus
 }  // extern "C"
 
@@ -122,6 +153,19 @@ TFLITE_GPU_API void GpuDelegateMarkDeleted(TfLiteDelegate* delegate);
 // False when the delegate has no cache state yet.
 TFLITE_GPU_API bool GpuDelegateCacheState(TfLiteDelegate* delegate, std::string* dir, std::string* refused,
                                           int counts[6]);
+
+// Host<->device transfers the delegate enqueued so far (clEnqueueWriteBuffer / ReadBuffer
+// commands and bytes; constants uploaded at creation are not counted). False before the device
+// is initialised.
+struct GpuTransferStats {
+  uint64_t host_to_device = 0, device_to_host = 0;
+  uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;
+};
+TFLITE_GPU_API bool GpuDelegateTransferStats(TfLiteDelegate* delegate, GpuTransferStats* stats);
+// TfLiteGpuDelegateBindBufferToTensorWithType with the reason in the Status.
+TFLITE_GPU_API Status GpuDelegateBindBuffer(TfLiteDelegate* delegate, int tensor_index, void* cl_buffer,
+                                            TfLiteType type = kTfLiteFloat32);
+TFLITE_GPU_API Status GpuDelegateGetClContext(TfLiteDelegate* delegate, void** cl_context, void** cl_command_queue);
 
 // The OpenCL devices this machine offers, in the order device indices refer to.
 struct GpuDeviceDescription {
