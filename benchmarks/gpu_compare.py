@@ -1,13 +1,18 @@
 """MobileNet v1/v2 (224) through the tflite_gpu GPU delegate, against TensorFlow Lite on the CPU
 (ai-edge-litert, XNNPACK) and PyTorch on the same GPU (eager and CUDA graphs), in one run.
 
-    python benchmarks/gpu_compare.py [--batches 1,32] [--runs 50] [--json out.json] [--int8]
+    python benchmarks/gpu_compare.py [--batches 1,32] [--runs 50] [--json out.json] [--int8] [--bound]
 
 --int8 also runs the post-training int8 variant of each model (full-integer, float I/O:
 tflite_gpu.testing.zoo.quantized(..., "int8"), calibrated with LiteRT) through the delegate with
 the same options, next to its float version, and prints the int8/float time ratio (the seeds:
 quantized models with GPU performance equivalent to the float versions) and whether the int8
 model was delegated whole.
+
+--bound also runs each configuration with the input (and then the output too) bound to pyopencl
+buffers on the delegate's queue (GpuDelegate.bind_buffer_to_tensor, zero copy; see
+benchmarks/bench_binding.py), next to the host-copy path on the same context, with the bytes the
+interpreter moved per invoke (GpuDelegate.transfer_stats).
 
 Prints one line per configuration and the ratios. PyTorch/litert columns are skipped with the
 reason when the package or a CUDA device is missing. The same models (same topology, seeded
@@ -66,6 +71,69 @@ def run_tflite_gpu(model, batch, fp16, runs, wait="PASSIVE", sustained=False):
     return dict(median_ms=med, min_ms=best, init_ms=init_ms, delegated=f"{rep['delegated_nodes']}/{rep['total_nodes']}",
                 partitions=rep["partitions"], device=d.info()["device_name"], precision=d.info()["precision"],
                 device_kernel_ms=dev_ms, kernels=len(kernels))
+
+
+def shared_queue():
+    """A pyopencl context + queue on the device a default GpuDelegate picks (a GPU if any)."""
+    import pyopencl as cl
+    devs = [d for p in cl.get_platforms() for d in p.get_devices()]
+    gpus = [d for d in devs if d.type & cl.device_type.GPU]
+    ctx = cl.Context([(gpus or devs)[0]])
+    return cl, ctx, cl.CommandQueue(ctx)
+
+
+def run_tflite_gpu_bound(model, fp16, runs):
+    """Host copies vs bound buffers on one delegate (same context and queue): invoke with the input
+    uploaded from host memory and the output read back (the usual path), with the input bound to an
+    OpenCL buffer, and with input and output bound (set_allow_buffer_handle_output(True))."""
+    try:
+        cl, ctx, q = shared_queue()
+    except Exception as e:  # ImportError, or no OpenCL platform for pyopencl
+        return dict(skipped=f"pyopencl unavailable: {e}")
+    d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=fp16, device=q))
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    it.allocate_tensors()
+    inp, out = it.get_input_details()[0], it.get_output_details()[0]
+    x = np.random.default_rng(0).standard_normal(inp["shape"]).astype(np.float32)
+    it.set_tensor(inp["index"], x)
+
+    def per_invoke():
+        s0 = d.transfer_stats()
+        it.invoke()
+        s1 = d.transfer_stats()
+        return {k: s1[k] - s0[k] for k in s1}
+    host_ms, host_min = timeit(it.invoke, runs)
+    host_t = per_invoke()
+    want = it.get_tensor(out["index"])
+    mf = cl.mem_flags
+    xb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+    d.bind_buffer_to_tensor(inp["index"], xb)
+    in_ms, in_min = timeit(it.invoke, runs)
+    in_t = per_invoke()
+    yb = cl.Buffer(ctx, mf.READ_WRITE, size=want.nbytes)
+    d.bind_buffer_to_tensor(out["index"], yb)
+    it.set_allow_buffer_handle_output(True)
+    io_ms, io_min = timeit(it.invoke, runs)
+    io_t = per_invoke()
+    got = np.empty_like(want)
+    cl.enqueue_copy(q, got, yb)
+    q.finish()
+    max_diff = float(np.max(np.abs(got - want)))
+    return dict(host_ms=host_ms, host_min_ms=host_min, bound_input_ms=in_ms, bound_input_min_ms=in_min,
+                bound_io_ms=io_ms, bound_io_min_ms=io_min, host_transfers=host_t, bound_input_transfers=in_t,
+                bound_io_transfers=io_t, max_abs_diff_vs_host=max_diff, device=d.info()["device_name"],
+                precision=d.info()["precision"])
+
+
+def bound_line(label, b):
+    if "skipped" in b:
+        return f"{label} bound buffers: skipped ({b['skipped']})"
+    mb = lambda t: f"{t['host_to_device_bytes'] / 1e6:.2f} MB up / {t['device_to_host_bytes'] / 1e6:.2f} MB down"
+    return (f"{label} bound buffers ({b['device']}, {b['precision']}): host copies {b['host_ms']:.3f} ms "
+            f"({mb(b['host_transfers'])} per invoke) | bound input {b['bound_input_ms']:.3f} ms "
+            f"({mb(b['bound_input_transfers'])}) -> ratio bound/host {b['bound_input_ms'] / b['host_ms']:.2f} | "
+            f"bound input+output {b['bound_io_ms']:.3f} ms ({mb(b['bound_io_transfers'])}) -> ratio "
+            f"{b['bound_io_ms'] / b['host_ms']:.2f} | max |bound - host| {b['max_abs_diff_vs_host']:.1e}")
 
 
 def run_litert(model, batch, runs, threads):
@@ -154,6 +222,8 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     ap.add_argument("--int8", action="store_true",
                     help="also run the post-training int8 (float I/O) variant of each model next to the float one")
+    ap.add_argument("--bound", action="store_true",
+                    help="also run with the input / input+output bound to OpenCL buffers (zero copy) vs host copies")
     ap.add_argument("--sustained", action="store_true",
                     help="also run with inference_preference=SUSTAINED_SPEED (work-group tuning at init)")
     a = ap.parse_args(argv)
@@ -186,6 +256,9 @@ def main(argv=None):
                     else:
                         line += f" | {k} {v['median_ms']:.3f} ms -> ratio ours/{k} {ours['median_ms'] / v['median_ms']:.2f}"
                 print(line, flush=True)
+                if a.bound:
+                    row["tflite_gpu_bound"] = run_tflite_gpu_bound(model, fp16, a.runs)
+                    print(bound_line(f"mobilenet_{name} b{batch} {prec}", row["tflite_gpu_bound"]), flush=True)
                 if qmodel is not None:
                     q = run_tflite_gpu(qmodel, batch, fp16, a.runs)
                     row["tflite_gpu_int8"] = q
