@@ -38,8 +38,10 @@ def expected(a, c):
 
 def run_with_cache(cache_dir):
     """One fresh delegate with the cache in cache_dir; asserts the numpy result; returns cache_info."""
+    # No model_token: the flag + directory alone keep only the compiled-program cache there (the
+    # serialized prepared model needs the token too; tests/test_serialization.py covers that).
     dlg = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(
-        serialization_dir=str(cache_dir), model_token="tok",
+        serialization_dir=str(cache_dir),
         experimental_flags=FLAGS.ENABLE_QUANT | FLAGS.ENABLE_SERIALIZATION))
     it = tflite_gpu.Interpreter(model_content=two_op_model(), experimental_delegates=[dlg])
     it.allocate_tensors()

@@ -473,6 +473,13 @@ class GpuDelegate:
     def closed(self) -> bool:
         return self._core.closed
 
+    def cache_info(self) -> Dict[str, Any]:
+        """What the caches did: the compiled-program cache (dir, refused, memory_hits, disk_hits,
+        source_builds, disk_writes, disk_rejects, disk_write_errors) and, under 'serialization',
+        the serialized prepared models (enabled, dir, disabled_reason, hits, misses, writes,
+        write_errors, rejected, reject_reasons, files). README.md, "Serialization"."""
+        return self._core.cache_info()
+
     def __enter__(self):
         return self
 

@@ -8,6 +8,7 @@
 
 #include "py_interpreter.h"
 #include "tflite_gpu/gpu_delegate.h"
+#include "tflite_gpu/serialization.h"
 
 namespace tflite_gpu::bindings {
 
@@ -57,9 +58,31 @@ py::dict InfoDict(const GpuDelegateInfo& i) {
   return d;
 }
 
+py::dict SerializationDict(TfLiteDelegate* delegate) {
+  GpuSerializationStats s;
+  py::dict d;
+  if (!GpuDelegateSerializationState(delegate, &s)) return d;
+  d["enabled"] = s.enabled;
+  d["dir"] = s.dir;
+  d["disabled_reason"] = s.disabled_reason;
+  d["hits"] = s.hits;
+  d["misses"] = s.misses;
+  d["writes"] = s.writes;
+  d["write_errors"] = s.write_errors;
+  d["rejected"] = s.rejected;
+  d["reject_reasons"] = s.reject_reasons;
+  d["files"] = s.files;
+  return d;
+}
+
 }  // namespace
 
 void RegisterDelegate(py::module_& m) {
+  m.def("_sha256", [](py::bytes data, bool allow_hw) {
+    std::string_view v = data;
+    return Sha256Hex(v.data(), v.size(), allow_hw);
+  }, py::arg("data"), py::arg("allow_hw") = true);
+  m.def("_sha256_uses_hardware", [] { return Sha256UsesHardware(); });
   m.def("set_log_callback", [](py::object cb) {
     delete g_log_callback;
     g_log_callback = new py::object(cb);
@@ -174,6 +197,7 @@ void RegisterDelegate(py::module_& m) {
         const char* names[6] = {"memory_hits", "disk_hits", "source_builds", "disk_writes", "disk_rejects",
                                 "disk_write_errors"};
         for (int i = 0; i < 6; ++i) out[names[i]] = c[i];
+        out["serialization"] = SerializationDict(d.delegate.get());
         return out;
       })
       .def("bind_buffer", [](PyGpuDelegate& d, int tensor_index, uint64_t cl_mem_handle, bool half) {

@@ -42,6 +42,7 @@
 #include "gpu/gpu_op.h"
 #include "gpu/partition_model.h"
 #include "gpu/partition_runtime.h"
+#include "gpu/serialization.h"
 #include "runtime/env.h"
 #include "runtime/subgraph.h"
 
@@ -189,6 +190,12 @@ class GpuDelegate : public Delegate {
   bool profiling() const { return opts_.enable_profiling != 0; }
   bool sustained_speed() const { return opts_.inference_preference == TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED; }
   std::string CheckNodePublic(Subgraph& sg, const Node& n) const { return CheckNode(sg, n); }
+  ModelSerializer* serializer() { return serializer_.get(); }  // null: serialization off
+  GpuSerializationStats serialization_stats() const {
+    GpuSerializationStats s = serializer_ ? serializer_->stats() : GpuSerializationStats();
+    s.disabled_reason = serialization_disabled_;
+    return s;
+  }
 
  private:
   Status InitLocked();
@@ -206,6 +213,8 @@ class GpuDelegate : public Delegate {
   Precision precision_ = Precision::kF32;
   GpuDelegateInfo info_;
   std::shared_ptr<KernelRegistry> registry_ = std::make_shared<KernelRegistry>();
+  std::unique_ptr<ModelSerializer> serializer_;
+  std::string serialization_disabled_;
 };
 
 Status GpuDelegate::InitLocked() {
@@ -250,6 +259,8 @@ Status GpuDelegate::InitLocked() {
   info_.device_is_gpu = caps_.is_gpu;
   info_.fp16 = d.fp16;
   info_.precision = precision_ == Precision::kF32 ? "F32" : precision_ == Precision::kF16 ? "F16" : "F32_F16";
+  serializer_ = MakeModelSerializer(opts_, serialization_dir_, model_token_, op_filter_, precision_, caps_, d,
+                                    cache_->refused_reason(), &serialization_disabled_);
   return OkStatus();
 }
 
@@ -354,15 +365,34 @@ std::vector<Dims> GpuDelegateKernel::InputShapes(Subgraph& sg) const {
 }
 
 Status GpuDelegateKernel::Build(Subgraph& sg, int* failed_node) {
-  GpuPartitionModel model;
-  TFG_RETURN_IF_ERROR(BuildPartitionModel(sg, nodes, delegate_->precision(), delegate_->caps(), &model, failed_node));
-  inputs.clear();
-  outputs.clear();
-  for (auto& b : model.inputs) inputs.push_back(b.cpu_tensor);
-  for (auto& b : model.outputs) outputs.push_back(b.cpu_tensor);
-  auto rt = std::make_unique<PartitionRuntime>();
-  TFG_RETURN_IF_ERROR(rt->Init(delegate_->context(), delegate_->cache(), std::move(model), failed_node));
-  if (delegate_->sustained_speed()) TFG_RETURN_IF_ERROR(rt->TuneWorkGroups(delegate_->caps().max_work_group_size));
+  // Serialization (serialization.h): a stored entry replaces codegen, compilation, weight
+  // transformation and tuning; an entry the runtime cannot use is rejected and rebuilt.
+  ModelSerializer* ser = delegate_->serializer();
+  std::string key, why;
+  if (ser) key = ser->PartitionKey(sg, nodes, &why);
+  std::unique_ptr<PartitionRuntime> rt;
+  for (int attempt = 0; attempt < 2 && !rt; ++attempt) {
+    GpuPartitionModel model;
+    bool tuned = false;
+    bool loaded = attempt == 0 && !key.empty() && ser->Load(key, sg, nodes, delegate_->cache(), &model, &tuned);
+    if (!loaded)
+      TFG_RETURN_IF_ERROR(BuildPartitionModel(sg, nodes, delegate_->precision(), delegate_->caps(), &model, failed_node));
+    inputs.clear();
+    outputs.clear();
+    for (auto& b : model.inputs) inputs.push_back(b.cpu_tensor);
+    for (auto& b : model.outputs) outputs.push_back(b.cpu_tensor);
+    auto r = std::make_unique<PartitionRuntime>();
+    Status st = r->Init(delegate_->context(), delegate_->cache(), std::move(model), failed_node);
+    if (st.ok() && delegate_->sustained_speed() && !tuned) st = r->TuneWorkGroups(delegate_->caps().max_work_group_size);
+    if (!st.ok() && loaded) {
+      ser->RejectLoaded(key, "the runtime refused it: " + st.message());
+      *failed_node = -1;
+      continue;
+    }
+    TFG_RETURN_IF_ERROR(st);
+    if (!loaded && !key.empty()) ser->Save(key, r->model(), delegate_->sustained_speed(), delegate_->cache());
+    rt = std::move(r);
+  }
   runtime_ = std::move(rt);
   built_shapes_ = InputShapes(sg);
   sg_ = &sg;
@@ -579,6 +609,13 @@ Status GpuDelegateGetClContext(TfLiteDelegate* d, void** context, void** queue) 
   if (context) *context = g->context()->context();
   if (queue) *queue = g->context()->queue();
   return OkStatus();
+}
+
+bool GpuDelegateSerializationState(TfLiteDelegate* d, GpuSerializationStats* out) {
+  auto* g = dynamic_cast<gpu::GpuDelegate*>(d);
+  if (!g) return false;
+  *out = g->serialization_stats();
+  return true;
 }
 
 Status ListGpuDevices(std::vector<GpuDeviceDescription>* out) {

@@ -55,6 +55,8 @@ Status InterpreterBuilder::operator()(std::unique_ptr<Interpreter>* out) {
   impl.shared.subgraphs = &impl.subgraphs;
   if (size_t cap = env::MaxLoopTensorBytes()) impl.shared.max_loop_tensor_bytes = cap;
   impl.shared.max_while_iterations = env::MaxWhileIterations();
+  impl.shared.model_data = model_.data();
+  impl.shared.model_size = model_.size();
   for (size_t i = 0; i < def.subgraphs.size(); ++i) {
     auto sg = std::make_unique<Subgraph>();
     sg->set_shared(&impl.shared, int(i));

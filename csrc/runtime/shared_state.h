@@ -46,6 +46,11 @@ struct SharedState {
   std::set<int> initialized_subgraphs;                                  // CALL_ONCE
   size_t max_loop_tensor_bytes = kDefaultMaxLoopTensorBytes;
   uint64_t max_while_iterations = 0;  // 0: unbounded
+  // The model's flatbuffer bytes (owned by the FlatBufferModel, which outlives the interpreter)
+  // and their SHA-256 (hex), computed on first use by the GPU delegate's serialization key.
+  const uint8_t* model_data = nullptr;
+  size_t model_size = 0;
+  std::string model_sha256;
 
   Subgraph* subgraph(int i) const {
     return (subgraphs && i >= 0 && size_t(i) < subgraphs->size()) ? (*subgraphs)[size_t(i)].get() : nullptr;

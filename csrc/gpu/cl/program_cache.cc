@@ -1,6 +1,8 @@
 // program_cache.cc: see program_cache.h for the key and the file format.
 #include "gpu/cl/program_cache.h"
 
+#include "gpu/cl/secure_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -67,67 +69,8 @@ class Reader {
   size_t pos_ = 0;
 };
 
-// Any problem (not a regular file, not ours, unreadable, absurdly large, a read error) is a miss.
-constexpr off_t kMaxCacheFileBytes = off_t(1) << 30;
+constexpr size_t kMaxCacheFileBytes = size_t(1) << 30;
 
-bool ReadWholeFile(const std::string& path, std::string* out) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return false;
-  struct stat st;
-  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-            !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_size >= 0 && st.st_size <= kMaxCacheFileBytes;
-  if (ok) {
-    try {
-      out->resize(size_t(st.st_size));
-    } catch (const std::bad_alloc&) {
-      ok = false;
-    }
-  }
-  size_t got = 0;
-  while (ok && got < out->size()) {
-    ssize_t n = read(fd, &(*out)[got], out->size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ok = false;  // error, or the file shrank under us
-    else got += size_t(n);
-  }
-  close(fd);
-  return ok;
-}
-
-bool MakeDirs(const std::string& dir) {
-  if (dir.empty()) return false;
-  std::string partial;
-  for (size_t i = 0; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      partial = dir.substr(0, i);
-      if (!partial.empty() && mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) return false;
-    }
-  }
-  struct stat st;
-  return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// The trust rule (as ssh's for ~/.ssh): a cache directory is used only when it is a directory
-// owned by the effective user and not writable by group or others, since anyone who can write
-// there could plant a compiled kernel that we would load and run. "" = trusted.
-std::string UntrustedReason(const std::string& dir) {
-  struct stat st;
-  if (lstat(dir.c_str(), &st) != 0) return std::string("cannot stat it: ") + std::strerror(errno);
-  if (S_ISLNK(st.st_mode)) {
-    if (stat(dir.c_str(), &st) != 0) return "it is a dangling symbolic link";
-  }
-  if (!S_ISDIR(st.st_mode)) return "it is not a directory";
-  if (st.st_uid != geteuid())
-    return "it is owned by uid " + std::to_string(st.st_uid) + ", not by the current user (uid " +
-           std::to_string(geteuid()) + ")";
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-    char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o", unsigned(st.st_mode & 07777));
-    return std::string("it is writable by ") + ((st.st_mode & S_IWOTH) ? "others" : "its group") + " (mode " + mode +
-           "); chmod go-w it";
-  }
-  return "";
-}
 // The file image: header, key material, binary, trailing checksum.
 std::string EncodeFile(const std::string& material, const std::vector<uint8_t>& binary) {
   std::string s(kMagic, sizeof(kMagic));
@@ -159,42 +102,14 @@ bool DecodeFile(const std::string& image, const std::string& material, std::vect
   return true;
 }
 
-// Writes a 0600 file "<path>.tmp.<pid>.<random>" (O_EXCL: never through a planted link), then
-// renames it over `path`: readers see no file or a whole one.
-bool WriteAtomically(const std::string& path, const std::string& image) {
-  static std::atomic<unsigned> counter{0};
-  static const uint64_t salt = [] {
-    std::random_device rd;
-    return (uint64_t(rd()) << 32) ^ rd() ^ uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-  }();
-  char suffix[64];
-  std::snprintf(suffix, sizeof(suffix), ".tmp.%ld.%016llx", long(getpid()),
-                static_cast<unsigned long long>(salt ^ (uint64_t(counter++) * 0x9e3779b97f4a7c15ull)));
-  std::string tmp = path + suffix;
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return false;
-  bool ok = true;
-  size_t put = 0;
-  while (ok && put < image.size()) {
-    ssize_t n = write(fd, image.data() + put, image.size() - put);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ok = false;
-    else put += size_t(n);
-  }
-  ok = close(fd) == 0 && ok;
-  if (ok) ok = std::rename(tmp.c_str(), path.c_str()) == 0;
-  if (!ok) unlink(tmp.c_str());
-  return ok;
-}
-
 }  // namespace
 
 ProgramCache::ProgramCache(const Context* ctx, std::string disk_dir) : ctx_(ctx), disk_dir_(std::move(disk_dir)) {
   while (disk_dir_.size() > 1 && disk_dir_.back() == '/') disk_dir_.pop_back();
   if (disk_dir_.empty()) return;
   std::string why;
-  if (!MakeDirs(disk_dir_)) why = std::string("it cannot be created: ") + std::strerror(errno);
-  else why = UntrustedReason(disk_dir_);
+  if (!MakePrivateDirs(disk_dir_)) why = std::string("it cannot be created: ") + std::strerror(errno);
+  else why = UntrustedDirReason(disk_dir_);
   if (!why.empty()) {
     refused_reason_ = "program cache directory '" + disk_dir_ + "' is not used (" + why +
                       "); compiled programs are kept in memory only";
@@ -231,6 +146,23 @@ std::string ProgramCache::DiskPath(const std::string& digest) const {
   return disk_dir_.empty() ? std::string() : disk_dir_ + "/" + digest + ".clbin";
 }
 
+std::shared_ptr<const Program> ProgramCache::Find(const std::string& source, const std::string& options) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = memory_.find(KeyMaterial(source, options));
+  return it == memory_.end() ? nullptr : it->second;
+}
+
+Status ProgramCache::AddBinary(const std::string& source, const std::string& options,
+                               const std::vector<uint8_t>& binary) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string material = KeyMaterial(source, options);
+  if (memory_.count(material)) return OkStatus();
+  TFG_ASSIGN_OR_RETURN(Program p, Program::FromBinary(*ctx_, binary, options));
+  ++stats_.binary_loads;
+  memory_[material] = std::make_shared<const Program>(std::move(p));
+  return OkStatus();
+}
+
 void ProgramCache::ClearMemory() {
   std::lock_guard<std::mutex> lock(mu_);
   memory_.clear();
@@ -239,7 +171,10 @@ void ProgramCache::ClearMemory() {
 StatusOr<Program> ProgramCache::LoadFromDisk(const std::string& digest, const std::string& material,
                                              const std::string& options) {
   std::string image;
-  if (disk_dir_.empty() || !ReadWholeFile(DiskPath(digest), &image)) return NotFound("no cache file");
+  std::string why;
+  // Anything unusable (not a regular file, not ours, unreadable, too large) is a plain miss.
+  if (disk_dir_.empty() || ReadTrustedFile(DiskPath(digest), kMaxCacheFileBytes, &image, &why) != FileRead::kOk)
+    return NotFound("no cache file");
   std::vector<uint8_t> binary;
   if (!DecodeFile(image, material, &binary)) {
     ++stats_.disk_rejects;
@@ -257,7 +192,8 @@ void ProgramCache::StoreToDisk(const std::string& digest, const std::string& mat
     ++stats_.disk_write_errors;
     return;
   }
-  if (WriteAtomically(DiskPath(digest), EncodeFile(material, binary.value()))) ++stats_.disk_writes;
+  std::string why;
+  if (WriteFileAtomically(DiskPath(digest), EncodeFile(material, binary.value()), &why)) ++stats_.disk_writes;
   else ++stats_.disk_write_errors;
 }
 

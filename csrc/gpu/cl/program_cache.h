@@ -24,6 +24,7 @@
 // mode 0600), are closed, then rename()d over the final name: rename within one filesystem is
 // atomic, so concurrent processes see either no file or a complete one, never a torn write.
 // Created directories are 0700.
+// The file rules (trust, reading, atomic writes) are secure_file.h's, shared with serialization.
 // Trust rule: the directory is used only if it is owned by the effective user and not writable
 // by group or others (anyone who can write there could plant a binary with a valid checksum,
 // which we would load and run). Otherwise a warning is logged and the cache stays in memory.
@@ -54,6 +55,7 @@ struct ProgramCacheStats {
   int disk_writes = 0;
   int disk_rejects = 0;    // a file existed but was unusable
   int disk_write_errors = 0;
+  int binary_loads = 0;    // programs created from a serialized model's binaries (AddBinary)
 };
 
 class ProgramCache {
@@ -66,6 +68,12 @@ class ProgramCache {
   StatusOr<std::shared_ptr<const Program>> GetOrBuild(const std::string& source, const std::string& options = "");
 
   // The length-prefixed key material and its 32-hex-digit digest (exposed for tests/tools).
+  // The program already in memory for (source, options), or null (serialization reads its binary).
+  std::shared_ptr<const Program> Find(const std::string& source, const std::string& options = "");
+  // Creates the program for (source, options) from a driver binary (a serialized model's) and
+  // keeps it in memory, so that GetOrBuild finds it. InvalidArgument when the driver rejects it.
+  Status AddBinary(const std::string& source, const std::string& options, const std::vector<uint8_t>& binary);
+
   std::string KeyMaterial(const std::string& source, const std::string& options) const;
   static std::string Digest(const std::string& key_material);
   std::string DiskPath(const std::string& digest) const;

@@ -1,0 +1,444 @@
+"""Serialization of the prepared GPU model (issue 10): ENABLE_SERIALIZATION + serialization_dir +
+model_token. A warm start must load the stored partition (cache_info()['serialization'] hits,
+no program built from source) and compute what the cold start computed; every damaged or foreign
+entry is rebuilt with one warning; the key follows the model bytes, the options and the token.
+References: numpy for the small builder model, LiteRT (BUILTIN_WITHOUT_DEFAULT_DELEGATES) for the
+zoo models. Runs on PoCL here."""
+import hashlib
+import logging
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import numpy as np
+import pytest
+
+import tflite_gpu
+from gpu_util import require_gpu
+from harness import rel_l2
+from misuse_util import HERE
+from tflite_gpu import _core
+from tflite_gpu.testing import zoo
+from tflite_gpu.testing.builder import ModelBuilder
+
+FLAGS = tflite_gpu.delegate.ExperimentalFlags
+WARN = "serialized GPU model"
+
+
+# ---------------------------------------------------------------------------------------------
+# SHA-256 (csrc/runtime/sha256.cc) against hashlib, SHA-NI and portable code paths.
+
+@pytest.mark.parametrize("n", [0, 1, 55, 56, 63, 64, 65, 119, 120, 1000, 1 << 20])
+def test_sha256_matches_hashlib(n):
+    data = np.random.default_rng(n).integers(0, 256, n, dtype=np.uint8).tobytes()
+    want = hashlib.sha256(data).hexdigest()
+    assert _core._sha256(data, False) == want  # portable
+    assert _core._sha256(data) == want         # SHA-NI where the CPU has it
+    if not _core._sha256_uses_hardware():
+        print("note: this CPU has no SHA extensions; only the portable SHA-256 ran")
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+def small_model(bias=None):
+    """y = softmax(x + bias) over [1, 4, 4, 8]; `bias` is a constant (a weight) in the model bytes."""
+    if bias is None:
+        bias = np.linspace(-1, 1, 8, dtype=np.float32).reshape(1, 1, 1, 8)
+    b = ModelBuilder()
+    x = b.add_input([1, 4, 4, 8], name="x")
+    c = b.add_const(np.asarray(bias, np.float32), name="bias")
+    s = b.add_tensor([1, 4, 4, 8])
+    z = b.add_tensor([1, 4, 4, 8])
+    b.add_op("ADD", [x, c], [s], options=dict(fused_activation_function="NONE"))
+    b.add_op("SOFTMAX", [s], [z], options=dict(beta=1.0))
+    b.mark_output(z)
+    return b.build(), bias
+
+
+def small_expected(x, bias):
+    s = (x + bias).astype(np.float64)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def options(d, token="tok", **kw):
+    kw.setdefault("experimental_flags", FLAGS.ENABLE_QUANT | FLAGS.ENABLE_SERIALIZATION)
+    return tflite_gpu.GpuDelegateOptions(serialization_dir=None if d is None else str(d), model_token=token, **kw)
+
+
+def run(model, d, feeds, token="tok", **kw):
+    """One fresh delegate + interpreter; returns (outputs, cache_info)."""
+    dlg = tflite_gpu.GpuDelegate(options(d, token, **kw))
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dlg])
+    it.allocate_tensors()
+    rep = it.delegation_report()
+    assert rep["delegated_nodes"] == rep["total_nodes"], rep
+    for det, x in zip(it.get_input_details(), feeds):
+        it.set_tensor(det["index"], x)
+    it.invoke()
+    return [it.get_tensor(o["index"]) for o in it.get_output_details()], dlg.cache_info()
+
+
+def small_run(d, token="tok", bias=None, **kw):
+    model, bias = small_model(bias)
+    x = np.random.default_rng(0).standard_normal((1, 4, 4, 8)).astype(np.float32)
+    outs, info = run(model, d, [x], token, **kw)
+    if kw.get("is_precision_loss_allowed"):
+        assert rel_l2(outs[0], small_expected(x, bias)) <= 5e-3  # fp16 storage: the per-op fp16 bound
+    else:
+        np.testing.assert_allclose(outs[0], small_expected(x, bias), rtol=1e-4, atol=1e-6)
+    return info
+
+
+def entries(d):
+    return sorted(f for f in os.listdir(d) if f.endswith(".tfgmodel"))
+
+
+def warnings_of(caplog):
+    return [r.getMessage() for r in caplog.records if WARN in r.getMessage()]
+
+
+def assert_warm(info, n=1):
+    s = info["serialization"]
+    assert s["enabled"] and s["hits"] == n and s["misses"] == 0 and s["writes"] == 0 and s["rejected"] == 0, info
+    # Programs came from the entry's binaries: nothing built from source, no .clbin read.
+    assert info["source_builds"] == 0 and info["disk_hits"] == 0, info
+
+
+def assert_rebuilt(info):
+    s = info["serialization"]
+    assert s["hits"] == 0 and s["misses"] == 1 and s["writes"] == 1, info
+
+
+@pytest.fixture()
+def warm(tmp_path):
+    require_gpu()
+    d = tmp_path / "a" / "ser"
+    info = small_run(d)
+    s = info["serialization"]
+    assert s["enabled"] and s["misses"] == 1 and s["writes"] == 1 and s["hits"] == 0, info
+    assert len(entries(d)) == 1
+    return d
+
+
+# ---------------------------------------------------------------------------------------------
+# Cold / warm
+
+def _litert(model, feeds):
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    it = Interpreter(model_content=model, num_threads=1,
+                     experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    it.allocate_tensors()
+    for det, x in zip(it.get_input_details(), feeds):
+        it.set_tensor(det["index"], x)
+    it.invoke()
+    return [it.get_tensor(o["index"]) for o in it.get_output_details()]
+
+
+MODELS = {
+    "mobilenet_v1": lambda: zoo.mobilenet_v1(input_size=64, alpha=0.25, num_classes=10),
+    "mobilenet_v2": lambda: zoo.mobilenet_v2(input_size=64, alpha=0.35, num_classes=10),
+    "encoder_decoder": lambda: zoo.encoder_decoder(seed=2, input_size=32),
+}
+
+
+@pytest.mark.parametrize("precision", ["F32", "F16"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_cold_and_warm_agree(tmp_path, name, precision):
+    """The warm start loads the entry (no codegen, no compile) and gives the cold start's outputs
+    bit for bit; both are within the GPU bounds of test_models.py of LiteRT builtin (F32: 1e-4
+    rel-L2, fp16 storage: 5e-3)."""
+    require_gpu()
+    model = MODELS[name]()
+    from ai_edge_litert.interpreter import Interpreter
+    rng = np.random.default_rng(3)
+    feeds = [rng.standard_normal(d["shape"]).astype(d["dtype"]) for d in
+             Interpreter(model_content=model).get_input_details()]
+    ref = _litert(model, feeds)
+    kw = dict(is_precision_loss_allowed=precision != "F32")
+    cold, info = run(model, tmp_path, feeds, **kw)
+    assert info["serialization"]["writes"] == 1, info
+    warm, info = run(model, tmp_path, feeds, **kw)
+    assert_warm(info)
+    tol = 1e-4 if precision == "F32" else 5e-3
+    for c, w, r in zip(cold, warm, ref):
+        np.testing.assert_array_equal(c, w)
+        assert rel_l2(c, r) <= tol, (name, precision, rel_l2(c, r))
+
+
+def test_sustained_speed_tuning_is_stored(tmp_path):
+    """SUSTAINED_SPEED tunes at the cold start; the warm start loads the tuned sizes (no tuning:
+    the entry says it was tuned) and computes the same."""
+    require_gpu()
+    pref = tflite_gpu.delegate.InferencePreference.SUSTAINED_SPEED
+    a = small_run(tmp_path, inference_preference=pref)
+    assert a["serialization"]["writes"] == 1, a
+    b = small_run(tmp_path, inference_preference=pref)
+    assert_warm(b)
+    # the preference is part of the key: the default preference misses
+    assert_rebuilt(small_run(tmp_path))
+
+
+# ---------------------------------------------------------------------------------------------
+# Files: modes, temporaries
+
+def test_modes_and_no_temporaries(warm, tmp_path):
+    for p in (tmp_path / "a", warm):
+        assert stat.S_IMODE(os.stat(p).st_mode) == 0o700, (p, oct(os.stat(p).st_mode))
+    for f in os.listdir(warm):
+        assert ".tmp." not in f, f"temporary file left behind: {f}"
+        assert stat.S_IMODE(os.stat(warm / f).st_mode) == 0o600, f
+    with open(warm / entries(warm)[0], "rb") as fh:
+        head = fh.read(56)
+    assert head[:8] == b"TFGMODEL"
+    payload_len = int.from_bytes(head[16:24], "little")
+    assert os.path.getsize(warm / entries(warm)[0]) == 56 + payload_len
+    assert_warm(small_run(warm))
+
+
+# ---------------------------------------------------------------------------------------------
+# Tampering: every kind is rebuilt with one warning and right outputs, and rewritten.
+
+def _resign(b):
+    """A payload edit with a valid checksum (as only someone who can write the 0700 dir could make)."""
+    return b[:24] + hashlib.sha256(b[56:]).digest() + b[56:]
+
+
+TAMPER = {
+    "truncate": (lambda b: b[:len(b) // 2], "length mismatch"),
+    "truncate_header": (lambda b: b[:20], "truncated"),
+    "flip": (lambda b: b[:len(b) - 100] + bytes([b[len(b) - 100] ^ 0x10]) + b[len(b) - 99:], "checksum"),
+    "bad_magic": (lambda b: b"TFGMODEX" + b[8:], "bad magic"),
+    "wrong_version": (lambda b: b[:8] + (99).to_bytes(4, "little") + b[12:], "format version 99"),
+    "extended": (lambda b: b + b"\0" * 16, "length mismatch"),
+    "empty": (lambda b: b"", "truncated"),
+    # a huge count behind a valid checksum: refused before any allocation
+    "huge_count": (lambda b: _resign(b[:56] + (2**62).to_bytes(8, "little") + b[64:]), "exceeds the bytes left"),
+    "trailing": (lambda b: _resign(b[:16] + (len(b) - 56 + 4).to_bytes(8, "little") + b[24:] + b"\0\0\0\0"),
+                 "trailing bytes"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TAMPER))
+def test_tampered_entry_is_rebuilt(warm, kind, caplog):
+    f = warm / entries(warm)[0]
+    edit, why = TAMPER[kind]
+    f.write_bytes(edit(f.read_bytes()))
+    os.chmod(f, 0o600)
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        info = small_run(warm)
+    assert_rebuilt(info)
+    s = info["serialization"]
+    assert s["rejected"] == 1 and why in s["reject_reasons"][0], s
+    assert len(warnings_of(caplog)) == 1, warnings_of(caplog)
+    assert_warm(small_run(warm))  # rewritten
+
+
+def test_swapped_entry_is_rebuilt(warm, caplog):
+    """Another key's valid file under this key's name: the stored key is compared."""
+    small_run(warm, token="other")
+    files = entries(warm)
+    assert len(files) == 2
+    blobs = {f: (warm / f).read_bytes() for f in files}
+    (warm / files[0]).write_bytes(blobs[files[1]])
+    (warm / files[1]).write_bytes(blobs[files[0]])
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        info = small_run(warm)
+    assert_rebuilt(info)
+    assert "another key" in info["serialization"]["reject_reasons"][0], info
+    assert len(warnings_of(caplog)) == 1
+
+
+def test_directory_in_place_of_the_file(warm, caplog):
+    f = warm / entries(warm)[0]
+    os.remove(f)
+    os.mkdir(f)
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        info = small_run(warm)
+    s = info["serialization"]
+    # rebuilt; the rename over a directory fails, so the entry cannot be rewritten: counted
+    assert s["hits"] == 0 and s["rejected"] == 1 and "directory" in s["reject_reasons"][0], s
+    assert s["write_errors"] == 1, s
+    assert len(warnings_of(caplog)) == 1, warnings_of(caplog)  # the rejection (the failed save is counted)
+
+
+def test_group_or_world_writable_file_is_rebuilt(warm, caplog):
+    f = warm / entries(warm)[0]
+    os.chmod(f, 0o666)
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        info = small_run(warm)
+    assert_rebuilt(info)
+    assert "writable by others" in info["serialization"]["reject_reasons"][0], info
+    assert len(warnings_of(caplog)) == 1
+    assert stat.S_IMODE(os.stat(f).st_mode) == 0o600  # the rewrite is private again
+
+
+def test_symlink_in_place_of_the_file(warm, tmp_path):
+    f = warm / entries(warm)[0]
+    target = tmp_path / "elsewhere.bin"
+    target.write_bytes(f.read_bytes())
+    os.remove(f)
+    os.symlink(target, f)
+    info = small_run(warm)
+    assert_rebuilt(info)
+    assert "symbolic link" in info["serialization"]["reject_reasons"][0], info
+
+
+def test_unreadable_file_is_rebuilt(warm, caplog):
+    if os.geteuid() == 0:
+        pytest.skip("root reads a mode-000 file anyway, so an unreadable file cannot be made here; "
+                    "run as a normal user")
+    f = warm / entries(warm)[0]
+    os.chmod(f, 0)
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        info = small_run(warm)
+    assert_rebuilt(info)
+    assert len(warnings_of(caplog)) == 1
+
+
+def test_foreign_owner_file_is_rebuilt(warm):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a file to another uid (chown)")
+    os.chown(warm / entries(warm)[0], 65534, 65534)
+    info = small_run(warm)
+    assert info["serialization"]["rejected"] == 1 and "owned by uid 65534" in info["serialization"]["reject_reasons"][0]
+
+
+def test_world_writable_dir_is_not_used(warm, caplog):
+    os.chmod(warm, 0o777)
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        info = small_run(warm)
+    s = info["serialization"]
+    assert not s["enabled"] and "writable by others" in s["disabled_reason"] and s["hits"] == 0, info
+    assert len([m for m in (r.getMessage() for r in caplog.records) if "not used" in m]) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Key changes
+
+def test_key_changes_rebuild(warm):
+    # a weight edited in the model bytes (same shapes, same token): never the stale weights
+    bias = np.full((1, 1, 1, 8), 0.5, np.float32)
+    assert_rebuilt(small_run(warm, bias=bias))
+    assert_rebuilt(small_run(warm, token="tok2"))
+    assert_rebuilt(small_run(warm, is_precision_loss_allowed=True))
+    assert_rebuilt(small_run(warm, op_filter=["MUL"]))
+    assert len(entries(warm)) == 5
+    # and each is warm afterwards
+    assert_warm(small_run(warm, bias=bias))
+    assert_warm(small_run(warm))
+
+
+def test_flag_without_token_or_dir_warns_once(tmp_path, caplog):
+    require_gpu()
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        info = small_run(tmp_path, token=None)
+    s = info["serialization"]
+    assert not s["enabled"] and "model_token" in s["disabled_reason"], s
+    assert entries(tmp_path) == []
+    msgs = [r.getMessage() for r in caplog.records if "ENABLE_SERIALIZATION" in r.getMessage()]
+    assert len(msgs) == 1, msgs
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        info = small_run(None, token="tok")
+    assert "serialization_dir" in info["serialization"]["disabled_reason"], info
+    # without the flag: nothing said, nothing stored
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+        info = small_run(tmp_path / "x", experimental_flags=FLAGS.ENABLE_QUANT)
+    assert not info["serialization"]["enabled"] and info["serialization"]["disabled_reason"] == ""
+    assert not [r for r in caplog.records if "serializ" in r.getMessage()]
+
+
+def test_load_delegate_keys_reach_serialization(tmp_path):
+    require_gpu()
+    model, bias = small_model()
+    opts = tflite_gpu.GpuDelegateOptions.from_external_options({
+        "delegate_serialize_dir": str(tmp_path), "delegate_serialize_token": "t",
+        "experimental_flags": str(int(FLAGS.ENABLE_QUANT | FLAGS.ENABLE_SERIALIZATION))})
+    for expect_hit in (False, True):
+        dlg = tflite_gpu.GpuDelegate(opts)
+        it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dlg])
+        it.allocate_tensors()
+        s = dlg.cache_info()["serialization"]
+        assert s["hits"] == int(expect_hit) and s["writes"] == int(not expect_hit), s
+
+
+# ---------------------------------------------------------------------------------------------
+# Unwritable directories
+
+def _make_read_only(d):
+    """chmod 0500 for a normal user; root bypasses modes, so then the immutable attribute
+    (chattr +i). Returns the undo function, or skips with the reason."""
+    if os.geteuid() != 0:
+        os.chmod(d, 0o500)
+        return lambda: os.chmod(d, 0o700)
+    import shutil
+    if shutil.which("chattr") is None:
+        pytest.skip("running as root (directory modes do not stop root) and chattr is not installed")
+    r = subprocess.run(["chattr", "+i", str(d)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"running as root and chattr +i failed ({r.stderr.strip()}): no read-only directory here")
+    return lambda: subprocess.run(["chattr", "-i", str(d)], check=True)
+
+
+def test_read_only_dir(warm, caplog):
+    """A directory we cannot write: stored entries still load, new ones are built and run right,
+    one warning per delegate, nothing left behind."""
+    undo = _make_read_only(warm)
+    try:
+        assert_warm(small_run(warm))  # reading still works
+        with caplog.at_level(logging.WARNING, logger="tflite_gpu"):
+            info = small_run(warm, token="new")
+            info2 = small_run(warm, token="new2")
+        s = info["serialization"]
+        assert s["misses"] == 1 and s["writes"] == 0 and s["write_errors"] == 1, s
+        assert info2["serialization"]["write_errors"] == 1
+        saves = [m for m in warnings_of(caplog) if "could not save" in m]
+        assert len(saves) == 2 and "cannot create a file there" in saves[0], saves
+    finally:
+        undo()
+    assert len(entries(warm)) == 1 and not [f for f in os.listdir(warm) if ".tmp." in f]
+
+
+# ---------------------------------------------------------------------------------------------
+# Concurrency
+
+CONCURRENT = """
+import sys, time
+sys.path.insert(0, {here!r})
+from test_serialization import small_run
+info = small_run({d!r})
+print("SER", info["serialization"])
+"""
+
+
+def _child(code, timeout=240):
+    e = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                       timeout=timeout, env=e, cwd=tempfile.gettempdir())
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return p.stdout + p.stderr
+
+
+def test_two_processes_prepare_at_once(tmp_path):
+    require_gpu()
+    d = tmp_path / "shared"
+    e = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    code = textwrap.dedent(CONCURRENT.format(here=HERE, d=str(d)))
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=e, cwd=tempfile.gettempdir()) for _ in range(2)]
+    try:
+        outs = [p.communicate(timeout=240) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0 and "SER" in out, out[-2000:] + err[-3000:]
+    assert len(entries(d)) == 1 and not [f for f in os.listdir(d) if ".tmp." in f], os.listdir(d)
+    assert_warm(small_run(d))  # the surviving file is whole and valid
