@@ -368,6 +368,31 @@ def test_load_delegate_keys_reach_serialization(tmp_path):
         assert s["hits"] == int(expect_hit) and s["writes"] == int(not expect_hit), s
 
 
+def test_benchmark_tool_flags_reach_serialization(tmp_path):
+    """--delegate_serialize_dir / --delegate_serialize_token of the benchmark tool (gpu_options of
+    tflite_gpu.tools): the second interpreter loads the partition."""
+    require_gpu()
+    from tflite_gpu.tools import _backend
+    from tflite_gpu.tools.flags import delegate_flags, gpu_options_from_flags, parse_flags
+    model, bias = small_model()
+    fl = parse_flags(["--use_gpu", f"--delegate_serialize_dir={tmp_path}", "--delegate_serialize_token=bt"],
+                     delegate_flags())
+    for expect_hit in (False, True):
+        dlg = _backend._make_gpu_delegate(gpu_options_from_flags(fl))
+        it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dlg])
+        it.allocate_tensors()
+        s = dlg.cache_info()["serialization"]
+        assert s["hits"] == int(expect_hit) and s["writes"] == int(not expect_hit), s
+        x = np.ones((1, 4, 4, 8), np.float32)
+        it.set_tensor(0, x)
+        it.invoke()
+        # the tool's default allows precision loss (TFLite's): the per-op fp16 bound
+        assert rel_l2(it.get_tensor(it.get_output_details()[0]["index"]), small_expected(x, bias)) <= 5e-3
+    # gpu_options without enable_quant keep ENABLE_QUANT on next to ENABLE_SERIALIZATION
+    d = _backend._make_gpu_delegate({"serialization_dir": str(tmp_path), "model_token": "bt"})
+    assert d.options.experimental_flags == FLAGS.ENABLE_QUANT | FLAGS.ENABLE_SERIALIZATION
+
+
 # ---------------------------------------------------------------------------------------------
 # Unwritable directories
 

@@ -107,7 +107,8 @@ def _make_gpu_delegate(gpu_options: Dict[str, Any]):
         if o.get("model_token"):
             kw["model_token"] = o["model_token"]
         ser = flags_enum.ENABLE_SERIALIZATION
-        exp_flags = ser if exp_flags is None else (exp_flags | ser)
+        # ENABLE_QUANT stays on unless asked off (it is the options' default).
+        exp_flags = (flags_enum.ENABLE_QUANT | ser) if exp_flags is None else (exp_flags | ser)
     if exp_flags is not None:
         kw["experimental_flags"] = exp_flags
     if o.get("sustained_speed"):

@@ -264,7 +264,8 @@ def delegate_flags() -> List[Flag]:
         Flag("max_delegated_partitions", int, 0,
              "max number of partitions to delegate (0 = delegate's default)"),
         Flag("delegate_serialize_dir", str, "",
-             "directory for GPU delegate serialization (program cache)"),
+             "directory for GPU delegate serialization (the prepared GPU model needs "
+             "--delegate_serialize_token too; alone: the compiled-program cache)"),
         Flag("delegate_serialize_token", str, "",
              "model token for GPU delegate serialization"),
         Flag("gpu_device", str, "", "OpenCL device to use: index or a substring of its name "
