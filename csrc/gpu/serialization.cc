@@ -381,6 +381,7 @@ void ModelSerializer::Reject(const std::string& path, const std::string& why) {
 }
 
 void ModelSerializer::RejectLoaded(const std::string& key, const std::string& why) {
+  std::lock_guard<std::mutex> l(mu_);
   --stats_.hits;
   ++stats_.misses;
   Reject(PathFor(key), why);
@@ -388,6 +389,7 @@ void ModelSerializer::RejectLoaded(const std::string& key, const std::string& wh
 
 bool ModelSerializer::Load(const std::string& key, const Subgraph& sg, const std::vector<int>& nodes,
                            cl::ProgramCache* cache, GpuPartitionModel* model, bool* tuned) {
+  std::lock_guard<std::mutex> l(mu_);
   std::string path = PathFor(key), image, why;
   cl::FileRead r = cl::ReadTrustedFile(path, kMaxSerializedModelBytes, &image, &why);
   if (r == cl::FileRead::kMissing) {
@@ -414,6 +416,7 @@ bool ModelSerializer::Load(const std::string& key, const Subgraph& sg, const std
 }
 
 void ModelSerializer::Save(const std::string& key, const GpuPartitionModel& model, bool tuned, cl::ProgramCache* cache) {
+  std::lock_guard<std::mutex> l(mu_);
   SerializedPartition p;
   p.model = model;
   p.tuned = tuned;

@@ -22,6 +22,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -71,11 +72,15 @@ class ModelSerializer {
   // Writes the entry (binaries from `cache`). A failure warns once per delegate and is counted.
   void Save(const std::string& key, const GpuPartitionModel& model, bool tuned, cl::ProgramCache* cache);
 
-  GpuSerializationStats stats() const { return stats_; }
-  GpuSerializationStats& mutable_stats() { return stats_; }
+  GpuSerializationStats stats() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return stats_;
+  }
 
  private:
-  void Reject(const std::string& path, const std::string& why);
+  void Reject(const std::string& path, const std::string& why);  // mu_ held
+  // Interpreters sharing the delegate may build partitions on several threads at once.
+  mutable std::mutex mu_;
   std::string dir_, key_prefix_;
   GpuSerializationStats stats_;
   bool warned_write_ = false;
