@@ -218,6 +218,9 @@ TAMPER = {
     "empty": (lambda b: b"", "truncated"),
     # a huge count behind a valid checksum: refused before any allocation
     "huge_count": (lambda b: _resign(b[:56] + (2**62).to_bytes(8, "little") + b[64:]), "exceeds the bytes left"),
+    # the last field is the last buffer slot's size: shrunk behind a valid checksum, it is refused
+    # (kernels would write past the buffer)
+    "small_slot": (lambda b: _resign(b[:-8] + (4).to_bytes(8, "little")), "buffer slot too small"),
     "trailing": (lambda b: _resign(b[:16] + (len(b) - 56 + 4).to_bytes(8, "little") + b[24:] + b"\0\0\0\0"),
                  "trailing bytes"),
 }

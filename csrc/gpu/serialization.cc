@@ -309,6 +309,17 @@ Status ValidatePartitionModel(const GpuPartitionModel& m, const Subgraph& sg, co
       return InvalidArgument(Idx("constant index out of range in GPU tensor", i));
     int s = m.tensor_slot[i];
     if (s < -1 || (s >= 0 && size_t(s) >= nslots)) return InvalidArgument(Idx("slot out of range for GPU tensor", i));
+    // The buffer behind a tensor holds its whole PHWC4 image (what the kernels index).
+    const BHWC& sh = t.shape;
+    if (sh.b < 1 || sh.h < 1 || sh.w < 1 || sh.c < 1 || sh.b > (1 << 24) || sh.h > (1 << 24) || sh.w > (1 << 24) ||
+        sh.c > (1 << 24) ||
+        static_cast<unsigned __int128>(sh.b) * sh.h * sh.w * (uint64_t(sh.slices()) * 4) > kMaxBufferBytes)
+      return InvalidArgument(Idx("bad shape of GPU tensor", i));
+    const uint64_t need = uint64_t(sh.elements4());
+    if (s >= 0 && m.slot_bytes[size_t(s)] < need * m.storage_bytes())
+      return InvalidArgument(Idx("buffer slot too small for GPU tensor", i));
+    if (t.const_index >= 0 && m.consts[size_t(t.const_index)].size() < need)
+      return InvalidArgument(Idx("constant too small for GPU tensor", i));
   }
   for (size_t b : m.slot_bytes)
     if (b > kMaxBufferBytes) return InvalidArgument("a buffer slot size is out of range");
