@@ -470,3 +470,88 @@ def test_two_processes_prepare_at_once(tmp_path):
         assert p.returncode == 0 and "SER" in out, out[-2000:] + err[-3000:]
     assert len(entries(d)) == 1 and not [f for f in os.listdir(d) if ".tmp." in f], os.listdir(d)
     assert_warm(small_run(d))  # the surviving file is whole and valid
+
+
+# ---------------------------------------------------------------------------------------------
+# The C API: TfLiteGpuDelegateOptionsV2's experimental_flags / serialization_dir / model_token
+
+C_API = """
+import ctypes, os, sys
+import numpy as np
+sys.path.insert(0, {here!r})
+import tflite_gpu
+from test_serialization import small_model, small_expected
+pkg = os.path.dirname(os.path.abspath(tflite_gpu.__file__))
+lib = next(p for p in (os.path.join(d, "libtflite_gpu.so") for d in (pkg, os.path.join(pkg, "lib"),
+           tflite_gpu.get_library_dir())) if os.path.isfile(p))
+L = ctypes.CDLL(lib)
+class Opts(ctypes.Structure):
+    _fields_ = [("is_precision_loss_allowed", ctypes.c_int32), ("inference_preference", ctypes.c_int32),
+                ("inference_priority1", ctypes.c_int32), ("inference_priority2", ctypes.c_int32),
+                ("inference_priority3", ctypes.c_int32), ("experimental_flags", ctypes.c_int64),
+                ("max_delegated_partitions", ctypes.c_int32), ("serialization_dir", ctypes.c_char_p),
+                ("model_token", ctypes.c_char_p), ("wait_type", ctypes.c_int32), ("device", ctypes.c_char_p),
+                ("op_filter", ctypes.c_char_p), ("cl_context", ctypes.c_void_p), ("cl_queue", ctypes.c_void_p),
+                ("enable_profiling", ctypes.c_int32)]
+P = ctypes.c_void_p
+L.TfLiteGpuDelegateOptionsV2Default.restype = Opts
+L.TfLiteGpuDelegateV2Create.restype = P
+L.TfLiteGpuDelegateV2Create.argtypes = [ctypes.POINTER(Opts)]
+L.TfLiteGpuDelegateV2Delete.argtypes = [P]
+L.TfLiteModelCreate.restype = P
+L.TfLiteModelCreate.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+L.TfLiteModelDelete.argtypes = [P]
+L.TfLiteInterpreterOptionsCreate.restype = P
+L.TfLiteInterpreterOptionsAddDelegate.argtypes = [P, P]
+L.TfLiteInterpreterOptionsDelete.argtypes = [P]
+L.TfLiteInterpreterCreate.restype = P
+L.TfLiteInterpreterCreate.argtypes = [P, P]
+L.TfLiteInterpreterDelete.argtypes = [P]
+L.TfLiteInterpreterAllocateTensors.argtypes = [P]
+L.TfLiteInterpreterInvoke.argtypes = [P]
+L.TfLiteInterpreterGetInputTensor.restype = P
+L.TfLiteInterpreterGetInputTensor.argtypes = [P, ctypes.c_int32]
+L.TfLiteInterpreterGetOutputTensor.restype = P
+L.TfLiteInterpreterGetOutputTensor.argtypes = [P, ctypes.c_int32]
+L.TfLiteTensorCopyFromBuffer.argtypes = [P, P, ctypes.c_size_t]
+L.TfLiteTensorCopyToBuffer.argtypes = [P, P, ctypes.c_size_t]
+model, bias = small_model()
+d = {d!r}
+x = np.random.default_rng(1).standard_normal((1, 4, 4, 8)).astype(np.float32)
+def once():
+    o = L.TfLiteGpuDelegateOptionsV2Default()
+    o.experimental_flags |= 8  # TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION
+    o.serialization_dir = d.encode()
+    o.model_token = b"c-api"
+    dlg = L.TfLiteGpuDelegateV2Create(ctypes.byref(o))
+    m = L.TfLiteModelCreate(model, len(model))
+    io = L.TfLiteInterpreterOptionsCreate()
+    L.TfLiteInterpreterOptionsAddDelegate(io, dlg)
+    it = L.TfLiteInterpreterCreate(m, io)
+    assert it, "TfLiteInterpreterCreate failed"
+    L.TfLiteInterpreterOptionsDelete(io)
+    assert L.TfLiteInterpreterAllocateTensors(it) == 0
+    assert L.TfLiteTensorCopyFromBuffer(L.TfLiteInterpreterGetInputTensor(it, 0), x.ctypes.data, x.nbytes) == 0
+    assert L.TfLiteInterpreterInvoke(it) == 0
+    y = np.empty_like(x)
+    assert L.TfLiteTensorCopyToBuffer(L.TfLiteInterpreterGetOutputTensor(it, 0), y.ctypes.data, y.nbytes) == 0
+    np.testing.assert_allclose(y, small_expected(x, bias), rtol=1e-4, atol=1e-6)
+    L.TfLiteInterpreterDelete(it)
+    L.TfLiteModelDelete(m)
+    L.TfLiteGpuDelegateV2Delete(dlg)
+    files = sorted(f for f in os.listdir(d) if f.endswith(".tfgmodel"))
+    assert len(files) == 1, files
+    return os.stat(os.path.join(d, files[0])).st_ino
+first = once()
+second = once()
+assert first == second, "the warm start rewrote the entry instead of loading it"
+print("C_API_OK")
+"""
+
+
+def test_c_api_options_reach_serialization(tmp_path):
+    """Through the C API (ctypes, in a child): the first run writes one entry, the second loads it
+    (an entry is only ever replaced by rename, which would change its inode)."""
+    require_gpu()
+    out = _child(C_API.format(here=HERE, d=str(tmp_path / "c")))
+    assert "C_API_OK" in out, out
