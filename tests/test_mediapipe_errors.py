@@ -1,12 +1,16 @@
-"""MaxPoolingWithArgmax2D / MaxUnpooling2D: malformed TfLitePoolParams options and bad shapes are
-clear ValueErrors at load/allocate."""
+"""MediaPipe custom ops: malformed options (TfLitePoolParams for MaxPoolingWithArgmax2D /
+MaxUnpooling2D; FlexBuffer maps for Landmarks2TransformMatrix, TransformLandmarks,
+TransformTensorBilinear) and bad shapes/types are clear ValueErrors at load/allocate naming the op
+and the problem."""
 import struct
 
+import numpy as np
 import pytest
+from flatbuffers import flexbuffers
 
 import tflite_gpu
-from op_cases.mediapipe import argmax_model, unpool_model
-from tflite_gpu.testing.builder import ModelBuilder
+from op_cases.mediapipe import _V1, _V2, argmax_model, l2tm_model, unpool_model
+from tflite_gpu.testing.builder import ModelBuilder, flex_options
 
 
 def _argmax_with(raw):
@@ -44,3 +48,70 @@ def test_argmax_rank_must_be_4():
     it.resize_tensor_input(0, [4, 4, 2])
     with pytest.raises(ValueError, match="must have rank 4"):
         it.allocate_tensors()
+
+
+# ------------------------------------------------------------------ Landmarks2TransformMatrix
+def _load(model):
+    tflite_gpu.Interpreter(model_content=model).allocate_tensors()
+
+
+def _v1(**kw):
+    o = dict(_V1, **kw)
+    return flex_options({k: v for k, v in o.items() if v is not None})
+
+
+def _v2(**kw):
+    o = dict(_V2, **kw)
+    return flex_options({k: v for k, v in o.items() if v is not None})
+
+
+@pytest.mark.parametrize("version,raw,match", [
+    (1, None, "custom options .* are missing"),
+    (2, b"\x01\x02", "malformed flexbuffer"),
+    (2, flexbuffers.Dumps([1, 2, 3]), "the root is not a map"),
+    (1, _v1(input_hw=None), "'input_hw' is missing"),
+    (1, _v1(input_hw=[192]), "input_hw has 1 elements"),
+    (1, _v1(output_hw=[0, 5]), r"output_hw\[0\] = 0"),
+    (1, _v1(input_hw=3), "'input_hw' is not a vector of integers"),
+    (1, _v1(dimensions=2), "dimensions = 2"),
+    (1, _v1(landmarks_range=0), "landmarks_range = 0"),
+    (1, _v1(bbox_size_multiplier=0.0), "bbox_size_multiplier must not be 0"),
+    (1, _v1(bbox_size_multiplier="big"), "'bbox_size_multiplier' is not a number"),
+    (1, _v1(left_rotation_idx=-1), "left_rotation_idx = -1"),
+    (1, _v1(subset=[]), "subset has 0 elements"),
+    (1, _v1(subset=[1, -4]), r"subset\[1\] = -4"),
+    (1, _v1(subset=[1.5, 2.5]), "'subset' is not a vector of integers"),
+    (2, _v2(subset_idxs=None), "'subset_idxs' is missing"),
+    (2, _v2(subset_idxs=[]), "subset_idxs has 0 elements"),
+    (2, _v2(right_rotation_idx=None), "'right_rotation_idx' is missing"),
+    (2, _v2(output_height=0), "output_height = 0"),
+    (2, _v2(output_width=None), "'output_width' is missing"),
+    (2, _v2(scale_x=0.0), "scale_x and scale_y must be > 0"),
+    (2, _v2(scale_y=-1.0), "scale_x and scale_y must be > 0"),
+    (2, _v2(target_rotation_radians="up"), "'target_rotation_radians' is not a number"),
+    (2, _v2(target_rotation_radians=float("nan")), "target_rotation_radians is not a finite float32"),
+])
+def test_l2tm_bad_options(version, raw, match):
+    shape = (1, 1, 1, 60) if version == 1 else (1, 478, 3)
+    with pytest.raises(ValueError, match="Landmarks2TransformMatrix.*" + match):
+        _load(l2tm_model(shape, raw, version))
+
+
+def test_l2tm_version_3_is_refused():
+    with pytest.raises(ValueError, match="Landmarks2TransformMatrix.*version 3 is not supported"):
+        _load(l2tm_model((1, 478, 3), _v2(), 3))
+
+
+@pytest.mark.parametrize("version,shape,dtype,match", [
+    (1, (1, 60), np.float32, r"version 1 takes landmarks of shape \[1, 1, 1, 3 \* K\]"),
+    (1, (1, 2, 1, 30), np.float32, r"version 1 takes landmarks of shape"),
+    (2, (1, 1, 1, 1434), np.float32, "version 2 takes landmarks of rank 3"),
+    (2, (1, 478, 3), np.int32, "the landmarks"),
+    (1, (1, 1, 1, 30), np.float32, r"landmark index 14 \(options\) is out of range: .* holds 10 landmarks"),
+    (2, (1, 400, 3), np.float32, "landmark index 454 .* holds 400 landmarks"),
+    (2, (1, 478, 0), np.float32, "landmark index 454 .* holds 0 landmarks"),
+])
+def test_l2tm_bad_input(version, shape, dtype, match):
+    opts = _v1() if version == 1 else _v2()
+    with pytest.raises(ValueError, match="Landmarks2TransformMatrix.*" + match):
+        _load(l2tm_model(shape, opts, version, dtype=dtype))

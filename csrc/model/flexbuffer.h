@@ -6,7 +6,9 @@
 // untrusted model bytes: every read here is checked against the buffer, every offset must point
 // inside it, and a malformed buffer gives an error message instead of an out-of-bounds read.
 // Only what option maps need is supported: a root MAP whose values are INT/UINT/FLOAT/BOOL
-// (direct or indirect) or NULL; other value types can be skipped but not read.
+// (direct or indirect), NULL, STRING, or vectors of integers (typed VECTOR_INT/UINT, the fixed
+// INT2..UINT4 forms, or an untyped VECTOR whose elements are INT/UINT); other value types can be
+// skipped but not read.
 //
 // Layout reminders: the buffer ends with [root][root packed type][root byte width]. A packed type
 // is (type << 2) | bit_width, bit_width 0..3 = 1/2/4/8 bytes. A map at address p with element
@@ -17,13 +19,20 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace tflite_gpu::flex {
 
 enum Type : int {
   kNull = 0, kInt = 1, kUInt = 2, kFloat = 3, kKey = 4, kString = 5, kIndirectInt = 6,
-  kIndirectUInt = 7, kIndirectFloat = 8, kMap = 9, kBool = 26,
+  kIndirectUInt = 7, kIndirectFloat = 8, kMap = 9, kVector = 10, kVectorInt = 11, kVectorUInt = 12,
+  kVectorFloat = 13, kVectorKey = 14, kVectorStringDeprecated = 15,
+  kVectorInt2 = 16, kVectorUInt2 = 17, kVectorInt3 = 19, kVectorUInt3 = 20, kVectorInt4 = 22,
+  kVectorUInt4 = 23, kBool = 26, kVectorBool = 36,
 };
+
+// Upper bound on the elements GetIntVector returns (option vectors hold a few dozen indices).
+constexpr uint64_t kMaxOptionVector = uint64_t(1) << 20;
 
 class MapReader {
  public:
@@ -61,6 +70,76 @@ class MapReader {
     if (!GetInt(key, &v)) return false;
     *out = v != 0;
     return true;
+  }
+  // A vector of integers. Returns false when absent or NULL (error unset), or when the value is not
+  // such a vector (error set).
+  bool GetIntVector(const char* key, std::vector<int64_t>* out) {
+    size_t i;
+    if (!Find(key, &i)) return false;
+    int t = ValueType(i);
+    int ew = ValueWidth(i);  // element width of the referenced vector
+    uint64_t p;
+    if (!Indirect(map_ + uint64_t(i) * uint64_t(w_), w_, &p)) return false;
+    uint64_t size = 0;
+    bool is_signed = true, untyped = false, empty_only = false;
+    switch (t) {
+      case kVector: untyped = true; break;
+      case kVectorInt: break;
+      case kVectorUInt: is_signed = false; break;
+      case kVectorInt2: size = 2; break;
+      case kVectorUInt2: size = 2; is_signed = false; break;
+      case kVectorInt3: size = 3; break;
+      case kVectorUInt3: size = 3; is_signed = false; break;
+      case kVectorInt4: size = 4; break;
+      case kVectorUInt4: size = 4; is_signed = false; break;
+      case kVectorFloat: case kVectorKey: case kVectorStringDeprecated: case kVectorBool:
+        empty_only = true;  // writers may type an empty vector by other rules; only [] is taken
+        break;
+      default:
+        return Fail(std::string("'") + key + "' is not a vector of integers (flexbuffer type " + std::to_string(t) + ")");
+    }
+    if (size == 0) {  // sized vector: the length precedes the elements
+      if (p < uint64_t(ew) || !ReadUInt(p - uint64_t(ew), ew, &size)) return Fail(std::string("'") + key + "': vector header");
+      if (size > kMaxOptionVector) return Fail(std::string("'") + key + "' has " + std::to_string(size) + " elements");
+    }
+    if (empty_only && size != 0)
+      return Fail(std::string("'") + key + "' is not a vector of integers (flexbuffer type " + std::to_string(t) + ")");
+    if (!Range(p, size * uint64_t(ew) + (untyped ? size : 0)))
+      return Fail(std::string("'") + key + "' runs past the end of the options");
+    out->clear();
+    out->reserve(size_t(size));
+    for (uint64_t e = 0; e < size; ++e) {
+      if (untyped) {
+        int et = d_[p + size * uint64_t(ew) + e] >> 2;
+        if (et != kInt && et != kUInt)
+          return Fail(std::string("'") + key + "' element " + std::to_string(e) + " is not an integer (flexbuffer type " +
+                      std::to_string(et) + ")");
+        is_signed = et == kInt;
+      }
+      uint64_t raw;
+      if (!ReadUInt(p + e * uint64_t(ew), ew, &raw)) return false;
+      out->push_back(is_signed ? SignExtend(raw, ew) : int64_t(raw));
+    }
+    return true;
+  }
+  // A string value. Returns false when absent or NULL (error unset), or not a string (error set).
+  bool GetString(const char* key, std::string* out) {
+    size_t i;
+    if (!Find(key, &i)) return false;
+    int t = ValueType(i);
+    if (t != kString) return Fail(std::string("'") + key + "' is not a string (flexbuffer type " + std::to_string(t) + ")");
+    int ew = ValueWidth(i);
+    uint64_t p, len;
+    if (!Indirect(map_ + uint64_t(i) * uint64_t(w_), w_, &p)) return false;
+    if (p < uint64_t(ew) || !ReadUInt(p - uint64_t(ew), ew, &len)) return Fail(std::string("'") + key + "': string header");
+    if (!Range(p, len)) return Fail(std::string("'") + key + "' runs past the end of the options");
+    out->assign(reinterpret_cast<const char*>(d_ + p), size_t(len));
+    return true;
+  }
+  // Whether the map holds a non-NULL value under key.
+  bool Has(const char* key) {
+    size_t i;
+    return Find(key, &i);
   }
 
  private:

@@ -136,3 +136,139 @@ for _name, _shape, _stride, _filt, _h in _UNPOOL:
                         _unpool_inputs(_shape, _filt, _h), oracle="numpy",
                         ref_fn=(lambda x, i, st=_stride, f=_filt: unpool_ref(x, np.nan_to_num(i, nan=1e10), st, f)),
                         tol=0.0, gpu=False))
+
+
+# ------------------------------------------------------------------ Landmarks2TransformMatrix
+# Semantics from MediaPipe's public landmarks_to_transform_matrix.cc (versions 1 and 2, one custom
+# code); options a FlexBuffer map with typed int vectors (builder.flex_options). Oracle: float64
+# numpy from those formulas.
+from tflite_gpu.testing.builder import flex_options  # noqa: E402
+
+
+def _pairs(idx):
+    """MediaPipe reads subset lists in pairs; an odd count pairs the last index with itself."""
+    idx = list(idx)
+    return idx + [idx[-1]] if len(idx) % 2 else idx
+
+
+def _rot2(a):
+    return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+
+
+def l2tm_v1_ref(lm, input_hw, output_hw, landmarks_range, bbox_size_multiplier, left_rotation_idx,
+                right_rotation_idx, subset, dimensions=3):
+    p = lm.reshape(-1, 3).astype(np.float64)
+    lx, ly = p[left_rotation_idx, :2]
+    rx, ry = p[right_rotation_idx, :2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = -np.arctan((ry - ly) / (rx - lx))
+    q = p[_pairs(subset), :2] @ _rot2(a).T
+    hi = np.maximum(q.max(0), -100000.0)  # MediaPipe starts its max/min at -1e5 / 1e5
+    lo = np.minimum(q.min(0), 100000.0)
+    size = (hi - lo) * bbox_size_multiplier
+    mid = _rot2(-a) @ ((hi + lo) / 2)
+    rng_ = float(landmarks_range)
+    scale = np.diag([size[0] / rng_, size[1] / rng_, 1.0])
+    rot = np.eye(3)
+    rot[:2, :2] = _rot2(-a)
+    rot[:2, 2] = mid / rng_ * 2 - 1
+    (ih, iw), (oh, ow) = input_hw, output_hw
+    to_rel = np.array([[2 / (ow - 1), 0, -1], [0, 2 / (oh - 1), -1], [0, 0, 1]])
+    to_abs = np.array([[(iw - 1) / 2, 0, (iw - 1) / 2], [0, (ih - 1) / 2, (ih - 1) / 2], [0, 0, 1]])
+    t = to_abs @ rot @ scale @ to_rel
+    out = np.array([[t[0, 0], t[0, 1], 0, t[0, 2]], [t[1, 0], t[1, 1], 0, t[1, 2]],
+                    [t[2, 0], t[2, 1], t[2, 2], 0], [0, 0, 0, 1]])
+    return [out.reshape(1, 4, 4).astype(F32)]
+
+
+def l2tm_v2_ref(lm, subset_idxs, left_rotation_idx, right_rotation_idx, output_height, output_width,
+                scale_x, scale_y, target_rotation_radians=0.0):
+    p = lm.reshape(-1, 3).astype(np.float64)
+    lx, ly = p[left_rotation_idx, :2]
+    rx, ry = p[right_rotation_idx, :2]
+    r = target_rotation_radians - np.arctan2(ry - ly, rx - lx)
+    q = p[_pairs(subset_idxs), :2] @ _rot2(r).T
+    hi, lo = q.max(0), q.min(0)
+    w, h = hi - lo
+    cx, cy = _rot2(-r) @ ((hi + lo) / 2)
+
+    def affine(a2, t):
+        m = np.eye(4)
+        m[:2, :2] = a2
+        m[:2, 3] = t
+        return m
+    m = (affine(np.eye(2), [cx, cy]) @ affine(_rot2(-r), [0, 0])
+         @ affine(np.diag([scale_x * w / output_width, scale_y * h / output_height]), [0, 0])
+         @ affine(np.eye(2), [-output_width / 2, -output_height / 2]))
+    return [m.reshape(1, 4, 4).astype(F32)]
+
+
+def l2tm_model(in_shape, opts, version, out_shape=(1, 4, 4), dtype=F32):
+    mb = ModelBuilder()
+    x = mb.add_input(list(in_shape), dtype, name="landmarks")
+    y = mb.add_tensor(list(out_shape), name="matrix")
+    mb.add_op(("CUSTOM", "Landmarks2TransformMatrix"), [x], [y], version=version,
+              custom_options=opts if isinstance(opts, (bytes, bytearray, type(None))) else flex_options(opts))
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _landmarks(shape, scale, tweak=None):
+    def make(rng):
+        x = (rng.random(shape) * scale).astype(F32)
+        if tweak:
+            tweak(x.reshape(-1, 3))
+        return [x]
+    return make
+
+
+def _same_x(i, j):  # the rotation landmarks on one vertical line: atan of +-inf
+    def f(p):
+        p[j, 0] = p[i, 0]
+    return f
+
+
+def _collapse(idx):  # every subset landmark at one point: a zero-size crop (zero-scale matrix)
+    def f(p):
+        p[list(idx)] = p[idx[0]]
+    return f
+
+
+_V1 = dict(input_hw=[192, 160], output_hw=[32, 48], dimensions=3, landmarks_range=192,
+           bbox_size_multiplier=1.5, left_rotation_idx=3, right_rotation_idx=7,
+           subset=[0, 1, 2, 5, 9, 10, 11, 14])
+_L2TM_V1 = [
+    ("v1_basic", 20, {}, None),
+    ("v1_odd_subset", 16, dict(subset=[4, 8, 15], bbox_size_multiplier=0.75, landmarks_range=256), None),
+    ("v1_square_io", 12, dict(input_hw=[64, 64], output_hw=[16, 16], left_rotation_idx=0,
+                              right_rotation_idx=11, subset=[0, 11, 5, 6]), None),
+    ("v1_vertical_eye_line", 20, {}, _same_x(3, 7)),
+]
+for _name, _k, _kw, _tw in _L2TM_V1:
+    _o = dict(_V1, **_kw)
+    CASES.append(OpCase("Landmarks2TransformMatrix", _name,
+                        (lambda k=_k, o=_o: l2tm_model((1, 1, 1, 3 * k), o, 1)),
+                        _landmarks((1, 1, 1, 3 * _k), 192.0, _tw), oracle="numpy",
+                        ref_fn=(lambda x, o=_o: l2tm_v1_ref(x, **o)), gpu=False))
+
+_V2 = dict(subset_idxs=[33, 133, 263, 362, 61, 291, 10, 152, 234, 454], left_rotation_idx=33,
+           right_rotation_idx=263, target_rotation_radians=0.0, output_height=64, output_width=64,
+           scale_x=1.5, scale_y=1.5)
+_L2TM_V2 = [
+    ("v2_face_mesh_like", 478, {}, None),
+    ("v2_target_rotation_odd_subset", 478, dict(target_rotation_radians=0.3, subset_idxs=[1, 5, 9, 200, 477],
+                                                output_height=48, output_width=80, scale_x=1.2, scale_y=2.0), None),
+    ("v2_no_target_key", 40, dict(target_rotation_radians=None, subset_idxs=[0, 39, 7, 20],
+                                  left_rotation_idx=2, right_rotation_idx=30), None),
+    ("v2_zero_size_crop", 40, dict(subset_idxs=[4, 5, 6, 7], left_rotation_idx=1, right_rotation_idx=2),
+     _collapse([4, 5, 6, 7])),
+    ("v2_vertical_eye_line", 40, dict(subset_idxs=[4, 5, 6, 7], left_rotation_idx=1, right_rotation_idx=2),
+     _same_x(1, 2)),
+]
+for _name, _k, _kw, _tw in _L2TM_V2:
+    _o = dict(_V2, **_kw)
+    _r = {k: v for k, v in _o.items() if v is not None}  # None: the key is left out
+    CASES.append(OpCase("Landmarks2TransformMatrix", _name,
+                        (lambda k=_k, o=_r: l2tm_model((1, k, 3), o, 2)),
+                        _landmarks((1, _k, 3), 1.0, _tw), oracle="numpy",
+                        ref_fn=(lambda x, o=_r: l2tm_v2_ref(x, **o)), gpu=False))

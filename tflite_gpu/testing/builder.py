@@ -77,6 +77,12 @@ Module-level helpers (the schema tables are in ``_schema_tables``, re-exported h
   to the op inputs after the graph inputs; a ``None`` entry appends ``-1``
   (an omitted optional input).  Use ``ModelBuilder`` directly for anything
   that needs a different input order.
+* ``flex_options(mapping) -> bytes``: custom options as a FlexBuffer map the way
+  TFLite converters write them for custom ops (MediaPipe's, the detection
+  post-process): ``int`` -> INT, ``float`` -> FLOAT, ``bool`` -> BOOL,
+  ``str`` -> STRING, a list/tuple of ints -> typed VECTOR_INT, of floats ->
+  VECTOR_FLOAT, ``None`` -> NULL.  (``flexbuffers.Dumps`` writes lists as
+  untyped vectors, which readers using ``AsTypedVector`` see as empty.)
 """
 
 from __future__ import annotations
@@ -765,3 +771,33 @@ def single_op_model(op, input_specs, output_specs, options=None, version=1,
     mb.add_op(op, ins, outs, options=options, version=version,
               custom_options=custom_options)
     return mb.build()
+
+
+def flex_options(mapping) -> bytes:
+    """Custom options: a FlexBuffer map of scalars, strings and typed vectors
+    (see the module docstring)."""
+    from flatbuffers import flexbuffers
+    fbb = flexbuffers.Builder()
+    with fbb.Map():
+        for key in sorted(mapping):
+            v = mapping[key]
+            if v is None:
+                fbb.Key(key)
+                fbb.Null()
+            elif isinstance(v, bool):
+                fbb.Bool(key, v)
+            elif isinstance(v, (int, np.integer)):
+                fbb.Int(key, int(v))
+            elif isinstance(v, (float, np.floating)):
+                fbb.Float(key, float(v))
+            elif isinstance(v, str):
+                fbb.String(key, v)
+            elif isinstance(v, (list, tuple, np.ndarray)):
+                vals = list(v)
+                if all(isinstance(e, (int, np.integer)) and not isinstance(e, bool) for e in vals):
+                    fbb.TypedVectorFromElements(key, [int(e) for e in vals], flexbuffers.Type.INT)
+                else:
+                    fbb.TypedVectorFromElements(key, [float(e) for e in vals], flexbuffers.Type.FLOAT)
+            else:
+                raise TypeError(f"flex_options: unsupported value for {key!r}: {type(v).__name__}")
+    return bytes(fbb.Finish())
