@@ -9,7 +9,7 @@ import pytest
 from flatbuffers import flexbuffers
 
 import tflite_gpu
-from op_cases.mediapipe import _V1, _V2, argmax_model, l2tm_model, unpool_model
+from op_cases.mediapipe import _V1, _V2, argmax_model, l2tm_model, tl_model, unpool_model
 from tflite_gpu.testing.builder import ModelBuilder, flex_options
 
 
@@ -115,3 +115,38 @@ def test_l2tm_bad_input(version, shape, dtype, match):
     opts = _v1() if version == 1 else _v2()
     with pytest.raises(ValueError, match="Landmarks2TransformMatrix.*" + match):
         _load(l2tm_model(shape, opts, version, dtype=dtype))
+
+
+# ------------------------------------------------------------------ TransformLandmarks
+@pytest.mark.parametrize("raw,match", [
+    (b"\x05\x05\x05", "malformed flexbuffer"),
+    (flex_options(dict(dimensions=4)), "dimensions = 4"),
+    (flex_options(dict(dimensions=1)), "dimensions = 1"),
+    (flex_options(dict(dimensions="3")), "'dimensions' is not a number"),
+    (flex_options(dict(scale=0.0)), "scale must not be 0"),
+    (flex_options(dict(scale=[1.0])), "'scale' is not a number"),
+])
+def test_tl_bad_options(raw, match):
+    with pytest.raises(ValueError, match="TransformLandmarks.*" + match):
+        _load(tl_model((1, 1, 1, 30), 1, raw))
+
+
+@pytest.mark.parametrize("version,shape,opts,kw,match", [
+    (1, (1, 1, 1, 31), None, {}, "last dimension 31 is not a multiple of dimensions = 3"),
+    (1, (1, 1, 1, 9), dict(dimensions=2), {}, "last dimension 9 is not a multiple of dimensions = 2"),
+    (1, (1, 30), None, {}, r"version 1 takes landmarks of shape \[1, H, W, C\]"),
+    (1, (2, 1, 1, 30), None, {}, r"version 1 takes landmarks of shape"),
+    (2, (1, 10, 4), None, {}, r"version 2 takes landmarks of shape \[1, N, 2 or 3\], got \[1, 10, 4\]"),
+    (2, (1, 1, 10, 3), None, {}, "version 2 takes landmarks of shape"),
+    (2, (3, 10, 3), None, {}, "version 2 takes landmarks of shape"),
+    (2, (1, 10, 3), None, dict(mat_shape=(1, 3, 3)), r"the matrix must hold 16 values .* got shape \[1, 3, 3\]"),
+    (2, (1, 10, 3), None, dict(dtype=np.int32), "the landmarks"),
+])
+def test_tl_bad_input(version, shape, opts, kw, match):
+    with pytest.raises(ValueError, match="TransformLandmarks.*" + match):
+        _load(tl_model(shape, version, opts, **kw))
+
+
+def test_tl_version_3_is_refused():
+    with pytest.raises(ValueError, match="TransformLandmarks.*version 3 is not supported"):
+        _load(tl_model((1, 10, 3), 3))

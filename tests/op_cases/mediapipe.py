@@ -272,3 +272,60 @@ for _name, _k, _kw, _tw in _L2TM_V2:
                         (lambda k=_k, o=_r: l2tm_model((1, k, 3), o, 2)),
                         _landmarks((1, _k, 3), 1.0, _tw), oracle="numpy",
                         ref_fn=(lambda x, o=_r: l2tm_v2_ref(x, **o)), gpu=False))
+
+
+# ------------------------------------------------------------------ TransformLandmarks
+# Semantics from MediaPipe's public transform_landmarks.cc: (x, y) of each landmark through the
+# upper 2x4 block of a 4x4 matrix (version 1: translation times `scale`), z copied.
+def tl_ref(lm, mat, dims, scale=1.0):
+    p = lm.reshape(-1, dims).astype(np.float64)
+    m = mat.reshape(4, 4).astype(np.float64)
+    out = p.copy()
+    for r in range(2):
+        out[:, r] = m[r, 0] * p[:, 0] + m[r, 1] * p[:, 1] + m[r, 3] * scale
+    return [out.reshape(lm.shape).astype(F32)]
+
+
+def tl_model(shape, version, opts=None, mat_shape=(1, 4, 4), dtype=F32):
+    mb = ModelBuilder()
+    x = mb.add_input(list(shape), dtype, name="landmarks")
+    m = mb.add_input(list(mat_shape), name="matrix")
+    y = mb.add_tensor(list(shape), name="out")
+    raw = opts if isinstance(opts, (bytes, bytearray, type(None))) else flex_options(opts)
+    mb.add_op(("CUSTOM", "TransformLandmarks"), [x, m], [y], version=version, custom_options=raw)
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _affine_matrix(rng, zero_scale=False):
+    a = rng.uniform(-np.pi, np.pi)
+    s = 0.0 if zero_scale else rng.uniform(0.5, 3.0)
+    m = np.eye(4, dtype=F32)
+    m[:2, :2] = s * np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    m[:2, 3] = rng.uniform(-50, 50, 2)
+    m[2, :2] = rng.standard_normal(2)  # rows 2-3 and column 2 are not read: noise there must not matter
+    m[:2, 2] = rng.standard_normal(2)
+    return m.reshape(1, 4, 4)
+
+
+def _tl_inputs(shape, zero_scale=False):
+    def make(rng):
+        return [(rng.random(shape) * 192).astype(F32), _affine_matrix(rng, zero_scale)]
+    return make
+
+
+_TL = [
+    # name, version, landmarks shape, options (v1), dims
+    ("v2_478x3", 2, (1, 478, 3), None, 3),
+    ("v2_80x2", 2, (1, 80, 2), None, 2),
+    ("v2_zero_scale", 2, (1, 30, 3), None, 3),
+    ("v1_defaults_no_options", 1, (1, 1, 1, 60), None, 3),
+    ("v1_dims2_scale", 1, (1, 2, 3, 8), dict(dimensions=2, scale=0.5), 2),
+    ("v1_dims3_scale", 1, (1, 3, 1, 12), dict(dimensions=3, scale=-2.0), 3),
+]
+for _name, _v, _shape, _o, _d in _TL:
+    _s = (_o or {}).get("scale", 1.0)
+    CASES.append(OpCase("TransformLandmarks", _name,
+                        (lambda sh=_shape, v=_v, o=_o: tl_model(sh, v, o)),
+                        _tl_inputs(_shape, "zero_scale" in _name), oracle="numpy",
+                        ref_fn=(lambda x, m, d=_d, s=_s: tl_ref(x, m, d, s)), gpu=False))
