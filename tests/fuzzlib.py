@@ -97,6 +97,9 @@ def seed_models(cache_dir: Optional[str] = None) -> Dict[str, bytes]:
             from op_cases import control_flow
             return getattr(control_flow, fn_name)(**kw)
         return make
+    def mediapipe_chain():
+        from op_cases import mediapipe
+        return mediapipe.attention_chain_model()
     makers.update({
         "cf_while_counter": cf("while_counter_model", post_mul=True),
         "cf_while_grow": cf("while_grow_model"),
@@ -104,6 +107,8 @@ def seed_models(cache_dir: Optional[str] = None) -> Dict[str, bytes]:
         "cf_if_dynamic": cf("if_model", dynamic=True),
         "cf_variable_call_once": cf("variable_model", second_signature=True),
         "cf_nested_while_if_var": cf("nested_model"),
+        # MediaPipe's landmark/crop custom ops: mutations reach their FlexBuffer options.
+        "mediapipe_attention_chain": mediapipe_chain,
         # Small quantized models, so quantization vectors (per-tensor and per-channel int8, int16x8)
         # make up a large share of their tensors' mutations.
         "encoder_decoder16_int8": lambda: zoo.quantized(zoo.encoder_decoder, "int8", seed=1, input_size=16),

@@ -9,7 +9,9 @@ import pytest
 from flatbuffers import flexbuffers
 
 import tflite_gpu
-from op_cases.mediapipe import _V1, _V2, argmax_model, l2tm_model, tl_model, unpool_model
+from gpu_util import delegate, require_gpu
+from harness import _run, run_tflite_gpu
+from op_cases.mediapipe import _V1, _V2, argmax_model, l2tm_model, tl_model, ttb_model, unpool_model
 from tflite_gpu.testing.builder import ModelBuilder, flex_options
 
 
@@ -150,3 +152,55 @@ def test_tl_bad_input(version, shape, opts, kw, match):
 def test_tl_version_3_is_refused():
     with pytest.raises(ValueError, match="TransformLandmarks.*version 3 is not supported"):
         _load(tl_model((1, 10, 3), 3))
+
+
+# ------------------------------------------------------------------ TransformTensorBilinear
+@pytest.mark.parametrize("version,raw,match", [
+    (2, None, "custom options .* are missing"),
+    (2, b"\x00\x00", "malformed flexbuffer"),
+    (2, flex_options(dict(output_width=8)), "'output_height' is missing"),
+    (2, flex_options(dict(output_height=8, output_width=0)), "output_width = 0"),
+    (2, flex_options(dict(output_height=8.5, output_width="8")), "'output_width' is not a number"),
+    (1, flex_options(dict(output_size=[8, 8], mode="nearest")), "mode 'nearest' is not supported"),
+    (1, flex_options(dict(output_size=[8, 8], mode=3)), "'mode' is not a string"),
+    (1, flex_options(dict(mode="bilinear")), "'output_size' is missing"),
+    (1, flex_options(dict(output_size=[8])), "output_size has 1 elements"),
+    (1, flex_options(dict(output_size=[8, -2])), r"output_size\[1\] = -2"),
+    (1, flex_options(dict(output_size=[8.0, 8.0])), "'output_size' is not a vector of integers"),
+])
+def test_ttb_bad_options(version, raw, match):
+    with pytest.raises(ValueError, match="TransformTensorBilinear.*" + match):
+        _load(ttb_model((1, 8, 8, 3), version, raw, out_shape=[1, 8, 8, 3]))
+
+
+@pytest.mark.parametrize("shape,kw,match", [
+    ((1, 8, 8), {}, r"the data input must have shape \[1, H, W, C\], got \[1, 8, 8\]"),
+    ((2, 8, 8, 3), {}, r"the data input must have shape \[1, H, W, C\], got \[2, 8, 8, 3\]"),
+    ((1, 8, 8, 3), dict(mat_shape=(1, 8)), r"the matrix must hold 16 values .* got shape \[1, 8\]"),
+    ((1, 8, 8, 3), dict(dtype=np.int32), "the data input"),
+])
+def test_ttb_bad_input(shape, kw, match):
+    with pytest.raises(ValueError, match="TransformTensorBilinear.*" + match):
+        _load(ttb_model(shape, 2, dict(output_height=4, output_width=4), out_shape=[1, 4, 4, 3], **kw))
+
+
+def test_ttb_huge_output_is_refused():
+    opts = dict(output_height=1 << 24, output_width=1 << 24)
+    with pytest.raises(ValueError, match="TransformTensorBilinear.*is too large"):
+        _load(ttb_model((1, 8, 8, 3), 2, opts, out_shape=[1, 4, 4, 3]))
+
+
+def test_transform_ops_stay_on_the_cpu_under_the_gpu_delegate():
+    """No GPU kernels for these three: the delegate refuses each with its reason and the model
+    still runs (on the CPU) with the CPU's results."""
+    require_gpu()
+    model = ttb_model((1, 8, 8, 3), 2, dict(output_height=5, output_width=5))
+    rng = np.random.default_rng(3)
+    x = [rng.standard_normal((1, 8, 8, 3)).astype(np.float32), np.eye(4, dtype=np.float32)[None]]
+    want = run_tflite_gpu(model, x)
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[delegate()])
+    got = _run(it, x)
+    rep = it.delegation_report()
+    assert [u[1] for u in rep["unsupported"]] == ["TransformTensorBilinear"]
+    assert "no kernel" in rep["unsupported"][0][3]
+    np.testing.assert_array_equal(got[0], want[0])

@@ -329,3 +329,141 @@ for _name, _v, _shape, _o, _d in _TL:
                         (lambda sh=_shape, v=_v, o=_o: tl_model(sh, v, o)),
                         _tl_inputs(_shape, "zero_scale" in _name), oracle="numpy",
                         ref_fn=(lambda x, m, d=_d, s=_s: tl_ref(x, m, d, s)), gpu=False))
+
+
+# ------------------------------------------------------------------ TransformTensorBilinear
+# Semantics from MediaPipe's public transform_tensor_bilinear.cc: output pixel (x, y) samples the
+# input at (m0 x + m1 y + m3, m4 x + m5 y + m7) bilinearly; a point outside [0, W-1] x [0, H-1]
+# (or NaN) gives 0, a neighbour outside reads 0. Version 2 first applies the half-pixel
+# correction m3 += (m0 + m1 - 1) / 2, m7 += (m4 + m5 - 1) / 2.
+def ttb_ref(img, mat, out_hw, version):
+    _, ih, iw, c = img.shape
+    oh, ow = out_hw
+    m = mat.reshape(-1)[:8].astype(np.float64)
+    if version == 2:
+        m[3] += m[0] * 0.5 + m[1] * 0.5 - 0.5
+        m[7] += m[4] * 0.5 + m[5] * 0.5 - 0.5
+    oy, ox = np.meshgrid(np.arange(oh, dtype=np.float64), np.arange(ow, dtype=np.float64), indexing="ij")
+    with np.errstate(invalid="ignore"):
+        tx = m[0] * ox + m[1] * oy + m[2] * 0 + m[3]
+        ty = m[4] * ox + m[5] * oy + m[6] * 0 + m[7]
+        inside = (tx >= 0) & (tx <= iw - 1) & (ty >= 0) & (ty <= ih - 1)
+    tx, ty = np.where(inside, tx, 0), np.where(inside, ty, 0)
+    x0, y0 = np.floor(tx).astype(np.int64), np.floor(ty).astype(np.int64)
+    fx, fy = (tx - x0)[..., None], (ty - y0)[..., None]
+    pad = np.zeros((ih + 1, iw + 1, c))  # the neighbour one past the last row/column reads 0
+    pad[:ih, :iw] = img[0]
+    upper = (1 - fx) * pad[y0, x0] + fx * pad[y0, x0 + 1]
+    lower = (1 - fx) * pad[y0 + 1, x0] + fx * pad[y0 + 1, x0 + 1]
+    out = np.where(inside[..., None], fy * lower + (1 - fy) * upper, 0.0)
+    return [out[None].astype(F32)]
+
+
+def ttb_model(in_shape, version, opts, mat_shape=(1, 4, 4), out_shape=None, dtype=F32):
+    mb = ModelBuilder()
+    x = mb.add_input(list(in_shape), dtype, name="image")
+    m = mb.add_input(list(mat_shape), name="matrix")
+    if out_shape is None:
+        hw = opts.get("output_size") or [opts.get("output_height", 1), opts.get("output_width", 1)]
+        out_shape = [1, hw[0], hw[1], in_shape[3]]
+    y = mb.add_tensor(list(out_shape), name="out")
+    raw = opts if isinstance(opts, (bytes, bytearray, type(None))) else flex_options(opts)
+    mb.add_op(("CUSTOM", "TransformTensorBilinear"), [x, m], [y], version=version, custom_options=raw)
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _crop_matrix(kind, in_hw, out_hw):
+    """A matrix for the case: `affine` a random rotation/scale/shift whose samples fall partly outside
+    the image; `identity`; `zero_scale` (every pixel samples one point); `outside` (all samples
+    out of the image); `hostile` (NaN and inf entries)."""
+    def make(rng):
+        ih, iw = in_hw
+        m = np.eye(4, dtype=F32)
+        if kind == "affine":
+            a, s = rng.uniform(-np.pi, np.pi), rng.uniform(0.4, 1.6)
+            m[:2, :2] = s * np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+            # the output's centre lands near the image's: most samples inside, the corners outside
+            oc = np.array([out_hw[1] - 1, out_hw[0] - 1]) / 2
+            m[:2, 3] = np.array([iw - 1, ih - 1]) / 2 - m[:2, :2] @ oc + rng.uniform(-0.3, 0.3, 2) * [iw, ih]
+            m[2:, :] = rng.standard_normal((2, 4))  # rows 2-3 are not read
+        elif kind == "zero_scale":
+            m[:2, :2] = 0
+            m[:2, 3] = [rng.uniform(0, iw - 1), rng.uniform(0, ih - 1)]
+        elif kind == "outside":
+            m[:2, 3] = [-3.0 * iw, 2.0 * ih]
+        elif kind == "hostile":
+            m[0, 0], m[1, 3] = np.nan, np.inf
+        return m.reshape(1, 4, 4)
+    return make
+
+
+def _ttb_inputs(in_shape, out_hw, kind):
+    mk = _crop_matrix(kind, in_shape[1:3], out_hw)
+
+    def make(rng):
+        return [rng.standard_normal(in_shape).astype(F32), mk(rng)]
+    return make
+
+
+_TTB = [
+    # name, version, input shape, output (h, w), matrix kind, v1 with a mode key
+    ("v2_affine", 2, (1, 20, 24, 3), (16, 12), "affine", False),
+    ("v2_identity", 2, (1, 9, 7, 2), (9, 7), "identity", False),
+    ("v2_zero_scale", 2, (1, 8, 8, 4), (5, 6), "zero_scale", False),
+    ("v2_all_outside", 2, (1, 8, 8, 1), (4, 4), "outside", False),
+    ("v2_nan_inf_matrix", 2, (1, 6, 6, 2), (4, 5), "hostile", False),
+    ("v2_wide_channels", 2, (1, 12, 10, 17), (7, 9), "affine", False),
+    ("v1_affine_mode", 1, (1, 20, 24, 3), (16, 12), "affine", True),
+    ("v1_identity_no_mode", 1, (1, 9, 7, 2), (6, 5), "identity", False),
+]
+for _name, _v, _ish, _ohw, _kind, _mode in _TTB:
+    if _v == 1:
+        _o = dict(output_size=list(_ohw))
+        if _mode:
+            _o["mode"] = "bilinear"
+    else:
+        _o = dict(output_height=_ohw[0], output_width=_ohw[1])
+    CASES.append(OpCase("TransformTensorBilinear", _name,
+                        (lambda sh=_ish, v=_v, o=_o: ttb_model(sh, v, o)),
+                        _ttb_inputs(_ish, _ohw, _kind), oracle="numpy",
+                        ref_fn=(lambda x, m, hw=_ohw, v=_v: ttb_ref(x, m, hw, v)), gpu=False))
+
+
+# ------------------------------------------------------------------ the three together
+# Face mesh with attention's pattern: Landmarks2TransformMatrix (v2) turns landmarks into a crop
+# matrix that TransformTensorBilinear (v2) crops the image with and TransformLandmarks (v2) maps
+# landmarks with. Also a fuzz seed (tests/fuzzlib.py): mutations reach the FlexBuffer options.
+_CHAIN = dict(subset_idxs=[0, 3, 7, 11, 19, 23], left_rotation_idx=3, right_rotation_idx=19,
+              target_rotation_radians=0.0, output_height=10, output_width=12, scale_x=1.3, scale_y=1.3)
+
+
+def attention_chain_model():
+    mb = ModelBuilder()
+    lm = mb.add_input([1, 24, 3], name="landmarks")
+    img = mb.add_input([1, 16, 20, 3], name="image")
+    mat = mb.add_tensor([1, 4, 4], name="matrix")
+    crop = mb.add_tensor([1, 10, 12, 3], name="crop")
+    lm2 = mb.add_tensor([1, 24, 3], name="landmarks_out")
+    mb.add_op(("CUSTOM", "Landmarks2TransformMatrix"), [lm], [mat], version=2, custom_options=flex_options(_CHAIN))
+    mb.add_op(("CUSTOM", "TransformTensorBilinear"), [img, mat], [crop], version=2,
+              custom_options=flex_options(dict(output_height=10, output_width=12)))
+    mb.add_op(("CUSTOM", "TransformLandmarks"), [lm, mat], [lm2], version=2)
+    mb.mark_output(crop)
+    mb.mark_output(lm2)
+    return mb.build()
+
+
+def _chain_ref(lm, img):
+    m = l2tm_v2_ref(lm, **_CHAIN)[0]
+    return [ttb_ref(img, m, (10, 12), 2)[0], tl_ref(lm, m, 3)[0]]
+
+
+def _chain_inputs(rng):
+    # landmarks in pixels of the 20x16 image, so the crop lies mostly inside it
+    lm = (rng.random((1, 24, 3)) * [20, 16, 1]).astype(F32)
+    return [lm, rng.standard_normal((1, 16, 20, 3)).astype(F32)]
+
+
+CASES.append(OpCase("TransformTensorBilinear", "attention_chain", attention_chain_model, _chain_inputs,
+                    oracle="numpy", ref_fn=_chain_ref, gpu=False))
