@@ -314,6 +314,21 @@ def test_stale_output_with_bound_buffer_converts_on_request(clq):
     np.testing.assert_array_equal(it.get_tensor(yi), unbound(m, q, x))
 
 
+def test_do_not_wait_with_bound_buffers_on_the_shared_queue(clq):
+    """DO_NOT_WAIT returns without waiting; work enqueued after invoke on the same (in-order) queue
+    sees the finished output."""
+    ctx, q = clq
+    m, x = add_tanh(), x_values(20)
+    it, d, xi, yi = gpu_interp(m, q, wait_type=tflite_gpu.WaitType.DO_NOT_WAIT)
+    yb = cl_buffer(ctx, nbytes=x.nbytes)
+    d.bind_buffer_to_tensor(xi, cl_buffer(ctx, x))
+    d.bind_buffer_to_tensor(yi, yb)
+    it.set_allow_buffer_handle_output(True)
+    it.invoke()
+    np.testing.assert_array_equal(read(q, yb, SHAPE), unbound(m, q, x))
+    np.testing.assert_array_equal(it.get_tensor(yi), unbound(m, q, x))
+
+
 # ------------------------------------------------------------------------ unbind, resize, refs
 def test_unbind_returns_to_host_copies(clq):
     ctx, q = clq

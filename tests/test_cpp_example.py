@@ -220,3 +220,35 @@ def test_c_api_headers_and_signature_runner_from_c(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "all ok, 4 errors reported as expected" in r.stdout, r.stdout + r.stderr
     assert "negative dimension" in r.stderr and "no signature 'nope'" in r.stderr, r.stderr
+
+
+def test_c_api_buffer_handle_outputs_from_c(tmp_path):
+    """tests/c/c_api_buffer_handles.c (C11, -pedantic -Werror): TfLiteInterpreterSetAllowBufferHandleOutput
+    keeps the GPU output on the device, TfLiteTensorCopyToBuffer refuses it while stale,
+    TfLiteInterpreterEnsureTensorDataIsReadable copies it; binding before the delegate is applied fails
+    cleanly."""
+    from gpu_util import require_gpu
+    require_gpu()
+    cc = _cc()
+    inc, lib = tflite_gpu.get_include(), tflite_gpu.get_library_dir()
+    if not os.path.isfile(os.path.join(inc, "tflite_gpu", "c_api.h")):
+        pytest.skip(f"the installed package has no headers at {inc}")
+    exe = tmp_path / "c_api_buffer_handles"
+    src = os.path.join(os.path.dirname(__file__), "c", "c_api_buffer_handles.c")
+    r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", src, "-I", inc, "-L", lib,
+                        "-ltflite_gpu", f"-Wl,-rpath,{lib}", "-o", str(exe)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    from tflite_gpu.testing.builder import ModelBuilder
+    b = ModelBuilder()
+    x = b.add_input([1, 3], name="x")
+    y = b.add_input([1, 3], name="y")
+    z = b.add_tensor([1, 3], name="z")
+    b.add_op("ADD", [x, y], [z], options=dict(fused_activation_function="NONE"))
+    b.mark_output(z)
+    m = tmp_path / "add.tflite"
+    m.write_bytes(b.build())
+    r = subprocess.run([str(exe), str(m), str(z)], capture_output=True, text=True,
+                       env=dict(os.environ, TFLITE_GPU_SITE_PACKAGES=os.pathsep.join(sys.path)))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "all ok, 1 errors reported as expected" in r.stdout, r.stdout + r.stderr
+    assert "kept on the GPU" in r.stderr and "after ModifyGraphWithDelegate" in r.stderr, r.stderr

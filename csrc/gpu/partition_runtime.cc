@@ -118,15 +118,17 @@ Status PartitionRuntime::Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache
     kernels_.push_back(std::move(kk));
   }
   ComputeLaunchSizes();
-  bound_in_.clear();
-  bound_in_.resize(model_.inputs.size());
-  bound_out_.clear();
-  bound_out_.resize(model_.outputs.size());
-  out_state_.assign(model_.outputs.size(), kOutHost);
   return OkStatus();
 }
 
+void PartitionRuntime::SizeIoState() {
+  if (bound_in_.size() != model_.inputs.size()) bound_in_.resize(model_.inputs.size());
+  if (bound_out_.size() != model_.outputs.size()) bound_out_.resize(model_.outputs.size());
+  if (out_state_.size() != model_.outputs.size()) out_state_.assign(model_.outputs.size(), kOutHost);
+}
+
 Status PartitionRuntime::Bind(bool is_input, int index, cl::Buffer user, bool half, cl::ProgramCache* cache) {
+  SizeIoState();
   auto& slots = is_input ? bound_in_ : bound_out_;
   const auto& boundaries = is_input ? model_.inputs : model_.outputs;
   if (index < 0 || size_t(index) >= boundaries.size()) return Internal("bind: boundary index out of range");
@@ -145,6 +147,7 @@ Status PartitionRuntime::Bind(bool is_input, int index, cl::Buffer user, bool ha
 }
 
 void PartitionRuntime::Unbind(bool is_input, int index) {
+  SizeIoState();
   auto& slots = is_input ? bound_in_ : bound_out_;
   if (index < 0 || size_t(index) >= slots.size() || !slots[index]) return;
   (void)Sync(cl::WaitMode::kPassive);
@@ -152,6 +155,7 @@ void PartitionRuntime::Unbind(bool is_input, int index) {
 }
 
 Status PartitionRuntime::CopyOutputToHost(Subgraph& sg, int j, cl::WaitMode wait) {
+  SizeIoState();
   TFG_RETURN_IF_ERROR(Sync(wait));
   if (out_state_[j] == kOutHost) return OkStatus();
   const auto& b = model_.outputs[j];
@@ -182,6 +186,7 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
                              const std::vector<bool>& read_back) {
   const cl::Context& c = *ctx_;
   TFG_RETURN_IF_ERROR(Sync(wait));
+  SizeIoState();
   const size_t n_in = model_.inputs.size(), n_out = model_.outputs.size();
   const size_t first_out = kernels_.size() - n_out;
   for (size_t i = 0; i < n_in; ++i) {

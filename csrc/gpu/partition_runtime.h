@@ -35,7 +35,7 @@ class PartitionRuntime {
   void Unbind(bool is_input, int index);
   // Output j's values into its host tensor (blocking); a no-op when they are there already.
   Status CopyOutputToHost(Subgraph& sg, int j, cl::WaitMode wait);
-  bool output_on_host(int j) const { return out_state_[j] == kOutHost; }
+  bool output_on_host(int j) const { return size_t(j) >= out_state_.size() || out_state_[j] == kOutHost; }
   Status CheckSentinels();  // debug mode: out-of-bounds writes past any buffer
   // Work-group tuning (inference_preference SUSTAINED_SPEED): times each kernel with a few
   // local sizes on the device (profiling events, best of 3) and keeps the fastest. Changes
@@ -68,6 +68,7 @@ class PartitionRuntime {
   // (Plain ints: a std::vector of an enum would export its instantiation from the library.)
   static constexpr int kOutHost = 0, kOutStaging = 1, kOutDevice = 2;
   std::vector<int> out_state_;
+  void SizeIoState();  // sizes the three vectors above to the model (whatever path built it)
   std::vector<cl::Event> out_events_;
   std::vector<KernelTime> times_;
   bool pending_ = false;
