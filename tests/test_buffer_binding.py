@@ -329,6 +329,27 @@ def test_do_not_wait_with_bound_buffers_on_the_shared_queue(clq):
     np.testing.assert_array_equal(it.get_tensor(yi), unbound(m, q, x))
 
 
+def test_binding_on_a_partition_loaded_from_serialization(clq, tmp_path):
+    """A warm start (ENABLE_SERIALIZATION + serialization_dir + model_token) loads the prepared
+    partition from disk; binding works on it as on a freshly built one."""
+    ctx, q = clq
+    m, x = add_tanh(), x_values(21)
+    flags = tflite_gpu.ExperimentalFlags
+    opts = dict(experimental_flags=flags.ENABLE_QUANT | flags.ENABLE_SERIALIZATION,
+                serialization_dir=str(tmp_path), model_token="bind-test")
+    gpu_interp(m, q, **opts)  # cold: writes the entry
+    it, d, xi, yi = gpu_interp(m, q, **opts)
+    assert d.cache_info()["serialization"]["hits"] >= 1, d.cache_info()
+    yb = cl_buffer(ctx, nbytes=x.nbytes)
+    d.bind_buffer_to_tensor(xi, cl_buffer(ctx, x))
+    d.bind_buffer_to_tensor(yi, yb)
+    it.set_allow_buffer_handle_output(True)
+    before = d.transfer_stats()
+    it.invoke()
+    assert delta(d, before)["host_to_device"] == 0 and delta(d, before)["device_to_host"] == 0
+    np.testing.assert_array_equal(read(q, yb, SHAPE), unbound(m, q, x))
+
+
 # ------------------------------------------------------------------------ unbind, resize, refs
 def test_unbind_returns_to_host_copies(clq):
     ctx, q = clq
