@@ -20,8 +20,8 @@ import tflite_gpu
 from gpu_util import require_gpu
 from harness import rel_l2
 from misuse_util import HERE
+from test_models import GPU_MODELS
 from tflite_gpu import _core
-from tflite_gpu.testing import zoo
 from tflite_gpu.testing.builder import ModelBuilder
 
 FLAGS = tflite_gpu.delegate.ExperimentalFlags
@@ -139,11 +139,9 @@ def _litert(model, feeds):
     return [it.get_tensor(o["index"]) for o in it.get_output_details()]
 
 
-MODELS = {
-    "mobilenet_v1": lambda: zoo.mobilenet_v1(input_size=64, alpha=0.25, num_classes=10),
-    "mobilenet_v2": lambda: zoo.mobilenet_v2(input_size=64, alpha=0.35, num_classes=10),
-    "encoder_decoder": lambda: zoo.encoder_decoder(seed=2, input_size=32),
-}
+# test_models.py's GPU models, byte for byte: the same kernels, so the driver's own kernel cache
+# (PoCL's) compiles them once for both files and CI pays the cold start only once.
+MODELS = {k: GPU_MODELS[k] for k in ("mobilenet_v1", "mobilenet_v2", "encoder_decoder")}
 
 
 @pytest.mark.parametrize("precision", ["F32", "F16"])
