@@ -54,6 +54,11 @@ MODELS = {
         lambda: zoo.selfie_segmentation_like(seed=1),
         lambda: zoo.selfie_segmentation_like(seed=1, decoder="TRANSPOSE_CONV")),
     "face_detector_like": lambda: zoo.face_detector_like(seed=1),
+    # The MediaPipe-shaped CPU speed set of benchmarks/bench_speed.py, at smaller inputs.
+    "face_mesh_like": lambda: zoo.face_mesh_like(input_size=96, seed=1),
+    "hand_landmark_like": lambda: zoo.hand_landmark_like(input_size=96, seed=1),
+    "pose_landmark_like": lambda: zoo.pose_landmark_like(input_size=128, seed=1),
+    "palm_detection_like": lambda: zoo.palm_detection_like(input_size=96, seed=1),
 }
 # Models the GPU delegate must take whole (one partition) at sizes PoCL runs quickly.
 GPU_MODELS = {

@@ -933,3 +933,152 @@ ZOO.update({
     "selfie_segmentation_like": lambda: selfie_segmentation_like(),
     "face_detector_like": lambda: face_detector_like(),
 })
+
+
+# ---------------------------------------------------------------------------
+# MediaPipe-shaped landmark / detection models (the CPU speed set of the
+# benchmarks): face-mesh-, hand-landmark-, pose-landmark- and palm-detection-
+# like graphs, laid out as the converter writes the real ones (PRELU after
+# residual ADDs, MAX_POOL_2D + channel PAD shortcuts, RESIZE_BILINEAR
+# upsampling with skip ADDs, heads RESHAPEd and CONCATENATED).
+# ---------------------------------------------------------------------------
+
+def _res_block(net, x, cout, stride=1, k=3, act="PRELU", gain=0.5):
+    """Depthwise k x k + 1x1 conv, shortcut (MAX_POOL_2D 2x2/2 when strided,
+    channel PAD when cout grows), ADD, then the activation (PRELU as a separate
+    op, RELU fused into the ADD)."""
+    cin = net.shape(x)[-1]
+    h = net.dwconv(x, k, stride, gain=1.0, act="NONE")
+    h = net.conv(h, cout, 1, gain=gain, prefix="res_pw", act="NONE")
+    sc = x
+    if stride == 2:
+        sc = net.max_pool(sc, 2, 2)
+    if cout > cin:
+        sc = net.pad_channels(sc, cout)
+    if act == "PRELU":
+        return net.prelu(net.binary("ADD", sc, h, prefix="res_add"))
+    return net.binary("ADD", sc, h, act=act, prefix="res_add")
+
+
+def face_mesh_like(input_size=192, seed=0, num_landmarks=468):
+    """Face mesh (landmark) net: conv3x3/2 + PRELU, residual depthwise 3x3
+    blocks with PRELU (stride-2 ones through MAX_POOL_2D + channel PAD),
+    16 -> 32 -> 64 -> 128 channels down to 3x3; heads: landmarks (3x3 VALID
+    conv to 3 * num_landmarks, RESHAPE [1, 3N]) and face flag (3x3 VALID conv
+    to 2 -- flag and a spare logit, so the output is not a single number -- LOGISTIC)."""
+    net = _Net(seed, "float32", "face_mesh_like (tflite_gpu zoo)")
+    s = input_size
+    x_in = net.mb.add_input([1, s, s, 3], name="input_1")
+    x = net.prelu(net.conv(x_in, 16, 3, 2, gain=1.0, prefix="stem", act="NONE"))
+    for c, st in [(16, 1), (16, 1), (32, 2), (32, 1), (64, 2), (64, 1), (128, 2), (128, 1),
+                  (128, 2), (128, 1), (128, 2), (128, 1)]:
+        x = _res_block(net, x, c, st)
+    _, fh, fw, _ = net.shape(x)
+    lm = net.conv(x, 3 * num_landmarks, fh, 1, padding="VALID", gain=1.0, prefix="landmarks", act="NONE")
+    lm = net.reshape(lm, [1, 3 * num_landmarks], name="conv2d_21", new_shape_option=False)
+    fl = net.conv(x, 2, fh, 1, padding="VALID", gain=1.0, prefix="face_flag", act="NONE")
+    flag = net.mb.add_tensor(net.shape(fl), name="conv2d_31")
+    net.mb.add_op("LOGISTIC", [fl], [flag])
+    return net.finish({"input_1": x_in}, {"landmarks": lm, "face_flag": flag})
+
+
+def hand_landmark_like(input_size=224, seed=0, num_landmarks=21):
+    """Hand landmark (full) net: MobileNet v2-style inverted residual blocks
+    (3x3 and 5x5 depthwise, RELU6) to stride 32, MEAN pool, heads: landmarks
+    (FULLY_CONNECTED 3N), hand presence and handedness (one FULLY_CONNECTED 2 +
+    LOGISTIC)."""
+    net = _Net(seed, "float32", "hand_landmark_like (tflite_gpu zoo)")
+    s = input_size
+    x_in = net.mb.add_input([1, s, s, 3], name="input_1")
+    x = net.conv(x_in, 24, 3, 2, act="RELU6", prefix="stem")
+    for c, t, st, k in [(16, 1, 1, 3), (24, 4, 2, 3), (24, 4, 1, 3), (40, 4, 2, 5), (40, 4, 1, 5),
+                        (80, 4, 2, 3), (80, 4, 1, 3), (112, 4, 1, 5), (112, 4, 1, 5), (192, 4, 2, 5),
+                        (192, 4, 1, 5)]:
+        x = _inverted_residual(net, x, c, t=t, stride=st, k=k)
+    x = net.conv(x, 576, 1, act="RELU6", prefix="head")
+    x = net.reshape(net.mean_hw(x), [1, 576], new_shape_option=False)
+    lm = net.fc(x, 3 * num_landmarks)
+    z = net.fc(x, 2, gain=4.0)
+    flags = net.mb.add_tensor(net.shape(z), name="hand_flag_handedness")
+    net.mb.add_op("LOGISTIC", [z], [flags])
+    return net.finish({"input_1": x_in}, {"landmarks": lm, "hand_flag_handedness": flags})
+
+
+def pose_landmark_like(input_size=256, seed=0, num_landmarks=39):
+    """Pose landmark net: blaze encoder (residual depthwise 3x3 blocks, RELU
+    fused into the ADDs, MAX_POOL_2D + channel PAD shortcuts) to stride 32,
+    decoder of RESIZE_BILINEAR x2 + 1x1 lateral convs + skip ADDs back to
+    stride 4; heads: heatmap (1x1 conv, num_landmarks channels), segmentation
+    (1x1 conv + LOGISTIC) and landmarks (stride-2 depthwise blocks down to
+    2x2, 2x2 VALID conv to 5N, RESHAPE)."""
+    net = _Net(seed, "float32", "pose_landmark_like (tflite_gpu zoo)")
+    s = input_size
+    x_in = net.mb.add_input([1, s, s, 3], name="input_1")
+    x = net.conv(x_in, 24, 3, 2, act="RELU", prefix="stem")
+    feats = []
+    for c, n in [(24, 1), (48, 2), (96, 2), (192, 2), (288, 2)]:
+        for i in range(n):
+            x = _res_block(net, x, c, 2 if (i == 0 and c != 24) else 1, act="RELU")
+        feats.append(x)                          # strides 2, 4, 8, 16, 32
+    y = net.conv(feats[-1], 48, 1, act="RELU", prefix="lat")
+    for f in (feats[3], feats[2], feats[1]):     # up to stride 4
+        _, fh, fw, _ = net.shape(f)
+        y = net.resize_bilinear(y, [fh, fw])
+        y = net.binary("ADD", y, net.conv(f, 48, 1, act="RELU", prefix="lat"), prefix="skip_add")
+        y = _res_block(net, y, 48, act="RELU")
+    heat = net.conv(y, num_landmarks, 1, act="NONE", gain=1.0, prefix="heatmap")
+    sg = net.conv(y, 1, 1, act="NONE", gain=1.0, prefix="seg_logits")
+    seg = net.mb.add_tensor(net.shape(sg), name="segmentation")
+    net.mb.add_op("LOGISTIC", [sg], [seg])
+    z = y
+    for c in (96, 192, 288, 288, 288):
+        z = _res_block(net, z, c, 2, act="RELU")
+    _, zh, _, _ = net.shape(z)
+    lm = net.conv(z, 5 * num_landmarks, zh, 1, padding="VALID", gain=1.0, prefix="ld", act="NONE")
+    lm = net.reshape(lm, [1, 5 * num_landmarks], name="ld_3d", new_shape_option=False)
+    return net.finish({"input_1": x_in}, {"ld_3d": lm, "heatmap": heat, "segmentation": seg})
+
+
+def palm_detection_like(input_size=192, seed=0, num_coords=18):
+    """Palm detection (lite) net: conv5x5/2 + RELU, blaze blocks with 5x5
+    depthwise (RELU fused into the residual ADD, MAX_POOL_2D + channel PAD
+    shortcuts) to stride 32, FPN-style top-down path (RESIZE_BILINEAR x2 +
+    ADD) to stride 8; heads on the stride-8 (2 anchors) and stride-16
+    (6 anchors) maps: 1x1 convs RESHAPEd to [1, N_i, 18] / [1, N_i, 1] and
+    CONCATENATED on axis 1."""
+    net = _Net(seed, "float32", "palm_detection_like (tflite_gpu zoo)")
+    s = input_size
+    x_in = net.mb.add_input([1, s, s, 3], name="input_1")
+    x = net.conv(x_in, 32, 5, 2, act="RELU", prefix="stem")
+    feats = []
+    for c, n in [(32, 2), (64, 2), (128, 2), (256, 2), (256, 2)]:
+        for i in range(n):
+            x = _res_block(net, x, c, 2 if (i == 0 and c != 32) else 1, k=5, act="RELU")
+        feats.append(x)                          # strides 2, 4, 8, 16, 32
+    f32 = feats[4]
+    _, h16, w16, _ = net.shape(feats[3])
+    f16 = net.binary("ADD", net.resize_bilinear(f32, [h16, w16]), feats[3], act="RELU", prefix="fpn_add")
+    f16 = _res_block(net, f16, 256, k=5, act="RELU")
+    _, h8, w8, _ = net.shape(feats[2])
+    t = net.conv(f16, 128, 1, act="RELU", prefix="fpn_lat")
+    f8 = net.binary("ADD", net.resize_bilinear(t, [h8, w8]), feats[2], act="RELU", prefix="fpn_add")
+    f8 = _res_block(net, f8, 128, k=5, act="RELU")
+    regs, clss = [], []
+    for f, a in ((f8, 2), (f16, 6)):
+        _, h, w, _ = net.shape(f)
+        n = h * w * a
+        c = net.conv(f, a, 1, gain=1.0, prefix="classificator", act="NONE")
+        clss.append(net.reshape(c, [1, n, 1], new_shape_option=False))
+        r = net.conv(f, a * num_coords, 1, gain=1.0, prefix="regressor", act="NONE")
+        regs.append(net.reshape(r, [1, n, num_coords], new_shape_option=False))
+    reg = net.concat(regs, axis=1, name="Identity")
+    cls = net.concat(clss, axis=1, name="Identity_1")
+    return net.finish({"input_1": x_in}, {"regressors": reg, "classificators": cls})
+
+
+ZOO.update({
+    "face_mesh_like": lambda: face_mesh_like(),
+    "hand_landmark_like": lambda: hand_landmark_like(),
+    "pose_landmark_like": lambda: pose_landmark_like(),
+    "palm_detection_like": lambda: palm_detection_like(),
+})

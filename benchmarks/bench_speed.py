@@ -1,0 +1,160 @@
+"""CPU speed set of issue #14 (and the int8 MobileNets of issue #7): tflite_gpu's CPU kernels vs
+ai-edge-litert with XNNPACK (its default) and with its builtin kernels
+(BUILTIN_WITHOUT_DEFAULT_DELEGATES), side by side in one run, at 1 and 2 threads.
+
+    python benchmarks/bench_speed.py                      # all models, threads 1 and 2
+    python benchmarks/bench_speed.py --models face_detector_like --threads 1 --rounds 15
+    python benchmarks/bench_speed.py --int8               # the int8 MobileNets too
+    python benchmarks/bench_speed.py --profile palm_detection_like   # our time per op type
+
+Rounds are interleaved (each round times every engine in turn, a few invokes each, so load from
+other processes hits all engines alike); per engine the median of the rounds is kept. The ratio
+column is ours / XNNPACK and ours / the faster of LiteRT's two paths; the geomean and the worst
+ratio over the set are printed at the end (issue #14's target: geomean <= 1.0, none > 1.2).
+
+onnxruntime is not measured: no .tflite -> ONNX converter is installable here (tf2onnx needs
+TensorFlow), so there is no ONNX model to give it.
+
+The selfie segmentation model uses MediaPipe's Convolution2DTransposeBias custom op: LiteRT's
+builtin kernels cannot run it (only its XNNPACK delegate can), so that engine runs the builtin
+TRANSPOSE_CONV twin of the same graph.
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import tflite_gpu
+from tflite_gpu.testing import zoo
+
+FLOAT_MODELS = {
+    "mobilenet_v1": lambda: zoo.mobilenet_v1(),
+    "mobilenet_v2": lambda: zoo.mobilenet_v2(),
+    "face_detector_like": lambda: zoo.face_detector_like(),
+    "face_mesh_like": lambda: zoo.face_mesh_like(),
+    "hand_landmark_like": lambda: zoo.hand_landmark_like(),
+    "pose_landmark_like": lambda: zoo.pose_landmark_like(),
+    "selfie_segmentation_like": lambda: zoo.selfie_segmentation_like(input_size=256),
+    "palm_detection_like": lambda: zoo.palm_detection_like(),
+}
+# Models LiteRT's builtin kernels cannot run: the builtin-op twin they run instead.
+BUILTIN_TWIN = {
+    "selfie_segmentation_like": lambda: zoo.selfie_segmentation_like(input_size=256, decoder="TRANSPOSE_CONV"),
+}
+INT8_MODELS = {
+    "mobilenet_v1_int8": lambda: zoo.ZOO["mobilenet_v1_int8"](),
+    "mobilenet_v2_int8": lambda: zoo.ZOO["mobilenet_v2_int8"](),
+}
+ENGINES = ("ours", "xnnpack", "builtin")
+
+
+def make(engine, model, threads):
+    if engine == "ours":
+        return tflite_gpu.Interpreter(model_content=model, num_threads=threads)
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    if engine == "xnnpack":
+        return Interpreter(model_content=model, num_threads=threads)
+    return Interpreter(model_content=model, num_threads=threads,
+                       experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+
+
+def ready(it):
+    it.allocate_tensors()
+    rng = np.random.default_rng(0)
+    for d in it.get_input_details():
+        it.set_tensor(d["index"], rng.standard_normal(d["shape"]).astype(d["dtype"]))
+    for _ in range(2):
+        it.invoke()
+    return it
+
+
+def calibrate(it, target_s):
+    t = time.perf_counter()
+    it.invoke()
+    dt = max(time.perf_counter() - t, 1e-5)
+    return max(1, int(target_s / dt))
+
+
+def bench(name, builders, threads, rounds, target_s):
+    model = builders[name]()
+    twin = BUILTIN_TWIN[name]() if name in BUILTIN_TWIN else model
+    its = {e: ready(make(e, twin if e == "builtin" else model, threads)) for e in ENGINES}
+    reps = {e: calibrate(it, target_s) for e, it in its.items()}
+    times = {e: [] for e in ENGINES}
+    for r in range(rounds):
+        order = ENGINES if r % 2 == 0 else ENGINES[::-1]
+        for e in order:
+            it, n = its[e], reps[e]
+            t = time.perf_counter()
+            for _ in range(n):
+                it.invoke()
+            times[e].append((time.perf_counter() - t) / n)
+    return {e: statistics.median(v) for e, v in times.items()}
+
+
+def profile(name, builders, threads, invokes=20):
+    it = ready(make("ours", builders[name](), threads))
+    it.enable_profiling(True)
+    per = {}
+    for _ in range(invokes):
+        it.invoke()
+        for e in it.get_profile():
+            per[e["name"]] = per.get(e["name"], 0.0) + e["us"] / invokes
+    total = sum(per.values())
+    print(f"{name} threads={threads}: {total / 1e3:.2f} ms per invoke (sum of ops)")
+    for k, v in sorted(per.items(), key=lambda kv: -kv[1]):
+        print(f"  {k:28s} {v / 1e3:8.3f} ms  {100 * v / total:5.1f}%")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", nargs="*", help="subset of the set (default: all float models)")
+    ap.add_argument("--threads", nargs="*", type=int, default=[1, 2])
+    ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--round-ms", type=float, default=60.0, help="time per engine per round")
+    ap.add_argument("--int8", action="store_true", help="add the int8 MobileNets")
+    ap.add_argument("--int8-only", action="store_true")
+    ap.add_argument("--profile", nargs="*", help="print our time per op type for these models instead")
+    args = ap.parse_args(argv)
+    builders = dict(FLOAT_MODELS)
+    builders.update(INT8_MODELS)
+    if args.profile is not None:
+        for name in args.profile or FLOAT_MODELS:
+            for t in args.threads:
+                profile(name, builders, t)
+        return 0
+    names = args.models or (list(INT8_MODELS) if args.int8_only else
+                            list(FLOAT_MODELS) + (list(INT8_MODELS) if args.int8 else []))
+    unknown = [n for n in names if n not in builders]
+    if unknown:
+        ap.error(f"unknown models {unknown}; known: {sorted(builders)}")
+    print(f"{os.cpu_count()} CPUs, load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+          f"{args.rounds} interleaved rounds, median ms per invoke")
+    print(f"{'model':26s} thr {'ours':>8s} {'xnnpack':>8s} {'builtin':>8s}  ours/xnn  ours/best")
+    ratios = {t: {} for t in args.threads}
+    for t in args.threads:
+        for name in names:
+            m = bench(name, builders, t, args.rounds, args.round_ms / 1e3)
+            r_x = m["ours"] / m["xnnpack"]
+            r_b = m["ours"] / min(m["xnnpack"], m["builtin"])
+            ratios[t][name] = (r_x, r_b)
+            print(f"{name:26s} {t:3d} {m['ours'] * 1e3:8.2f} {m['xnnpack'] * 1e3:8.2f} {m['builtin'] * 1e3:8.2f}"
+                  f"  {r_x:8.2f}  {r_b:9.2f}", flush=True)
+    for t, rs in ratios.items():
+        if not rs:
+            continue
+        gx = math.exp(sum(math.log(a) for a, _ in rs.values()) / len(rs))
+        gb = math.exp(sum(math.log(b) for _, b in rs.values()) / len(rs))
+        worst = max(rs.items(), key=lambda kv: kv[1][1])
+        print(f"threads={t}: geomean ours/xnnpack {gx:.2f}, ours/best {gb:.2f}; "
+              f"worst {worst[0]} {worst[1][1]:.2f}")
+    print(f"load average after: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
