@@ -192,6 +192,15 @@ DW_CASES = [
     _dw("3x3_dilation2", [1, 12, 12, 24], dil=(2, 2), version=2),
     _dw("3x3_dilation_valid", [1, 13, 11, 8], dil=(3, 2), padding="VALID", version=2),
     _dw("5x5_c24", [1, 14, 14, 24], k=(5, 5), act="RELU6"),
+    # 5x5 interior kernel (kDwPix pixels at once): channel counts that leave a partial last
+    # vector block (overlapping block), fewer channels than a vector, stride 2, VALID, dilation.
+    _dw("5x5_c28_w19", [1, 11, 19, 28], k=(5, 5)),
+    _dw("5x5_c42_relu", [1, 9, 13, 42], k=(5, 5), act="RELU"),
+    _dw("5x5_c5", [1, 10, 10, 5], k=(5, 5)),
+    _dw("5x5_s2_c36", [1, 17, 18, 36], k=(5, 5), stride=(2, 2), act="RELU6"),
+    _dw("5x5_valid_c20", [1, 12, 14, 20], k=(5, 5), padding="VALID"),
+    _dw("5x5_dil2_c12", [1, 16, 16, 12], k=(5, 5), dil=(2, 2), version=2),
+    _dw("3x3_c28_tail", [1, 10, 21, 28], act="RELU6"),
     _dw("3x5_s1x2_c7", [1, 9, 13, 7], k=(3, 5), stride=(1, 2)),
     _dw("1x1_c33", [1, 5, 5, 33], k=(1, 1)),
     _dw("mult2", [1, 8, 8, 4], mult=2, act="RELU"),

@@ -4,7 +4,8 @@
 //
 // Fast path (multiplier 1): a direct NHWC kernel vectorised over channels (depthwise_kernel.inc,
 // AVX-512 / AVX2 / SSE2 chosen at run time) with a 3x3 specialisation keeping the weights in
-// registers; rows are spread over the pool. Multiplier > 1 uses a plain loop nest on the pool.
+// registers and a 5x5 / generic interior kernel computing several pixels per weight load; rows
+// are spread over the pool. Multiplier > 1 uses a plain loop nest on the pool.
 #include "ops/conv/conv_common.h"
 #include "ops/conv/gemm.h"
 #include "ops/conv/quantized.h"
