@@ -257,6 +257,12 @@ DW_CASES = [
     _qdw("i8_zp_edges_5x5", _dw_spec(I8, in_qp=Q.QParams(0.05, -128), out_qp=Q.QParams(0.2, 127)), (1, 8, 8, 9),
          k=(5, 5)),
     _qdw("i8_saturate", _dw_spec(I8, out_qp=Q.QParams(0.005, 0)), (1, 5, 5, 8)),
+    # The AVX2 taps kernel: 16-channel blocks, then 8-channel blocks ending at C (overlapping),
+    # fewer than 8 channels on the plain loop.
+    _qdw("i8_c37_relu6", _dw_spec(I8, out_qp=Q.QParams(0.03, -128)), (1, 7, 9, 37), act="RELU6"),
+    _qdw("i8_c4", _dw_spec(I8), (1, 6, 7, 4)),
+    _qdw("i8_5x5_s2_c40", _dw_spec(I8), (1, 11, 12, 40), k=(5, 5), stride=(2, 2)),
+    _qdw("u8_5x5_c27", _dw_spec(U8, w_zp=131), (1, 9, 8, 27), k=(5, 5)),
     _qdw("i8_ties", _ties(I8), (2, 6, 6, 16), padding="VALID"),
     _qdw("i8_ties_tail", _ties(I8), (1, 6, 6, 13), padding="VALID"),
     _qdw("i8_ties_mult3", _ties(I8), (1, 6, 6, 5), mult=3, padding="VALID"),

@@ -665,38 +665,62 @@ struct QDwState {
   std::vector<int32_t> w32;  // weights + offset, [k_h * k_w][out_c]
 };
 
-// acc[c] += (in[c] + off) * w[c] over one tap (multiplier 1): the vectorisable inner loop.
-#define TFG_QDW_TAP(NAME, T)                                                                           \
-  void NAME(const T* __restrict ip, int C, int32_t off, const int32_t* __restrict w, int32_t* __restrict acc) { \
-    for (int c = 0; c < C; ++c) acc[c] = int32_t(uint32_t(acc[c]) + uint32_t((int32_t(ip[c]) + off) * w[c]));   \
+// Multiplier 1, one output pixel: acc[c] = sum over its taps t inside the input of
+// (ips[t][c] + off) * wps[t][c], int32 wrapping as TFLite's (the sum is taken modulo 2^32, so the
+// order of the taps does not change it). The plain loop is the portable kernel; the AVX2 one keeps
+// 16 channels of accumulators in registers over all the taps.
+template <typename T>
+void TapsPlain(const T* const* ips, const int32_t* const* wps, int ntaps, int C, int32_t off, int32_t* acc) {
+  for (int c = 0; c < C; ++c) acc[c] = 0;
+  for (int t = 0; t < ntaps; ++t) {
+    const T* __restrict ip = ips[t];
+    const int32_t* __restrict w = wps[t];
+    for (int c = 0; c < C; ++c) acc[c] = int32_t(uint32_t(acc[c]) + uint32_t((int32_t(ip[c]) + off) * w[c]));
   }
-TFG_QDW_TAP(TapI8, int8_t)
-TFG_QDW_TAP(TapU8, uint8_t)
+}
 #if TFG_X86
 TFG_TARGET_AVX2_BEGIN
-TFG_QDW_TAP(TapI8Avx2, int8_t)
-TFG_QDW_TAP(TapU8Avx2, uint8_t)
+inline __m256i Widen8(const int8_t* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline __m256i Widen8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+template <typename T>
+void TapsAvx2(const T* const* ips, const int32_t* const* wps, int ntaps, int C, int32_t off, int32_t* acc) {
+  if (C < 8) return TapsPlain(ips, wps, ntaps, C, off, acc);
+  const __m256i voff = _mm256_set1_epi32(off);
+  int c = 0;
+  for (; c + 16 <= C; c += 16) {
+    __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+    for (int t = 0; t < ntaps; ++t) {
+      const T* ip = ips[t] + c;
+      const int32_t* wp = wps[t] + c;
+      const __m256i x0 = _mm256_add_epi32(Widen8(ip), voff), x1 = _mm256_add_epi32(Widen8(ip + 8), voff);
+      a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(x0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp))));
+      a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(x1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + 8))));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), a0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c + 8), a1);
+  }
+  // The rest in blocks of 8, the last one ending at C (it may overlap: the same sums again).
+  for (; c < C; c += 8) {
+    const int c0 = std::min(c, C - 8);
+    __m256i a0 = _mm256_setzero_si256();
+    for (int t = 0; t < ntaps; ++t) {
+      const __m256i x0 = _mm256_add_epi32(Widen8(ips[t] + c0), voff);
+      a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(x0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wps[t] + c0))));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c0), a0);
+  }
+}
 TFG_TARGET_END
 #endif
-#undef TFG_QDW_TAP
 
-using TapFn8 = void (*)(const int8_t*, int, int32_t, const int32_t*, int32_t*);
-using TapFnU8 = void (*)(const uint8_t*, int, int32_t, const int32_t*, int32_t*);
-inline void Tap(const int8_t* ip, int C, int32_t off, const int32_t* w, int32_t* acc) {
+template <typename T>
+using TapsFn = void (*)(const T* const*, const int32_t* const*, int, int, int32_t, int32_t*);
+template <typename T>
+TapsFn<T> ActiveTaps() {
 #if TFG_X86
-  static const TapFn8 f = simd::ActiveIsa() >= simd::Isa::kAvx2 ? TapI8Avx2 : TapI8;
-#else
-  static const TapFn8 f = TapI8;
+  if (simd::ActiveIsa() >= simd::Isa::kAvx2) return TapsAvx2<T>;
 #endif
-  f(ip, C, off, w, acc);
-}
-inline void Tap(const uint8_t* ip, int C, int32_t off, const int32_t* w, int32_t* acc) {
-#if TFG_X86
-  static const TapFnU8 f = simd::ActiveIsa() >= simd::Isa::kAvx2 ? TapU8Avx2 : TapU8;
-#else
-  static const TapFnU8 f = TapU8;
-#endif
-  f(ip, C, off, w, acc);
+  return TapsPlain<T>;
 }
 
 template <typename TI, typename TW>
@@ -732,20 +756,43 @@ void DwLoops(const QDwState& s, const TI* in, const TW* f, TI* out, ThreadPool* 
   else body(0, pixels);
 }
 
-// 8-bit fast path: per output pixel an int32 accumulator row over the channels, one vector loop
-// per tap (multiplier 1), the generic channel loop otherwise.
+// 8-bit fast path: per output pixel an int32 accumulator row over the channels: multiplier 1
+// through the taps kernel (all the pixel's taps per channel block), the generic channel loop
+// otherwise.
 template <typename TI, typename OffsetOf, typename Finish>
 void DwRun(const QDwState& s, const TI* in, const OffsetOf& offset_of, const Finish& finish, ThreadPool* pool) {
   const int64_t pixels = int64_t(s.batch) * s.out_h * s.out_w;
   const int C = s.out_c;
+  static const TapsFn<TI> taps_fn = ActiveTaps<TI>();
+  const int ntaps_max = s.k_h * s.k_w;
   auto body = [&](int64_t b0, int64_t b1) {
     thread_local std::vector<int32_t> acc_tls;
+    thread_local std::vector<const void*> ptr_tls;
     acc_tls.resize(C);
     int32_t* acc = acc_tls.data();  // one TLS lookup per range
+    ptr_tls.resize(2 * size_t(ntaps_max));
+    const TI** ips = reinterpret_cast<const TI**>(ptr_tls.data());
+    const int32_t** wps = reinterpret_cast<const int32_t**>(ptr_tls.data() + ntaps_max);
     for (int64_t px = b0; px < b1; ++px) {
       const int b = int(px / (int64_t(s.out_h) * s.out_w));
       const int oy = int(px / s.out_w % s.out_h), ox = int(px % s.out_w);
       const int32_t off = offset_of(b);
+      if (s.mult == 1) {
+        int nt = 0;
+        for (int ky = 0; ky < s.k_h; ++ky) {
+          const int iy = oy * s.sh - s.pad_t + ky * s.dh;
+          if (iy < 0 || iy >= s.in_h) continue;
+          for (int kx = 0; kx < s.k_w; ++kx) {
+            const int ix = ox * s.sw - s.pad_l + kx * s.dw;
+            if (ix < 0 || ix >= s.in_w) continue;
+            ips[nt] = in + ((int64_t(b) * s.in_h + iy) * s.in_w + ix) * s.in_c;
+            wps[nt++] = s.w32.data() + (int64_t(ky) * s.k_w + kx) * C;
+          }
+        }
+        taps_fn(ips, wps, nt, C, off, acc);
+        finish(px, acc);
+        continue;
+      }
       std::fill(acc, acc + C, 0);
       for (int ky = 0; ky < s.k_h; ++ky) {
         const int iy = oy * s.sh - s.pad_t + ky * s.dh;
@@ -755,12 +802,8 @@ void DwRun(const QDwState& s, const TI* in, const OffsetOf& offset_of, const Fin
           if (ix < 0 || ix >= s.in_w) continue;
           const TI* ip = in + ((int64_t(b) * s.in_h + iy) * s.in_w + ix) * s.in_c;
           const int32_t* wp = s.w32.data() + (int64_t(ky) * s.k_w + kx) * C;
-          if (s.mult == 1) {
-            Tap(ip, C, off, wp, acc);
-          } else {
-            for (int oc = 0; oc < C; ++oc)
-              acc[oc] = int32_t(uint32_t(acc[oc]) + uint32_t((int32_t(ip[oc / s.mult]) + off) * wp[oc]));
-          }
+          for (int oc = 0; oc < C; ++oc)
+            acc[oc] = int32_t(uint32_t(acc[oc]) + uint32_t((int32_t(ip[oc / s.mult]) + off) * wp[oc]));
         }
       }
       finish(px, acc);
