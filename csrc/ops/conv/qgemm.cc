@@ -1,6 +1,8 @@
 // Micro-kernels of the 8-bit integer GEMM (qgemm.h).
 #include "ops/conv/qgemm.h"
 
+#include <type_traits>
+
 #include "ops/simd.h"
 
 namespace tflite_gpu {
@@ -92,10 +94,78 @@ void RequantAvx2(const int32_t* acc, const int32_t* bias, const int32_t* mult, c
   v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(lo)), _mm256_set1_epi32(hi));
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), v);
 }
+
+// RequantAvx2's arithmetic on 8 lanes, the result in a register.
+inline __m256i RequantLanes(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                            __m256i vzp, __m256i vlo, __m256i vhi) {
+  const __m256i a = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc)),
+                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias)));
+  const __m256i sh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(shift));
+  const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mult));
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i left = _mm256_max_epi32(sh, zero);
+  const __m256i right = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
+  const __m256i xs = _mm256_sllv_epi32(a, left);
+  const __m256i round = _mm256_set1_epi64x(int64_t(1) << 30);
+  const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(xs, m), round);
+  const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(xs, 32), _mm256_srli_epi64(m, 32)), round);
+  const __m256i he = _mm256_srli_epi64(pe, 31);
+  const __m256i ho = _mm256_slli_epi64(_mm256_srli_epi64(po, 31), 32);
+  const __m256i h = _mm256_blend_epi32(he, ho, 0xAA);
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i r1 = _mm256_max_epi32(_mm256_sub_epi32(right, one), zero);
+  const __m256i bit = _mm256_and_si256(_mm256_srav_epi32(h, r1), one);
+  const __m256i has_right = _mm256_cmpgt_epi32(right, zero);
+  const __m256i q = _mm256_add_epi32(_mm256_srav_epi32(h, right), _mm256_and_si256(bit, has_right));
+  const __m256i v = _mm256_add_epi32(q, vzp);
+  return _mm256_min_epi32(_mm256_max_epi32(v, vlo), vhi);
+}
+
+// 8 int32 lanes (already inside the output type's range) -> 8 int16 in order.
+inline __m128i Narrow16(__m256i v) { return _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)); }
+
+template <typename T>
+int RequantRowAvx2(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
+                   int32_t lo, int32_t hi, int n, T* out) {
+  const __m256i vzp = _mm256_set1_epi32(zp), vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
+  for (int j = 0; j < n; j += 8) {
+    const __m128i w = Narrow16(RequantLanes(acc + j, bias + j, mult + j, shift + j, vzp, vlo, vhi));
+    if (sizeof(T) == 2) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), w);
+    } else {
+      const __m128i b = std::is_signed<T>::value ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j), b);
+    }
+  }
+  return n;
+}
 TFG_TARGET_END
 #endif
 
+template <typename T>
+int RequantRow(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
+               int32_t lo, int32_t hi, int n, T* out) {
+#if TFG_X86
+  if (HaveAvx2()) return RequantRowAvx2(acc, bias, mult, shift, zp, lo, hi, n, out);
+#endif
+  (void)acc, (void)bias, (void)mult, (void)shift, (void)zp, (void)lo, (void)hi, (void)n, (void)out;
+  return 0;
+}
+
 }  // namespace
+
+int RequantHalfUpRow(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
+                     int32_t lo, int32_t hi, int n, int8_t* out) {
+  return RequantRow(acc, bias, mult, shift, zp, lo, hi, n, out);
+}
+int RequantHalfUpRow(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
+                     int32_t lo, int32_t hi, int n, uint8_t* out) {
+  return RequantRow(acc, bias, mult, shift, zp, lo, hi, n, out);
+}
+int RequantHalfUpRow(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
+                     int32_t lo, int32_t hi, int n, int16_t* out) {
+  return RequantRow(acc, bias, mult, shift, zp, lo, hi, n, out);
+}
 
 bool HaveAvx2() {
 #if TFG_X86

@@ -60,6 +60,14 @@ void PackB(int N, int K, const T* src, int64_t stride_n, int64_t stride_k, int32
 // Returns false (nothing done) when the CPU has no AVX2.
 bool RequantHalfUp8(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
                     int32_t lo, int32_t hi, int32_t* out);
+// The same over n values (n a multiple of 8), narrowed to the output type in the vector registers
+// ([lo, hi] lies inside the type's range): returns n, or 0 (nothing done) without AVX2.
+int RequantHalfUpRow(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
+                     int32_t lo, int32_t hi, int n, int8_t* out);
+int RequantHalfUpRow(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
+                     int32_t lo, int32_t hi, int n, uint8_t* out);
+int RequantHalfUpRow(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
+                     int32_t lo, int32_t hi, int n, int16_t* out);
 bool HaveAvx2();
 
 // C[r, 0..15] = sum over the K-pairs of A row r (rows <= kMr, row stride lda int16) times the panel.
@@ -147,14 +155,9 @@ struct OutputStage {
   void Row(const int32_t* acc, int c0, int n, T* out) const {
     const int body = std::max(0, std::min(n, body_end - c0));
     int done = 0;
-    if (rounding == Rounding::kHalfUp && HaveAvx2() && int(bias32.size()) >= c0 + n) {
-      int32_t tmp[8];
-      for (; done + 8 <= body; done += 8) {
-        RequantHalfUp8(acc + done, bias32.data() + c0 + done, mult.data() + c0 + done, shift32.data() + c0 + done, zp, lo,
-                       hi, tmp);
-        for (int j = 0; j < 8; ++j) out[done + j] = T(tmp[j]);
-      }
-    }
+    if (rounding == Rounding::kHalfUp && body >= 8 && int(bias32.size()) >= c0 + n)
+      done = RequantHalfUpRow(acc, bias32.data() + c0, mult.data() + c0, shift32.data() + c0, zp, lo, hi, body / 8 * 8,
+                              out);
     acc += done;
     out += done;
     c0 += done;
