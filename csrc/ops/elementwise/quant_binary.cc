@@ -32,6 +32,7 @@
 #include "ops/elementwise/ew_common.h"
 #include "ops/elementwise/quant_ew.h"
 #include "ops/quant_common.h"
+#include "ops/simd.h"
 
 namespace tflite_gpu {
 namespace ew {
@@ -108,10 +109,57 @@ inline int32_t MulRule(const QBinData& d, int32_t a, int32_t b) {
   return std::min(std::max(raw, d.act_min), d.act_max);
 }
 
+#if TFG_X86
+TFG_TARGET_AVX2_BEGIN
+// AddBodyElementwise on 8 int8 lanes at a time (n a multiple of 8), the same integers: the
+// rounding high-mul floor((x * m + 2^30) / 2^31) is gemmlowp's SaturatingRoundingDoublingHighMul
+// (its nudge and truncating division come to that for every product; the saturating case
+// INT32_MIN * INT32_MIN cannot occur, the multipliers are in +-[2^30, 2^31)).
+inline __m256i HighMul(__m256i x, __m256i m) {
+  const __m256i round = _mm256_set1_epi64x(int64_t(1) << 30);
+  const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(x, m), round);
+  const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), m), round);
+  return _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(_mm256_srli_epi64(po, 31), 32), 0xAA);
+}
+inline __m256i ShiftLeftOrFloorV(__m256i x, int s) {
+  return s >= 0 ? _mm256_sll_epi32(x, _mm_cvtsi32_si128(s)) : _mm256_sra_epi32(x, _mm_cvtsi32_si128(-s));
+}
+void AddBodyInt8Avx2(const QBinData& p, int64_t n, const int8_t* a, const int8_t* b, int8_t* o) {
+  const __m256i off1 = _mm256_set1_epi32(p.off1), off2 = _mm256_set1_epi32(p.off2);
+  const __m256i m1 = _mm256_set1_epi32(p.m1), m2 = _mm256_set1_epi32(p.m2), mo = _mm256_set1_epi32(p.mo);
+  const int sh1 = p.left_shift + p.s1, sh2 = p.left_shift + p.s2, e = -p.so;
+  const __m256i mask = _mm256_set1_epi32(int32_t((int64_t(1) << e) - 1));
+  const __m256i half = _mm256_set1_epi32(int32_t(((int64_t(1) << e) - 1) >> 1));
+  const __m128i ecount = _mm_cvtsi32_si128(e);
+  const __m256i zp = _mm256_set1_epi32(p.out_off);
+  const __m256i lo = _mm256_set1_epi32(p.act_min), hi = _mm256_set1_epi32(p.act_max);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i va = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a + i)));
+    const __m256i vb = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + i)));
+    const __m256i x1 = HighMul(ShiftLeftOrFloorV(_mm256_add_epi32(va, off1), sh1), m1);
+    const __m256i x2 = HighMul(ShiftLeftOrFloorV(_mm256_add_epi32(vb, off2), sh2), m2);
+    const __m256i h = HighMul(_mm256_add_epi32(x1, x2), mo);
+    // RoundingDivideByPOT(h, e): ties away from zero.
+    const __m256i rem = _mm256_and_si256(h, mask);
+    const __m256i thr = _mm256_add_epi32(half, _mm256_srli_epi32(h, 31));
+    const __m256i r = _mm256_sub_epi32(_mm256_sra_epi32(h, ecount), _mm256_cmpgt_epi32(rem, thr));
+    // VectorOut: truncate to 16 bits, add the zero point in 16 bits, clamp.
+    const __m256i n16 = _mm256_srai_epi32(_mm256_slli_epi32(r, 16), 16);
+    const __m256i w16 = _mm256_srai_epi32(_mm256_slli_epi32(_mm256_add_epi32(n16, zp), 16), 16);
+    const __m256i v = _mm256_min_epi32(_mm256_max_epi32(w16, lo), hi);
+    const __m128i v16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o + i), _mm_packs_epi16(v16, v16));
+  }
+}
+TFG_TARGET_END
+#endif
+
 // Runs over contiguous element runs, as TFLite's AddElementwise / AddScalarBroadcast. `p` holds the
-// (possibly switched) parameters.
+// (possibly switched) parameters. `fast`: the int8 ADD / SUB body may take the AVX2 kernel (same
+// integers); the reference kernel passes false.
 template <typename T>
-void ElementwiseRun(const QBinData& p, int64_t n, const T* a, const T* b, T* o) {
+void ElementwiseRun(const QBinData& p, int64_t n, const T* a, const T* b, T* o, bool fast = false) {
+  (void)fast;
   if (p.kind == QBinary::kMul) {
     for (int64_t i = 0; i < n; ++i) o[i] = T(MulRule(p, a[i], b[i]));
     return;
@@ -129,7 +177,16 @@ void ElementwiseRun(const QBinData& p, int64_t n, const T* a, const T* b, T* o) 
     // int16 (AddElementwiseInt16): the same 16-wide body, the output stage in 32 bits.
     for (int64_t i = 0; i < body; ++i) o[i] = T(AddBodyElementwise16(p, a[i], b[i]));
   } else {
-    for (int64_t i = 0; i < body; ++i) o[i] = T(AddBodyElementwise(p, a[i], b[i]));
+    int64_t i = 0;
+#if TFG_X86
+    static const bool avx2 = simd::ActiveIsa() >= simd::Isa::kAvx2;
+    if (std::is_same<T, int8_t>::value && fast && avx2 && -p.so <= 31) {
+      AddBodyInt8Avx2(p, body, reinterpret_cast<const int8_t*>(a), reinterpret_cast<const int8_t*>(b),
+                      reinterpret_cast<int8_t*>(o));
+      i = body;
+    }
+#endif
+    for (; i < body; ++i) o[i] = T(AddBodyElementwise(p, a[i], b[i]));
   }
   for (int64_t i = body; i < n; ++i) o[i] = T(AddScalarRule(p, a[i], b[i]));
 }
@@ -177,19 +234,19 @@ void ProcessBroadcast(const Dims& s0, const Dims& s1, QBinData* d) {
 }
 
 template <typename T>
-void RunAll(const QBinData& d, const T* in1, const T* in2, T* out, ThreadPool* pool) {
+void RunAll(const QBinData& d, const T* in1, const T* in2, T* out, ThreadPool* pool, bool fast) {
   if (d.cat == Cat::kNone) {
     const int64_t n = NumElements(d.so_shape);
     if (pool == nullptr) {
-      ElementwiseRun(d, n, in1, in2, out);
+      ElementwiseRun(d, n, in1, in2, out, fast);
       return;
     }
     // Chunks of whole 16-element blocks keep TFLite's body / tail split (the tail is < 16).
     const int64_t body = n / 16 * 16;
     ParallelFor(pool, body / 16, [&](int64_t b, int64_t e) {
-      ElementwiseRun(d, (e - b) * 16, in1 + b * 16, in2 + b * 16, out + b * 16);
+      ElementwiseRun(d, (e - b) * 16, in1 + b * 16, in2 + b * 16, out + b * 16, fast);
     }, 256);
-    ElementwiseRun(d, n - body, in1 + body, in2 + body, out + body);
+    ElementwiseRun(d, n - body, in1 + body, in2 + body, out + body, fast);
     return;
   }
   if (d.cat == Cat::kGeneric) {
@@ -228,7 +285,7 @@ void RunAll(const QBinData& d, const T* in1, const T* in2, T* out, ThreadPool* p
         p2 = reset2;
         for (int64_t a2 = 0; a2 < y2; ++a2) {
           for (int64_t a3 = 0; a3 < y3; ++a3) {
-            ElementwiseRun(p, y4, p1, p2, op);
+            ElementwiseRun(p, y4, p1, p2, op, fast);
             p2 += y4;
             op += y4;
           }
@@ -319,9 +376,9 @@ Status EvalQuantBinary(OpContext& ctx, bool ref) {
   const QBinData& d = *ctx.node().U<QBinData>();
   ThreadPool* pool = ref ? nullptr : ctx.pool();
   switch (d.type) {
-    case DType::kInt8: RunAll(d, ctx.input(0).as<int8_t>(), ctx.input(1).as<int8_t>(), ctx.output(0).as<int8_t>(), pool); break;
-    case DType::kUInt8: RunAll(d, ctx.input(0).as<uint8_t>(), ctx.input(1).as<uint8_t>(), ctx.output(0).as<uint8_t>(), pool); break;
-    case DType::kInt16: RunAll(d, ctx.input(0).as<int16_t>(), ctx.input(1).as<int16_t>(), ctx.output(0).as<int16_t>(), pool); break;
+    case DType::kInt8: RunAll(d, ctx.input(0).as<int8_t>(), ctx.input(1).as<int8_t>(), ctx.output(0).as<int8_t>(), pool, !ref); break;
+    case DType::kUInt8: RunAll(d, ctx.input(0).as<uint8_t>(), ctx.input(1).as<uint8_t>(), ctx.output(0).as<uint8_t>(), pool, !ref); break;
+    case DType::kInt16: RunAll(d, ctx.input(0).as<int16_t>(), ctx.input(1).as<int16_t>(), ctx.output(0).as<int16_t>(), pool, !ref); break;
     default: return ctx.Error(std::string("unsupported type ") + DTypeName(d.type));
   }
   return OkStatus();
