@@ -456,7 +456,8 @@ class Interpreter:
 
     def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
         """A copy of the tensor's value. With experimental_preserve_all_tensors=True intermediate
-        tensors keep their values after invoke() and can be read here."""
+        tensors keep their values after invoke() and can be read here. A GPU output kept on the
+        device (set_allow_buffer_handle_output) is copied to host memory first."""
         sg = self._check_subgraph(subgraph_index)
         return self._core.get_tensor(sg, self._check_index(tensor_index, sg))
 
@@ -532,9 +533,18 @@ class Interpreter:
         self._delegates.append(delegate)
 
     def set_allow_buffer_handle_output(self, allow: bool) -> None:
+        """Interpreter::SetAllowBufferHandleOutput. With True, invoke() leaves GPU-delegate outputs
+        that no CPU node reads on the device (in a bound buffer, see
+        GpuDelegate.bind_buffer_to_tensor, or in the delegate's own): no device-to-host copy.
+        Their host copies are then stale: ensure_tensor_data_is_readable(i) copies one, and
+        get_tensor(i) / tensor(i)() copy it first themselves (one transfer each time the output
+        is stale), so a stale value is never returned. False (the default): every output is
+        copied to host memory at invoke, bound or not, as TFLite's Invoke does."""
         self._core.set_allow_buffer_handle_output(bool(allow))
 
     def ensure_tensor_data_is_readable(self, tensor_index: int) -> None:
+        """Interpreter::EnsureTensorDataIsReadable: copies a delegate output kept on the device
+        to host memory (no-op when it is there already)."""
         self._core.ensure_tensor_data_is_readable(self._check_index(tensor_index))
 
     def delegation_report(self) -> Dict[str, Any]:
