@@ -37,7 +37,6 @@ PENDING = {
     "GATHER": 8,
     "TRANSPOSE": 9,
     "SPLIT": 5,
-    "BIDIRECTIONAL_SEQUENCE_LSTM": 3,
     "CAST": 9,
     "PADV2": 6,
     "SLICE": 8,

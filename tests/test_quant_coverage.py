@@ -88,10 +88,8 @@ LITERT_QUANTIZED = {
 
 # (op, kind) pairs not done yet. Only ever remove entries.
 PENDING = {
-    ("BATCH_MATMUL", HYB),
-    ("LSTM", I8), ("LSTM", HYB),
-    ("UNIDIRECTIONAL_SEQUENCE_LSTM", I8), ("UNIDIRECTIONAL_SEQUENCE_LSTM", HYB),
-    ("BIDIRECTIONAL_SEQUENCE_LSTM", HYB),
+    ("LSTM", I8),
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", I8),
 }
 
 TABLE = {op["name"]: set(op["quantized_kernels"]) for op in tflite_gpu.supported_ops()}

@@ -130,6 +130,58 @@ OURS_ONLY = [
 ]
 
 
+
+
+def _hbmm_bad(zp=0, per_channel_axis=None, out_dt=np.float32):
+    from tflite_gpu.testing.builder import ModelBuilder
+    mb = ModelBuilder()
+    a = mb.add_input([2, 3, 4], name="a")
+    q = dict(scale=[0.02], zero_point=[zp])
+    if per_channel_axis is not None:
+        q = dict(scale=[0.02] * 4, zero_point=[0] * 4, quantized_dimension=per_channel_axis)
+    b = mb.add_const(np.ones([4, 4], I8), name="b", quant=q)
+    y = mb.add_tensor([2, 3, 4], out_dt, name="y",
+                      quant=None if out_dt == np.float32 else dict(scale=[0.1], zero_point=[0]))
+    mb.add_op("BATCH_MATMUL", [a, b], [y], version=4)
+    mb.mark_output(y)
+    return mb.build(), None
+
+
+def _hlstm_bad(mutate):
+    """A hybrid UNIDIRECTIONAL_SEQUENCE_LSTM whose input_to_forget_weights `mutate` rewrites."""
+    import op_cases.lstm as L
+    from tflite_gpu.testing import builder
+    orig = L._weight
+    calls = []
+
+    def weight(mb, v, hybrid):
+        calls.append(1)
+        if len(calls) == 2:  # input_to_forget_weights
+            return mutate(mb, v)
+        return orig(mb, v, hybrid)
+    L._weight = weight
+    try:
+        return L.lstm_model(hybrid=True, version=2), None
+    finally:
+        L._weight = orig
+
+
+OURS_ONLY += [
+    # LiteRT's hybrid kernels read the raw int8 values: a weight zero point would be ignored there.
+    ("bmm_hybrid_rhs_zero_point", lambda: _hbmm_bad(zp=3), ["BATCH_MATMUL", "b", "zero point"]),
+    ("bmm_hybrid_per_channel_wrong_axis", lambda: _hbmm_bad(per_channel_axis=0), ["BATCH_MATMUL", "b", "dimension"]),
+    ("bmm_hybrid_int8_output", lambda: _hbmm_bad(out_dt=np.int8), ["BATCH_MATMUL", "FLOAT32"]),
+    ("lstm_hybrid_weight_zero_point", lambda: _hlstm_bad(
+        lambda mb, v: mb.add_const(np.ones(v.shape, I8), quant=dict(scale=[0.1], zero_point=[4]))),
+     ["UNIDIRECTIONAL_SEQUENCE_LSTM", "input_to_forget_weights", "zero point"]),
+    ("lstm_hybrid_nan_scale", lambda: _hlstm_bad(
+        lambda mb, v: mb.add_const(np.ones(v.shape, I8), quant=dict(scale=[float("nan")], zero_point=[0]))),
+     ["UNIDIRECTIONAL_SEQUENCE_LSTM", "input_to_forget_weights", "scale"]),
+    ("lstm_hybrid_mixed_float_weight", lambda: _hlstm_bad(lambda mb, v: mb.add_const(v)),
+     ["UNIDIRECTIONAL_SEQUENCE_LSTM", "input_to_forget_weights", "INT8"]),
+]
+
+
 @pytest.mark.parametrize("case", OURS_ONLY, ids=[c[0] for c in OURS_ONLY])
 def test_unsupported_params_are_a_clear_error(case):
     _, build, words = case

@@ -462,3 +462,57 @@ BMM_CASES = [
 ]
 
 CASES = CONV_CASES + FC_CASES + DW_CASES + HYB_CASES + TC_CASES + BMM_CASES
+
+
+# Hybrid BATCH_MATMUL (issue 7): float lhs, int8 rhs (per-tensor or per-channel along N, zero point
+# 0), float output; each lhs row quantized on the fly (symmetric, or asymmetric_quantize_inputs).
+# TFLite's per-element float arithmetic is reproduced (exact vs LiteRT builtin with symmetric inputs).
+def hbmm_model(a_shape, b_shape, per_channel=False, asymmetric=False, adj_x=False, adj_y=False, const_b=True, seed=0):
+    rng = np.random.default_rng(seed)
+    N = b_shape[-2] if adj_y else b_shape[-1]
+    axis = len(b_shape) - (2 if adj_y else 1)
+    wt, wqp = _hyb_weights(rng, tuple(b_shape), axis, per_channel)
+    mb = ModelBuilder()
+    a = mb.add_input(list(a_shape), name="a")
+    if const_b:
+        b = mb.add_const(wt, name="b", quant=Q.quant_dict(wqp))
+    else:
+        b = mb.add_input(list(b_shape), I8, name="b", quant=Q.quant_dict(wqp))
+    M = a_shape[-1] if adj_x else a_shape[-2]
+    batch = list(np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2])))
+    y = mb.add_tensor(batch + [M, N], name="y")
+    mb.add_op("BATCH_MATMUL", [a, b], [y], version=4,
+              options=dict(adj_x=adj_x, adj_y=adj_y, asymmetric_quantize_inputs=asymmetric))
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _hbmm(name, a_shape, b_shape, shift=0.0, **kw):
+    const_b = kw.get("const_b", True)
+    # Symmetric inputs: exact. asymmetric_quantize_inputs: some rows' scales come out 1 ulp off
+    # LiteRT's (its asymmetric row scale is computed differently from quant::QuantizeFloatRow's
+    # double form, which the other hybrid kernels' cases use too): HYB_TOL as those.
+    tol = HYB_TOL if kw.get("asymmetric") else 0.0
+
+    def inputs(rng):
+        a = (rng.standard_normal(a_shape) + shift).astype(np.float32)
+        return [a] if const_b else [a, rng.integers(-127, 128, size=b_shape).astype(I8)]
+    return OpCase("BATCH_MATMUL", name, lambda: hbmm_model(a_shape, b_shape, **kw), inputs, tol=tol, gpu=False,
+                  quant="hybrid")
+
+
+HYB_BMM_CASES = [
+    _hbmm("hyb_pt", (2, 4, 16), (2, 16, 8)),
+    _hbmm("hyb_pc", (3, 5, 24), (24, 10), per_channel=True, shift=0.4),
+    _hbmm("hyb_asym", (2, 3, 33), (33, 7), asymmetric=True, shift=0.8),
+    _hbmm("hyb_asym_pc_adj_y", (2, 4, 20), (2, 9, 20), per_channel=True, asymmetric=True, adj_y=True, shift=-0.6),
+    _hbmm("hyb_adj_x", (2, 20, 4), (20, 6), adj_x=True),
+    _hbmm("hyb_asym_adj_xy", (2, 20, 4), (1, 6, 20), adj_x=True, adj_y=True, asymmetric=True, shift=0.3),
+    _hbmm("hyb_bcast4d", (2, 1, 3, 12), (1, 3, 12, 5), per_channel=True),
+    _hbmm("hyb_rhs_one", (2, 3, 4, 12), (1, 12, 5), asymmetric=True, shift=1.0),
+    _hbmm("hyb_asym_bigK", (1, 3, 2000), (2000, 4), asymmetric=True, shift=2.0),
+    _hbmm("hyb_bigK_pc", (2, 6, 1500), (1500, 40), per_channel=True, shift=0.5),
+    _hbmm("hyb_rank5", (2, 1, 2, 3, 8), (1, 3, 1, 8, 4)),
+    _hbmm("hyb_input_rhs", (2, 4, 16), (16, 8), const_b=False, asymmetric=True, shift=0.5),
+]
+CASES += HYB_BMM_CASES

@@ -7,13 +7,23 @@ from tflite_gpu.testing.builder import ModelBuilder
 SEQ = "UNIDIRECTIONAL_SEQUENCE_LSTM"
 
 
+def _weight(mb, v, hybrid):
+    """A constant weight: float32, or (hybrid) int8 with one symmetric scale max|v| / 127."""
+    if not hybrid:
+        return mb.add_const(v)
+    s = float(np.abs(v).max()) / 127.0 or 1.0
+    q = np.clip(np.round(v / s), -127, 127).astype(np.int8)
+    return mb.add_const(q, quant=dict(scale=[s], zero_point=[0]))
+
+
 def lstm_model(op=SEQ, batch=2, time=3, n_input=5, n_cell=7, n_output=None, cifg=False,
                peephole=False, projection=False, proj_bias=False, layer_norm=False,
                n_inputs=24, time_major=False, act="TANH", cell_clip=0.0, proj_clip=0.0,
-               seed=0, version=1, diagonal=False, options="default"):
+               seed=0, version=1, diagonal=False, options="default", hybrid=False, asymmetric=False):
     """A one-op LSTM model (24- or 20-input form) with random constant weights and variable
     state tensors. op: UNIDIRECTIONAL_SEQUENCE_LSTM ([batch, time, in] or time-major) or LSTM
-    (FULL kernel, [batch, in])."""
+    (FULL kernel, [batch, in]). hybrid: int8 weights (one scale each, zero point 0: the
+    dynamic-range kernel), asymmetric: its asymmetric_quantize_inputs option."""
     rng = np.random.default_rng(seed)
     n_output = n_output if n_output is not None else n_cell
     if not projection:
@@ -28,7 +38,7 @@ def lstm_model(op=SEQ, batch=2, time=3, n_input=5, n_cell=7, n_output=None, cifg
 
     def w(*shp):
         fan = shp[-1] if len(shp) > 1 else 4
-        return mb.add_const((rng.standard_normal(shp) / np.sqrt(fan)).astype(np.float32))
+        return _weight(mb, (rng.standard_normal(shp) / np.sqrt(fan)).astype(np.float32), hybrid)
 
     def b(val=0.0, n=n_cell):
         return mb.add_const((val + 0.1 * rng.standard_normal(n)).astype(np.float32))
@@ -58,11 +68,15 @@ def lstm_model(op=SEQ, batch=2, time=3, n_input=5, n_cell=7, n_output=None, cifg
     if op == SEQ:
         opts = dict(fused_activation_function=act, cell_clip=cell_clip, proj_clip=proj_clip,
                     time_major=time_major)
+        if asymmetric:
+            opts["asymmetric_quantize_inputs"] = True
         if diagonal:
             opts["diagonal_recurrent_tensors"] = True
     else:
         opts = dict(fused_activation_function=act, cell_clip=cell_clip, proj_clip=proj_clip,
                     kernel_type="FULL")
+        if asymmetric:
+            opts["asymmetric_quantize_inputs"] = True
     if options != "default":
         opts = options
     mb.add_op(op, ins, [y], options=opts, version=version)
@@ -171,7 +185,7 @@ BIDI = "BIDIRECTIONAL_SEQUENCE_LSTM"
 def bidi_lstm_model(batch=2, time=3, n_input=4, fw_cell=5, bw_cell=5, fw_out=None, bw_out=None,
                     cifg=False, peephole=False, proj_bias=False, merge_outputs=False, time_major=True,
                     act="TANH", cell_clip=0.0, proj_clip=0.0, aux=None, aux_size=None, seed=0,
-                    options="default"):
+                    options="default", hybrid=False, asymmetric=False, version=1):
     """A one-op BIDIRECTIONAL_SEQUENCE_LSTM (48 inputs) with random constant weights and variable
     states. fw_out/bw_out: projection sizes (None: no projection). aux: None, 'cross' (aux_input
     with aux weights for both cells) or 'bw_input' (aux_input without aux weights)."""
@@ -184,7 +198,7 @@ def bidi_lstm_model(batch=2, time=3, n_input=4, fw_cell=5, bw_cell=5, fw_out=Non
 
     def w(*shp):
         fan = shp[-1] if len(shp) > 1 else 4
-        return mb.add_const((rng.standard_normal(shp) / np.sqrt(fan)).astype(np.float32))
+        return _weight(mb, (rng.standard_normal(shp) / np.sqrt(fan)).astype(np.float32), hybrid)
 
     def b(n, val=0.0):
         return mb.add_const((val + 0.1 * rng.standard_normal(n)).astype(np.float32))
@@ -219,9 +233,11 @@ def bidi_lstm_model(batch=2, time=3, n_input=4, fw_cell=5, bw_cell=5, fw_out=Non
         mb.mark_output(o)
     opts = dict(fused_activation_function=act, cell_clip=cell_clip, proj_clip=proj_clip,
                 merge_outputs=merge_outputs, time_major=time_major)
+    if asymmetric:
+        opts["asymmetric_quantize_inputs"] = True
     if options != "default":
         opts = options
-    mb.add_op(BIDI, ins, outs, options=opts)
+    mb.add_op(BIDI, ins, outs, options=opts, version=version)
     return mb.build()
 
 
@@ -257,3 +273,46 @@ CASES += [
     _bidi_case("act_none", act="NONE"),
     _bidi_case("no_options", options=None, time_major=False),
 ]
+
+
+# Hybrid (dynamic-range) LSTMs (issue 7): int8 weights with one scale each, float activations; the
+# input, aux input, output state and projection input rows quantized on the fly per step
+# (symmetric or asymmetric_quantize_inputs), as TFLite's lstm_eval EvalHybrid. Against LiteRT
+# builtin with the float cases' bound (the int8 dot products are exact; float sums as TFLite's).
+def _hyb(case):
+    case.quant = "hybrid"
+    return case
+
+
+CASES += [_hyb(c) for c in [
+    _seq_case("hyb_basic", hybrid=True, version=2),
+    _seq_case("hyb_asym", hybrid=True, asymmetric=True, version=2),
+    _seq_case("hyb_time_major_asym", hybrid=True, asymmetric=True, time_major=True, batch=3, version=2),
+    _seq_case("hyb_cifg_peephole", hybrid=True, cifg=True, peephole=True, version=2),
+    _seq_case("hyb_peephole_asym", hybrid=True, peephole=True, asymmetric=True, version=2),
+    _seq_case("hyb_projection", hybrid=True, projection=True, proj_bias=True, n_output=4, proj_clip=0.3,
+              version=2),
+    _seq_case("hyb_projection_asym", hybrid=True, asymmetric=True, projection=True, n_output=5, version=2),
+    _seq_case("hyb_layer_norm_asym", hybrid=True, asymmetric=True, layer_norm=True, peephole=True, version=3),
+    _seq_case("hyb_everything", hybrid=True, asymmetric=True, layer_norm=True, peephole=True, projection=True,
+              proj_bias=True, n_output=4, cell_clip=0.5, proj_clip=0.3, time_major=True, batch=3, version=3),
+    _seq_case("hyb_act_none_quirk", hybrid=True, act="NONE", version=2),
+    _seq_case("hyb_large", hybrid=True, asymmetric=True, batch=2, time=5, n_input=40, n_cell=96, projection=True,
+              n_output=48, version=2),
+    _seq_case("hyb_full", op="LSTM", hybrid=True, version=2),
+    _seq_case("hyb_full_asym_cifg_proj", op="LSTM", hybrid=True, asymmetric=True, cifg=True, peephole=True,
+              projection=True, proj_bias=True, n_output=3, cell_clip=0.6, version=4),
+    _seq_case("hyb_full_layer_norm", op="LSTM", hybrid=True, layer_norm=True, version=3),
+]]
+for _c in CASES[-14:]:
+    _c.gpu = False
+    _c.note = "GPU: CPU op (variable state tensors)"
+CASES += [_hyb(c) for c in [
+    _bidi_case("hyb_basic", hybrid=True, version=3),
+    _bidi_case("hyb_asym_batch_major", hybrid=True, asymmetric=True, time_major=False, version=3),
+    _bidi_case("hyb_merge_cifg_peephole", hybrid=True, merge_outputs=True, cifg=True, peephole=True, version=3),
+    _bidi_case("hyb_projection_asym", hybrid=True, asymmetric=True, fw_out=3, bw_out=3, proj_bias=True,
+               proj_clip=0.4, cell_clip=0.7, version=3),
+    _bidi_case("hyb_aux_cross_asym", hybrid=True, asymmetric=True, aux="cross", aux_size=5, version=3),
+    _bidi_case("hyb_aux_bw_input", hybrid=True, aux="bw_input", version=3),
+]]

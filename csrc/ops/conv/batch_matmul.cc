@@ -1,4 +1,4 @@
-// BATCH_MATMUL (v1-4), float32: lhs [..., M, K] (or [..., K, M] with adj_x), rhs [..., K, N]
+// BATCH_MATMUL (v1-4), float32 (integer and hybrid kernels: quantized.cc): lhs [..., M, K] (or [..., K, M] with adj_x), rhs [..., K, N]
 // (or [..., N, K] with adj_y), ranks 2..5, batch dimensions broadcast (numpy rules, shorter
 // shape padded with leading 1s). Output [broadcast batch..., M, N].
 //
@@ -14,6 +14,7 @@ namespace {
 
 struct BmmParams {
   bool adj_x = false, adj_y = false;
+  bool asymmetric_quantize_inputs = false;  // hybrid kernel: quantize each lhs row asymmetrically
 };
 
 struct BmmState {
@@ -30,7 +31,8 @@ struct BmmState {
 };
 
 qconv::BmmGeom GeomOf(const BmmState& s, const BmmParams& p) {
-  return qconv::BmmGeom{s.M, s.N, s.K, &s.lhs_of, &s.rhs_of, s.rhs_batches, p.adj_x, p.adj_y};
+  return qconv::BmmGeom{s.M, s.N, s.K, &s.lhs_of, &s.rhs_of, s.rhs_batches, p.adj_x, p.adj_y,
+                        p.asymmetric_quantize_inputs};
 }
 
 Status Parse(const OptionsView& raw, Node& node) {
@@ -38,6 +40,7 @@ Status Parse(const OptionsView& raw, Node& node) {
   auto p = std::make_shared<BmmParams>();
   p->adj_x = o.GetBool(0, false);
   p->adj_y = o.GetBool(1, false);
+  p->asymmetric_quantize_inputs = o.GetBool(2, false);
   node.params = p;
   return OkStatus();
 }
@@ -62,8 +65,6 @@ Status Prepare(OpContext& ctx) {
   if (!quantized) {
     TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, lhs, "lhs"));
     TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, rhs, "rhs"));
-  } else if (lhs.type == DType::kFloat32) {
-    return ctx.Error("hybrid BATCH_MATMUL (FLOAT32 lhs, INT8 rhs) is not supported yet");
   }
   const int lr = int(lhs.shape.size()), rr = int(rhs.shape.size());
   if (lr < 2 || lr > 5 || rr < 2 || rr > 5)

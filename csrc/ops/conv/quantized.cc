@@ -1100,6 +1100,19 @@ Status EvalTransposeConv(OpContext& ctx, bool ref) {
 // int8 (per-tensor, both zero points applied) and int16 (zero points 0). Multiplier formed in float
 // (lhs_scale * rhs_scale / out_scale, as TFLite's batch_matmul.cc). Rounding (LiteRT builtin,
 // measured): int8 Double, int16 Reduced64. No fused activation: the output type's range.
+//
+// Hybrid (FLOAT32 lhs, INT8 rhs, FLOAT32 output), as TFLite's EvalHybrid + reference_ops::BatchMatMul
+// (its only kernel: builtin = reference): every lhs row (K values; adj_x rows are the transposed
+// lhs's) is quantized on the fly by quant::QuantizeFloatRow, symmetric or with
+// asymmetric_quantize_inputs; rhs weights per-tensor or per-channel along the N axis, zero point 0
+// (TFLite reads the raw int8 values: a zero point would be ignored there, so it is refused). Per
+// element, in TFLite's arithmetic: total = sum_k q[m,k] * w[n,k] in int32, then
+// t = int32(float(total) - float(row_sum[n]) * float(input_zp)) (its float subtraction, truncated),
+// out = (input_scale * weight_scale[n]) * float(t). TFLite computes the weight row sums once
+// (first invoke); for a non-constant rhs we recompute them every invoke (LiteRT's stale sums
+// differ from ours on later invokes with asymmetric inputs only). Fast kernel: the weights packed
+// for qgemm once (constant rhs), each lhs batch's quantized rows run as (q - zp) in the int16 GEMM
+// and total is recovered exactly as acc + zp * row_sum; reference: plain loops.
 
 namespace tflite_gpu {
 namespace qconv {
@@ -1110,7 +1123,15 @@ struct QBmmState {
   std::vector<qgemm::PackedB> packed;  // per rhs batch (8-bit)
   conv::PackKey key;
   bool packed_valid = false;
+  // hybrid
+  bool hybrid = false, asymmetric = false;
+  std::vector<float> wscale;       // per N
+  std::vector<int32_t> row_sums;   // per rhs batch x N
+  std::vector<float> lhs_rows;     // adj_x: the transposed lhs ([batches, M, K])
+  HybridIn in;                     // quantized lhs rows, per (lhs batch, m)
 };
+
+
 
 template <typename T>
 void PackRhsQ(const BmmGeom& g, const T* rhs, int32_t off, std::vector<qgemm::PackedB>* out) {
@@ -1176,12 +1197,128 @@ void BmmFast(const BmmGeom& g, const QBmmState& s, const T* lhs, T* out, ThreadP
   }
 }
 
+// The rhs (weights) viewed as [N, K] per rhs batch: element (rb, n, k).
+inline int64_t RhsIndex(const BmmGeom& g, int64_t rb, int n, int k) {
+  return rb * int64_t(g.K) * g.N + (g.adj_y ? int64_t(n) * g.K + k : int64_t(k) * g.N + n);
+}
+
+void HybridRowSums(const BmmGeom& g, const int8_t* w, QBmmState* s) {
+  s->row_sums.assign(size_t(g.rhs_batches) * g.N, 0);
+  for (int64_t rb = 0; rb < g.rhs_batches; ++rb)
+    for (int n = 0; n < g.N; ++n) {
+      int32_t sum = 0;
+      for (int k = 0; k < g.K; ++k) sum += w[RhsIndex(g, rb, n, k)];
+      s->row_sums[size_t(rb * g.N + n)] = sum;
+    }
+}
+
+// TFLite's per-element finish: the offset correction in float, truncated, then scaled.
+inline float HybridOut(int32_t total, int32_t row_sum, int32_t zp, float in_scale, float w_scale) {
+  const int32_t t = int32_t(float(total) - float(row_sum) * float(zp));
+  return (in_scale * w_scale) * float(t);
+}
+
+Status PrepareHybridBmm(OpContext& ctx, const BmmGeom& g, QBmmState* s) {
+  const Tensor& rhs = ctx.input(1);
+  const Tensor& out = ctx.output(0);
+  if (rhs.type != DType::kInt8)
+    return ctx.Error(std::string("FLOAT32 lhs with ") + DTypeName(rhs.type) +
+                     " rhs is not supported (hybrid BATCH_MATMUL takes an INT8 rhs)");
+  if (out.type != DType::kFloat32)
+    return ctx.Error(std::string("output has type ") + DTypeName(out.type) +
+                     "; hybrid BATCH_MATMUL (FLOAT32 lhs, INT8 rhs) produces FLOAT32");
+  QuantRule wr;
+  wr.allow_per_channel = true;
+  wr.channel_axis = int(rhs.shape.size()) - (g.adj_y ? 2 : 1);  // the N axis
+  wr.zero_point_zero = true;
+  TensorQuant wq;
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, rhs, "rhs", wr, &wq));
+  s->hybrid = true;
+  s->asymmetric = g.asymmetric_quantize_inputs;
+  s->wscale.resize(size_t(g.N));
+  for (int n = 0; n < g.N; ++n) s->wscale[size_t(n)] = wq.Scale(size_t(n));
+  if (ctx.IsConstantOrPersistent(rhs)) {
+    conv::PackKey key{rhs.data, nullptr, rhs.shape, g.adj_y ? 1 : 0};
+    if (!s->packed_valid || !(s->key == key)) {
+      PackRhsQ(g, rhs.as<int8_t>(), 0, &s->packed);
+      HybridRowSums(g, rhs.as<int8_t>(), s);
+      s->key = key;
+      s->packed_valid = true;
+    }
+  } else {
+    s->packed_valid = false;
+  }
+  return OkStatus();
+}
+
+Status EvalHybridBmm(OpContext& ctx, const BmmGeom& g, QBmmState* s, bool ref) {
+  const Tensor& lhs = ctx.input(0);
+  const int8_t* w = ctx.input(1).as<int8_t>();
+  float* out = ctx.output(0).as<float>();
+  const int M = g.M, N = g.N, K = g.K;
+  const int64_t lhs_batches = lhs.num_elements() / std::max<int64_t>(1, int64_t(M) * K);
+  const float* rows = lhs.as<float>();
+  if (g.adj_x) {  // lhs batch [K, M] -> [M, K]
+    s->lhs_rows.resize(size_t(lhs_batches * M * K));
+    for (int64_t b = 0; b < lhs_batches; ++b)
+      for (int m = 0; m < M; ++m)
+        for (int k = 0; k < K; ++k)
+          s->lhs_rows[size_t((b * M + m) * K + k)] = rows[(b * K + k) * M + m];
+    rows = s->lhs_rows.data();
+  }
+  QuantizeBatches(rows, lhs_batches * M, K, s->asymmetric, &s->in);
+  if (ref || !s->packed_valid) HybridRowSums(g, w, s);
+  const int64_t nout = int64_t(g.lhs_of->size());
+  if (ref) {
+    for (int64_t ob = 0; ob < nout; ++ob) {
+      const int64_t lb = (*g.lhs_of)[ob], rb = (*g.rhs_of)[ob];
+      for (int m = 0; m < M; ++m) {
+        const int64_t row = lb * M + m;
+        const int8_t* q = s->in.q.data() + row * K;
+        for (int n = 0; n < N; ++n) {
+          int32_t total = 0;
+          for (int k = 0; k < K; ++k) total += int32_t(q[k]) * int32_t(w[RhsIndex(g, rb, n, k)]);
+          out[(ob * M + m) * N + n] = HybridOut(total, s->row_sums[size_t(rb * N + n)], s->in.zp[size_t(row)],
+                                                s->in.scale[size_t(row)], s->wscale[size_t(n)]);
+        }
+      }
+    }
+    return OkStatus();
+  }
+  if (!s->packed_valid) PackRhsQ(g, w, 0, &s->packed);
+  for (int64_t ob = 0; ob < nout; ++ob) {
+    const int64_t lb = (*g.lhs_of)[ob], rb = (*g.rhs_of)[ob];
+    const qgemm::PackedB& B = s->packed[size_t(rb)];
+    const int Kp = B.Kp;
+    auto fill = [&](int64_t m0, int nrows, int16_t* dst) {
+      for (int r = 0; r < nrows; ++r) {
+        const int64_t row = lb * M + m0 + r;
+        qgemm::WidenRow(s->in.q.data() + row * K, K, Kp, -s->in.zp[size_t(row)], dst + int64_t(r) * Kp);
+      }
+    };
+    auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) {
+      const int64_t row = lb * M + m;
+      const int32_t zp = s->in.zp[size_t(row)];
+      const float sc = s->in.scale[size_t(row)];
+      for (int j = 0; j < ncols; ++j) {
+        const int n = n0 + j;
+        const int32_t rs = s->row_sums[size_t(rb * N + n)];
+        const int32_t total = int32_t(uint32_t(acc[j]) + uint32_t(zp) * uint32_t(rs));  // sum of q * w
+        out[(ob * M + m) * N + n] = HybridOut(total, rs, zp, sc, s->wscale[size_t(n)]);
+      }
+    };
+    qgemm::Run(M, B, fill, write, ctx.pool());
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status PrepareBatchMatMul(OpContext& ctx, const BmmGeom& g, std::shared_ptr<void>* qstate) {
   if (!*qstate) *qstate = std::make_shared<QBmmState>();
   QBmmState* s = static_cast<QBmmState*>(qstate->get());
   const Tensor& lhs = ctx.input(0);
+  if (lhs.type == DType::kFloat32) return PrepareHybridBmm(ctx, g, s);
   if (lhs.type == DType::kUInt8)
     return ctx.Error("UINT8 BATCH_MATMUL is not supported (TFLite has no uint8 kernel for it)");
   QSpec spec;
@@ -1212,6 +1349,7 @@ Status PrepareBatchMatMul(OpContext& ctx, const BmmGeom& g, std::shared_ptr<void
 Status EvalBatchMatMul(OpContext& ctx, const BmmGeom& g, std::shared_ptr<void>* qstate, bool ref) {
   QBmmState* s = static_cast<QBmmState*>(qstate->get());
   if (g.lhs_of->empty() || g.M == 0 || g.N == 0) return OkStatus();
+  if (s->hybrid) return EvalHybridBmm(ctx, g, s, ref);
   ThreadPool* pool = ref ? nullptr : ctx.pool();
   const Tensor& lhs = ctx.input(0);
   const Tensor& rhs = ctx.input(1);

@@ -27,6 +27,7 @@ struct BmmGeom {
   const std::vector<int64_t>* rhs_of;
   int64_t rhs_batches;
   bool adj_x, adj_y;
+  bool asymmetric_quantize_inputs;  // hybrid (FLOAT32 lhs, INT8 rhs) only
 };
 Status PrepareBatchMatMul(OpContext& ctx, const BmmGeom& g, std::shared_ptr<void>* qstate);
 Status EvalBatchMatMul(OpContext& ctx, const BmmGeom& g, std::shared_ptr<void>* qstate, bool ref);

@@ -32,7 +32,8 @@
 #include "ops/conv/gemm.h"
 #include "ops/lstm/seq_common.h"
 #include "ops/op_registry.h"
-#include "ops/pooling/vec_math.h"  // exp / logistic / tanh arrays (~2 ulp)
+#include "ops/pooling/vec_math.h"
+#include "ops/quant_common.h"  // exp / logistic / tanh arrays (~2 ulp)
 #include "runtime/thread_pool.h"
 
 namespace tflite_gpu {
@@ -50,6 +51,7 @@ struct LstmParams {
   bool diagonal = false;
   bool sequence = false;
   bool merge_outputs = false;  // BIDIRECTIONAL_SEQUENCE_LSTM
+  bool asymmetric = false;     // hybrid kernel: asymmetric_quantize_inputs
 };
 
 enum In {
@@ -71,6 +73,7 @@ Status ParseSequence(const OptionsView& opts, Node& node) {
   p->cell_clip = t.Scalar<float>(1, 0.f);
   p->proj_clip = t.Scalar<float>(2, 0.f);
   p->time_major = t.Bool(3, false);
+  p->asymmetric = t.Bool(4, false);
   p->diagonal = t.Bool(5, false);
   p->sequence = true;
   node.params = p;
@@ -85,6 +88,7 @@ Status ParseLstm(const OptionsView& opts, Node& node) {
   p->cell_clip = t.Scalar<float>(1, 0.f);
   p->proj_clip = t.Scalar<float>(2, 0.f);
   p->kernel_type = t.Scalar<int8_t>(3, 0);
+  p->asymmetric = t.Bool(4, false);
   p->time_major = true;
   p->sequence = false;
   node.params = p;
@@ -95,6 +99,7 @@ Status ParseLstm(const OptionsView& opts, Node& node) {
 struct Geo {
   int n_batch = 0, max_time = 1, n_input = 0, n_cell = 0, n_output = 0;
   bool cifg = false, peephole = false, projection = false, layer_norm = false;
+  bool hybrid = false;  // INT8 weights, FLOAT32 activations (TFLite's hybrid LSTM)
 };
 
 inline float Sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
@@ -123,9 +128,24 @@ void Normalize(float* v, int n) {
 const float* Data(OpContext& ctx, int i) { return ctx.has_input(i) ? ctx.input(i).as<float>() : nullptr; }
 
 // ------------------------------------------------------------------------------ prepare (FULL)
-Status CheckVec(OpContext& ctx, int i, int n, const std::string& what) {
+// A hybrid weight (INT8, one scale, zero point 0: TFLite's hybrid LSTM reads params.scale and the
+// raw int8 values).
+Status CheckHybridWeight(OpContext& ctx, int i, const std::string& what) {
   const Tensor& t = ctx.input(i);
-  if (t.type != DType::kFloat32)
+  if (t.type != DType::kInt8)
+    return ctx.Error(what + " (input " + std::to_string(i) + ") has type " + DTypeName(t.type) +
+                     ", expected INT8 like input_to_output_weights (hybrid LSTM: every weight INT8)");
+  quant::QuantRule rule;
+  rule.zero_point_zero = true;
+  const std::string label = what + " (input " + std::to_string(i) + ")";
+  return quant::ValidateQuant(ctx, t, label.c_str(), rule);
+}
+
+Status CheckVec(OpContext& ctx, int i, int n, const std::string& what, bool hybrid_weight = false) {
+  const Tensor& t = ctx.input(i);
+  if (hybrid_weight) {
+    TFG_RETURN_IF_ERROR(CheckHybridWeight(ctx, i, what));
+  } else if (t.type != DType::kFloat32)
     return ctx.Error(what + " (input " + std::to_string(i) + ") has type " + DTypeName(t.type) +
                      ", expected FLOAT32");
   if (t.shape.size() != 1 || t.shape[0] != n)
@@ -133,13 +153,15 @@ Status CheckVec(OpContext& ctx, int i, int n, const std::string& what) {
                      "], got " + DimsToString(t.shape));
   return OkStatus();
 }
-Status CheckMat(OpContext& ctx, int i, int rows, int cols, const std::string& what) {
+Status CheckMat(OpContext& ctx, int i, int rows, int cols, const std::string& what, bool hybrid = false) {
   const Tensor& t = ctx.input(i);
-  if (t.type != DType::kFloat32)
+  if (hybrid) {
+    TFG_RETURN_IF_ERROR(CheckHybridWeight(ctx, i, what));
+  } else if (t.type != DType::kFloat32) {
     return ctx.Error(what + " (input " + std::to_string(i) + ") has type " + DTypeName(t.type) +
-                     (t.type == DType::kInt8 || t.type == DType::kUInt8
-                          ? ": hybrid (quantized-weight) LSTMs are not supported, weights must be FLOAT32"
-                          : ", expected FLOAT32"));
+                     (t.type == DType::kInt8 ? ", expected FLOAT32 like input_to_output_weights (hybrid LSTM: every weight INT8)"
+                                             : ", expected FLOAT32"));
+  }
   if (t.shape.size() != 2 || t.shape[0] != rows || t.shape[1] != cols)
     return ctx.Error(what + " (input " + std::to_string(i) + ") must have shape [" + std::to_string(rows) +
                      ", " + std::to_string(cols) + "], got " + DimsToString(t.shape));
@@ -167,6 +189,7 @@ Status GetGeoDir(OpContext& ctx, bool diagonal, int off, const std::string& pre,
   g->peephole = ctx.has_input(kCellToForget + off) || ctx.has_input(kCellToOut + off) || ctx.has_input(kCellToIn + off);
   g->projection = ctx.has_input(kProjW + off);
   g->layer_norm = false;
+  g->hybrid = w.type == DType::kInt8;
   return OkStatus();
 }
 
@@ -193,24 +216,26 @@ Status CheckDir(OpContext& ctx, const LstmParams& p, const Geo& g, int off, cons
   const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
   if (g.cifg != !ctx.has_input(kRecToIn + off))
     return ctx.Error("input_to_input_weights and recurrent_to_input_weights must be both present or both absent");
-  if (!g.cifg) TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToIn + off, nc, ni, pre + "input_to_input_weights"));
-  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToForget + off, nc, ni, pre + "input_to_forget_weights"));
-  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToCell + off, nc, ni, pre + "input_to_cell_weights"));
-  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToOut + off, nc, ni, pre + "input_to_output_weights"));
+  const bool hy = g.hybrid;
+  if (hy && p.diagonal) return ctx.Error("diagonal recurrent weights with INT8 (hybrid) weights are not supported");
+  if (!g.cifg) TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToIn + off, nc, ni, pre + "input_to_input_weights", hy));
+  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToForget + off, nc, ni, pre + "input_to_forget_weights", hy));
+  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToCell + off, nc, ni, pre + "input_to_cell_weights", hy));
+  TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToOut + off, nc, ni, pre + "input_to_output_weights", hy));
   const char* rec_names[4] = {"recurrent_to_input_weights", "recurrent_to_forget_weights", "recurrent_to_cell_weights",
                               "recurrent_to_output_weights"};
   for (int k = g.cifg ? 1 : 0; k < 4; ++k) {
     if (p.diagonal) TFG_RETURN_IF_ERROR(CheckVec(ctx, kRecToIn + off + k, nc, pre + rec_names[k]));
-    else TFG_RETURN_IF_ERROR(CheckMat(ctx, kRecToIn + off + k, nc, no, pre + rec_names[k]));
+    else TFG_RETURN_IF_ERROR(CheckMat(ctx, kRecToIn + off + k, nc, no, pre + rec_names[k], hy));
   }
   // Peepholes: all or none (the input one is absent with CIFG).
   const bool pi = ctx.has_input(kCellToIn + off), pf = ctx.has_input(kCellToForget + off), po = ctx.has_input(kCellToOut + off);
   const bool all_or_none = ((pi || g.cifg) && pf && po) || (!pi && !pf && !po);
   if (!all_or_none) return ctx.Error("peephole weights (inputs 9-11) must be all present or all absent");
   if (g.cifg && pi) return ctx.Error("cell_to_input_weights must be absent for a CIFG LSTM");
-  if (pi) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToIn + off, nc, pre + "cell_to_input_weights"));
-  if (pf) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToForget + off, nc, pre + "cell_to_forget_weights"));
-  if (po) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToOut + off, nc, pre + "cell_to_output_weights"));
+  if (pi) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToIn + off, nc, pre + "cell_to_input_weights", hy));
+  if (pf) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToForget + off, nc, pre + "cell_to_forget_weights", hy));
+  if (po) TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellToOut + off, nc, pre + "cell_to_output_weights", hy));
   if (g.cifg) {
     if (ctx.has_input(kInBias + off)) return ctx.Error("input_gate_bias must be absent for a CIFG LSTM");
   } else {
@@ -221,7 +246,7 @@ Status CheckDir(OpContext& ctx, const LstmParams& p, const Geo& g, int off, cons
   TFG_RETURN_IF_ERROR(CheckVec(ctx, kCellBias + off, nc, pre + "cell_gate_bias"));
   TFG_RETURN_IF_ERROR(CheckVec(ctx, kOutBias + off, nc, pre + "output_gate_bias"));
   if (g.projection) {
-    TFG_RETURN_IF_ERROR(CheckMat(ctx, kProjW + off, no, nc, pre + "projection_weights"));
+    TFG_RETURN_IF_ERROR(CheckMat(ctx, kProjW + off, no, nc, pre + "projection_weights", hy));
     if (ctx.has_input(kProjB + off)) TFG_RETURN_IF_ERROR(CheckVec(ctx, kProjB + off, no, pre + "projection_bias"));
   } else {
     if (ctx.has_input(kProjB + off)) return ctx.Error("projection_bias is given without projection_weights");
@@ -251,6 +276,7 @@ Status CheckStates(OpContext& ctx, const Geo& g, int hs_idx, int cs_idx, const s
 }
 
 Status PrepareFast(OpContext& ctx, const Geo& g);  // scratch and packed weights of the fast kernel
+size_t HybridWorkBytes(const Geo& g, int n_aux);    // scratch of the hybrid kernel
 
 Status PrepareFull(OpContext& ctx) {
   const LstmParams& p = ctx.node().P<LstmParams>();
@@ -291,6 +317,11 @@ Status PrepareFull(OpContext& ctx) {
   out_shape.back() = no;
   TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
+  if (g.hybrid) {
+    ctx.node().user_data.reset();
+    ctx.RequestScratch(HybridWorkBytes(g, 0));
+    return OkStatus();
+  }
   return PrepareFast(ctx, g);
 }
 
@@ -419,13 +450,180 @@ void RefSequence(const LstmParams& p, const Geo& g, const Weights& w, const floa
   }
 }
 
+Status EvalFullHybrid(OpContext& ctx, const Geo& g);
+
 Status EvalFullRef(OpContext& ctx) {
   const LstmParams& p = ctx.node().P<LstmParams>();
   Geo g;
   TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
+  if (g.hybrid) return EvalFullHybrid(ctx, g);
   const Weights w = GetWeights(ctx, g);
   RefSequence(p, g, w, ctx.input(kInput).as<float>(), nullptr, 0, ctx.output(0).as<float>(), g.n_output, true,
               ctx.input(kOutState).as<float>(), ctx.input(kCellState).as<float>(), static_cast<float*>(ctx.scratch()));
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------------------ hybrid (FULL)
+// TFLite's hybrid LSTM (lstm_eval.cc EvalHybrid / LstmStepHybrid; its builtin and reference
+// registrations run the same code): INT8 weights with one scale each (input, recurrent, aux,
+// peephole, projection), FLOAT32 activations, biases, layer norm coefficients and states. Per
+// step and batch row: the input, aux input and previous output state rows are quantized on the fly
+// (quant::QuantizeFloatRow: symmetric, or asymmetric_quantize_inputs); each gate starts from its
+// bias (0 with layer norm) and accumulates float(int32 dot - row_sum * zp) * (row scale * weight
+// scale) per weight matrix (seq::HybridMatVecAccumulate), in TFLite's order input, aux, recurrent;
+// peepholes use the weights recovered in float (scale * w); layer norm, the gate nonlinearities,
+// the cell update and the output are the float kernel's; the projection quantizes o * act(c) per
+// row the same way. Fast and reference kernels are this one plain kernel (TFLite has no other).
+struct HybridWeights {
+  const int8_t* wx[4] = {};
+  const int8_t* wh[4] = {};
+  const int8_t* aux[4] = {};
+  const int8_t* proj = nullptr;
+  float sx[4] = {}, sh[4] = {}, saux[4] = {}, sproj = 0.f;
+  const int8_t* peep[4] = {};
+  float speep[4] = {};
+  const float* bias[4] = {};
+  const float* ln[4] = {};
+  const float* proj_b = nullptr;
+};
+
+const int8_t* Data8(OpContext& ctx, int i, float* scale) {
+  if (!ctx.has_input(i)) return nullptr;
+  *scale = ctx.input(i).quant.scale.empty() ? 0.f : ctx.input(i).quant.scale[0];
+  return ctx.input(i).as<int8_t>();
+}
+
+HybridWeights GetHybridWeights(OpContext& ctx, const Geo& g, int off, int aux_base) {
+  HybridWeights w;
+  for (int k = 0; k < 4; ++k) {
+    w.wx[k] = Data8(ctx, kInToIn + off + k, &w.sx[k]);
+    w.wh[k] = Data8(ctx, kRecToIn + off + k, &w.sh[k]);
+    w.bias[k] = Data(ctx, kInBias + off + k);
+    w.ln[k] = (off == 0 && g.layer_norm && ctx.num_inputs() == 24) ? Data(ctx, kInLN + k) : nullptr;
+    if (aux_base >= 0) w.aux[k] = Data8(ctx, aux_base + k, &w.saux[k]);
+  }
+  w.peep[0] = Data8(ctx, kCellToIn + off, &w.speep[0]);
+  w.peep[1] = Data8(ctx, kCellToForget + off, &w.speep[1]);
+  w.peep[3] = Data8(ctx, kCellToOut + off, &w.speep[3]);
+  w.proj = g.projection ? Data8(ctx, kProjW + off, &w.sproj) : nullptr;
+  w.proj_b = g.projection ? Data(ctx, kProjB + off) : nullptr;
+  return w;
+}
+
+// Scratch of one direction: floats (4 gates, o * act(c), 3 recovered peephole vectors), int32 row
+// sums (12 weight matrices of n_cell rows + the projection's), int8 quantized rows.
+size_t HybridWorkBytes(const Geo& g, int n_aux) {
+  const size_t nc = size_t(g.n_cell);
+  return (8 * nc) * sizeof(float) + (12 * nc + size_t(g.n_output)) * sizeof(int32_t) +
+         size_t(g.n_input) + size_t(n_aux) + size_t(g.n_output) + nc + 64;
+}
+
+void RowSums(const int8_t* w, int rows, int cols, int32_t* out) {
+  for (int j = 0; j < rows; ++j) {
+    int32_t s = 0;
+    for (int i = 0; i < cols; ++i) s += w[int64_t(j) * cols + i];
+    out[j] = s;
+  }
+}
+
+void HybridSequence(const LstmParams& p, const Geo& g, const HybridWeights& w, const float* x, const float* aux,
+                    int n_aux, float* y, int y_ld, bool forward, float* hs, float* cs, void* work) {
+  const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
+  const bool asym = p.asymmetric;
+  float* gate = static_cast<float*>(work);  // 4 gates of nc
+  float* scratch = gate + 4 * nc;           // o * act(c)
+  float* peep = scratch + nc;               // recovered peephole weights (i, f, o)
+  int32_t* sums = reinterpret_cast<int32_t*>(peep + 3 * nc);  // wx[4], aux[4], wh[4] (nc each), proj (no)
+  int8_t* qx = reinterpret_cast<int8_t*>(sums + 12 * nc + no);
+  int8_t* qa = qx + ni;
+  int8_t* qh = qa + n_aux;
+  int8_t* qs = qh + no;
+  float* peep_k[4] = {nullptr, nullptr, nullptr, nullptr};
+  for (int k : {0, 1, 3}) {
+    if (!w.peep[k]) continue;
+    peep_k[k] = peep + (k == 3 ? 2 : k) * nc;
+    for (int j = 0; j < nc; ++j) peep_k[k][j] = w.speep[k] * float(w.peep[k][j]);  // VectorScalarMultiply
+  }
+  const int32_t* rs_x[4] = {};
+  const int32_t* rs_a[4] = {};
+  const int32_t* rs_h[4] = {};
+  const int32_t* rs_p = nullptr;
+  if (asym) {
+    for (int k = 0; k < 4; ++k) {
+      if (w.wx[k]) RowSums(w.wx[k], nc, ni, sums + k * nc), rs_x[k] = sums + k * nc;
+      if (w.aux[k]) RowSums(w.aux[k], nc, n_aux, sums + (4 + k) * nc), rs_a[k] = sums + (4 + k) * nc;
+      if (w.wh[k]) RowSums(w.wh[k], nc, no, sums + (8 + k) * nc), rs_h[k] = sums + (8 + k) * nc;
+    }
+    if (w.proj) RowSums(w.proj, no, nc, sums + 12 * nc), rs_p = sums + 12 * nc;
+  }
+  const bool time_major = p.time_major || !p.sequence;
+  for (int b = 0; b < g.n_batch; ++b) {
+    float* h = hs + int64_t(b) * no;
+    float* c = cs + int64_t(b) * nc;
+    for (int step = 0; step < g.max_time; ++step) {
+      const int t = forward ? step : g.max_time - 1 - step;
+      const int64_t row = RowIndex(time_major, g.n_batch, g.max_time, b, t);
+      float sx = 1.f, sa = 1.f, sh = 1.f;
+      int32_t zx = 0, za = 0, zh = 0;
+      quant::QuantizeFloatRow(x + row * ni, ni, asym, qx, &sx, &zx);
+      const bool use_aux = aux && w.aux[1];
+      if (use_aux) quant::QuantizeFloatRow(aux + row * n_aux, n_aux, asym, qa, &sa, &za);
+      quant::QuantizeFloatRow(h, no, asym, qh, &sh, &zh);
+      auto calc_gate = [&](int k, const float* cell, bool sigmoid) {
+        float* gk = gate + k * nc;
+        for (int j = 0; j < nc; ++j) gk[j] = w.ln[k] ? 0.f : w.bias[k][j];
+        seq::HybridMatVecAccumulate(w.wx[k], nc, ni, qx, sx * w.sx[k], zx, rs_x[k], gk, 1);
+        if (use_aux) seq::HybridMatVecAccumulate(w.aux[k], nc, n_aux, qa, sa * w.saux[k], za, rs_a[k], gk, 1);
+        seq::HybridMatVecAccumulate(w.wh[k], nc, no, qh, sh * w.sh[k], zh, rs_h[k], gk, 1);
+        if (peep_k[k])
+          for (int j = 0; j < nc; ++j) gk[j] += peep_k[k][j] * cell[j];
+        if (w.ln[k]) {
+          Normalize(gk, nc);
+          for (int j = 0; j < nc; ++j) gk[j] = gk[j] * w.ln[k][j];
+          for (int j = 0; j < nc; ++j) gk[j] = gk[j] + w.bias[k][j];
+        }
+        if (sigmoid) ApplySigmoid(gk, nc); else seq::ApplyActivationToVector(p.activation, gk, nc, gk);
+      };
+      if (!g.cifg) calc_gate(0, c, true);
+      calc_gate(1, c, true);
+      calc_gate(2, c, false);
+      float* ig = gate;
+      float* fg = gate + nc;
+      float* cg = gate + 2 * nc;
+      float* og = gate + 3 * nc;
+      for (int j = 0; j < nc; ++j) c[j] = fg[j] * c[j];
+      if (g.cifg) {
+        for (int j = 0; j < nc; ++j) fg[j] = 1.f - fg[j];
+        for (int j = 0; j < nc; ++j) c[j] += cg[j] * fg[j];
+      } else {
+        for (int j = 0; j < nc; ++j) c[j] += cg[j] * ig[j];
+      }
+      if (p.cell_clip > 0.f)
+        for (int j = 0; j < nc; ++j) c[j] = std::max(-p.cell_clip, std::min(p.cell_clip, c[j]));
+      calc_gate(3, c, true);
+      seq::ApplyActivationToVector(p.activation, c, nc, cg);  // nothing for NONE: o * g, as TFLite
+      for (int j = 0; j < nc; ++j) scratch[j] = og[j] * cg[j];
+      if (w.proj) {
+        for (int j = 0; j < no; ++j) h[j] = w.proj_b ? w.proj_b[j] : 0.f;
+        float ss = 1.f;
+        int32_t zs = 0;
+        quant::QuantizeFloatRow(scratch, nc, asym, qs, &ss, &zs);
+        seq::HybridMatVecAccumulate(w.proj, no, nc, qs, ss * w.sproj, zs, rs_p, h, 1);
+        if (p.proj_clip > 0.f)
+          for (int j = 0; j < no; ++j) h[j] = std::max(-p.proj_clip, std::min(p.proj_clip, h[j]));
+      } else {
+        for (int j = 0; j < no; ++j) h[j] = scratch[j];
+      }
+      std::memcpy(y + row * y_ld, h, sizeof(float) * no);
+    }
+  }
+}
+
+Status EvalFullHybrid(OpContext& ctx, const Geo& g) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  const HybridWeights w = GetHybridWeights(ctx, g, 0, -1);
+  HybridSequence(p, g, w, ctx.input(kInput).as<float>(), nullptr, 0, ctx.output(0).as<float>(), g.n_output, true,
+                 ctx.input(kOutState).as<float>(), ctx.input(kCellState).as<float>(), ctx.scratch());
   return OkStatus();
 }
 
@@ -515,6 +713,7 @@ Status EvalFull(OpContext& ctx) {
   const LstmParams& p = ctx.node().P<LstmParams>();
   Geo g;
   TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
+  if (g.hybrid) return EvalFullHybrid(ctx, g);
   const Weights w = GetWeights(ctx, g);
   const int nc = g.n_cell, ni = g.n_input, no = g.n_output, nb = g.n_batch, T = g.max_time;
   if (nb == 0 || T == 0) return OkStatus();
@@ -735,7 +934,8 @@ Status EvalLstmRef(OpContext& ctx) {
 // (bw columns after the fw ones). The backward cell runs the steps in reverse. aux_input with
 // aux weights adds W_aux aux to every gate of both cells; aux_input without aux weights is the
 // backward cell's input (TFLite's "non-stacking" mode) and input feeds only the forward cell.
-// Only the plain kernel (RefSequence); no layer norm, no hybrid weights (refused at prepare).
+// Only the plain kernel (RefSequence; HybridSequence for INT8 weights, TFLite's hybrid path,
+// asymmetric_quantize_inputs = option field 5); no layer norm.
 // LiteRT 2.3 with merge_outputs in the batch-major layout offsets the output state of batch b by
 // b * (fw_out + bw_out) instead of b * out (lstm_eval's output_batch_leading_dim), reading and
 // writing past the state tensor for b > 0 (its results are garbage there); we compute what the
@@ -752,6 +952,7 @@ Status ParseBidi(const OptionsView& opts, Node& node) {
   p->proj_clip = t.Scalar<float>(2, 0.f);
   p->merge_outputs = t.Bool(3, false);
   p->time_major = t.valid() ? t.Bool(4, true) : false;  // schema default true; no table: zeroed params
+  p->asymmetric = t.Bool(5, false);
   p->sequence = true;
   node.params = p;
   return OkStatus();
@@ -832,12 +1033,18 @@ Status PrepareBidi(OpContext& ctx) {
         return ctx.Error(pre + "aux_input_to_" + gates[k] + "_weights (input " + std::to_string(base + k) + ") must be " +
                          (want ? "present" : "absent") +
                          " (aux weights: all or none for both cells, without the input gate's for CIFG, and only with aux_input)");
-      if (want) TFG_RETURN_IF_ERROR(CheckMat(ctx, base + k, g.n_cell, bg.n_aux, pre + "aux_input_to_" + gates[k] + "_weights"));
+      if (want)
+        TFG_RETURN_IF_ERROR(CheckMat(ctx, base + k, g.n_cell, bg.n_aux, pre + "aux_input_to_" + gates[k] + "_weights", g.hybrid));
     }
   }
   if (bg.aux_w && !bg.aux) return ctx.Error("aux weights are given without aux_input (input 39)");
+  if (bg.fw.hybrid != bg.bw.hybrid)
+    return ctx.Error("the forward and backward cells must both have FLOAT32 or both INT8 (hybrid) weights");
   const int T = bg.fw.max_time, B = bg.fw.n_batch, fo = bg.fw.n_output, bo = bg.bw.n_output;
-  ctx.RequestScratch(std::max(RefWorkFloats(bg.fw), RefWorkFloats(bg.bw)) * sizeof(float));
+  if (bg.fw.hybrid)
+    ctx.RequestScratch(std::max(HybridWorkBytes(bg.fw, bg.n_aux), HybridWorkBytes(bg.bw, bg.n_aux)));
+  else
+    ctx.RequestScratch(std::max(RefWorkFloats(bg.fw), RefWorkFloats(bg.bw)) * sizeof(float));
   auto shape = [&](int n) { return Dims{p.time_major ? T : B, p.time_major ? B : T, n}; };
   TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, shape(p.merge_outputs ? fo + bo : fo)));
@@ -852,11 +1059,24 @@ Status EvalBidi(OpContext& ctx) {
   const LstmParams& p = ctx.node().P<LstmParams>();
   BidiGeo bg;
   TFG_RETURN_IF_ERROR(GetBidiGeo(ctx, &bg));
-  Weights fw = GetWeights(ctx, bg.fw, 0), bw = GetWeights(ctx, bg.bw, kBwOff);
   const float* x = ctx.input(kInput).as<float>();
   const float* a = bg.aux ? ctx.input(kAuxIn).as<float>() : nullptr;
   const float* bw_x = (bg.aux && !bg.aux_w) ? a : x;
   const float* aux = bg.aux_w ? a : nullptr;
+  if (bg.fw.hybrid) {
+    const HybridWeights hf = GetHybridWeights(ctx, bg.fw, 0, aux ? kFwAux : -1);
+    const HybridWeights hb = GetHybridWeights(ctx, bg.bw, kBwOff, aux ? kBwAux : -1);
+    const int fo = bg.fw.n_output, bo = bg.bw.n_output;
+    float* fy = ctx.output(0).as<float>();
+    float* by = p.merge_outputs ? fy + fo : ctx.output(1).as<float>();
+    const int ld = fo + bo;
+    HybridSequence(p, bg.fw, hf, x, aux, bg.n_aux, fy, p.merge_outputs ? ld : fo, true, ctx.input(kFwHs).as<float>(),
+                   ctx.input(kFwCs).as<float>(), ctx.scratch());
+    HybridSequence(p, bg.bw, hb, bw_x, aux, bg.n_aux, by, p.merge_outputs ? ld : bo, false,
+                   ctx.input(kBwHs).as<float>(), ctx.input(kBwCs).as<float>(), ctx.scratch());
+    return OkStatus();
+  }
+  Weights fw = GetWeights(ctx, bg.fw, 0), bw = GetWeights(ctx, bg.bw, kBwOff);
   if (aux)
     for (int k = 0; k < 4; ++k) {
       fw.aux[k] = Data(ctx, kFwAux + k);
