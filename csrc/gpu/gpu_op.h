@@ -28,6 +28,7 @@
 // A generator writes a kernel body with the macros the KernelBuilder defines:
 //   READ_<name>(b, y, x, s)      -> float4 of input tensor <name> (shapes are compile-time:
 //   <name>_B, <name>_H, <name>_W, <name>_C, <name>_S)
+//   LD_<name>(b, y, x, c)        -> one scalar (channel c) of input tensor <name>
 //   WRITE_<name>(v, b, y, x, s)  -> stores float4 v into output <name>, after the fused
 //                                   elementwise ops linked to this kernel
 //   <buf>[i]                     -> for constant buffers (weights), LOADW4(<buf>, i) for float4 i
@@ -182,6 +183,9 @@ class GpuBuildContext {
   // For elementwise snippets: which input carries the fused value (0, or 1 for a commutative
   // op whose chain entered as input 1); the snippet reads the other operand(s) itself.
   virtual int chain_input() const = 0;
+  // Whether READ_ of tensor t may use flattened coordinates (y = 0, x = y * W + x): false for a
+  // read view that pads H or W (see GpuReadView), whose reads need the true coordinates.
+  virtual bool flat_readable(const GpuTensorRef& t) const = 0;
 };
 
 // Elementwise ops also provide a snippet so they can be fused into the producer of their
@@ -191,6 +195,19 @@ class GpuBuildContext {
 // padding lanes finite.
 using GpuElementwiseFn = Status (*)(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& value,
                                     const std::string& prefix, std::string* code);
+
+// Ops that only move data may instead be read in place: a read view makes output 0 an index map
+// of input 0 (no kernel, no buffer). Reading the output at (b, y, x, c) reads the input at
+// (b - before[0], y - before[1], x - before[2], c - before[3]) and 0 outside the input
+// (zero padding); before[3] is a multiple of 4 (whole slices). With no offsets and the same BHWC
+// shape the output is the input under another name (an alias: RESHAPE, SQUEEZE...). The framework
+// reads views through READ_/LD_ of the consumers, so every generator must read its inputs through
+// those macros (never by raw index).
+struct GpuReadView {
+  int64_t before[4] = {0, 0, 0, 0};
+};
+// True when the node is such a view (and fills *v); false runs the op's kernel.
+using GpuViewFn = bool (*)(GpuBuildContext& ctx, GpuReadView* v);
 
 }  // namespace gpu
 
@@ -203,6 +220,7 @@ struct GpuOpSupport {
   Status (*build)(gpu::GpuBuildContext& ctx) = nullptr;        // nullptr for pure elementwise ops
   gpu::GpuElementwiseFn elementwise = nullptr;
   bool commutative = false;  // the fused chain may enter as input 1 (ADD, MUL, MAXIMUM, MINIMUM)
+  gpu::GpuViewFn view = nullptr;  // data-movement ops readable in place (see GpuReadView)
 };
 
 }  // namespace tflite_gpu

@@ -13,8 +13,10 @@ namespace {
 
 std::string PrecisionHeader(Precision p) {
   if (p == Precision::kF32)
-    return "#define STORAGE float\n#define LOAD4(p, i) vload4((i), (p))\n#define STORE4(p, i, v) vstore4((v), (i), (p))\n";
-  return "#define STORAGE half\n#define LOAD4(p, i) vload_half4((i), (p))\n#define STORE4(p, i, v) vstore_half4((v), (i), (p))\n";
+    return "#define STORAGE float\n#define LOAD4(p, i) vload4((i), (p))\n#define STORE4(p, i, v) vstore4((v), (i), (p))\n"
+           "#define LOAD1(p, i) ((p)[(i)])\n";
+  return "#define STORAGE half\n#define LOAD4(p, i) vload_half4((i), (p))\n#define STORE4(p, i, v) vstore_half4((v), (i), (p))\n"
+         "#define LOAD1(p, i) vload_half((i), (p))\n";
 }
 
 std::string Join(const std::string& code) {
@@ -145,6 +147,12 @@ class Builder : public GpuBuildContext {
   Precision precision() const override { return precision_; }
   const GpuDeviceCaps& caps() const override { return caps_; }
   int chain_input() const override { return chain_input_; }
+  bool flat_readable(const GpuTensorRef& t) const override {
+    auto it = views_.find(t.id);
+    if (it == views_.end()) return true;
+    const BHWC& bs = m_->tensors[it->second.base].shape;
+    return !it->second.off[1] && !it->second.off[2] && bs.h == t.shape.h && bs.w == t.shape.w;
+  }
   int chain_input_ = 0;
 
  private:
@@ -178,6 +186,12 @@ class Builder : public GpuBuildContext {
   }
 
   bool FuseElementwise(const Node& n, const GpuOpSupport* g);
+  bool TryView(const Node& n, const GpuOpSupport* g);
+  // The tensor a GPU tensor's reads resolve to (itself unless it is a read view).
+  int BaseOf(int gpu) const {
+    auto it = views_.find(gpu);
+    return it == views_.end() ? gpu : it->second.base;
+  }
   void SnapOutputs(const Node& n, int chain_kb);
   Status Assemble();
   void PlanMemory();
@@ -195,7 +209,58 @@ class Builder : public GpuBuildContext {
   std::map<int, int> producer_kb_;   // cpu tensor -> kernel builder whose first output it is
   std::map<int, int> consumers_;     // cpu tensor -> number of readers in the whole graph
   std::set<int> in_partition_outputs_;
+  // Read views (see GpuReadView): view GPU tensor -> the tensor it reads, and the offsets
+  // (channel offset in slices). Views have no buffer; Source binds their readers to the base.
+  struct View {
+    int base;
+    int64_t off[4];
+  };
+  std::map<int, View> views_;
 };
+
+// A data-movement node whose output can be read in place (no kernel). Not for partition or graph
+// outputs (the boundary conversion reads a real buffer) nor when the quantization grid changes.
+bool Builder::TryView(const Node& n, const GpuOpSupport* g) {
+  if (!g->view || n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
+  const int in = n.inputs[0], out = n.outputs[0];
+  if (consumers_[out] >= 100 || in_partition_outputs_.count(out)) return false;
+  const Tensor& ti = sg_.tensor(in);
+  const Tensor& to = sg_.tensor(out);
+  if (IsQuantizedActivation(ti) != IsQuantizedActivation(to)) return false;
+  if (IsQuantizedActivation(to) && (ti.quant.scale != to.quant.scale || ti.quant.zero_point != to.quant.zero_point))
+    return false;
+  node_ = &n;
+  GpuReadView v;
+  if (!g->view(*this, &v)) return false;
+  if (v.before[3] % 4 != 0) return false;
+  for (int a = 0; a < 4; ++a)
+    if (v.before[a] < 0) return false;
+  GpuTensorRef src = input(0);
+  BHWC os;
+  if (!ToBHWC(to.shape, &os)) return false;
+  const bool alias = os == src.shape && !v.before[0] && !v.before[1] && !v.before[2] && !v.before[3];
+  if (alias) {
+    gpu_of_cpu_[out] = src.id;
+    // The alias keeps the producer's kernel, so elementwise ops on it can still fuse there.
+    auto p = producer_kb_.find(in);
+    if (p != producer_kb_.end() && consumers_[in] == 1) {
+      producer_kb_[out] = p->second;
+      producer_kb_.erase(p);
+    }
+    return true;
+  }
+  View view{src.id, {v.before[0], v.before[1], v.before[2], v.before[3] / 4}};
+  auto b = views_.find(src.id);
+  if (b != views_.end()) {  // a view of a view reads the first one's base (zero padding composes)
+    view.base = b->second.base;
+    for (int a = 0; a < 4; ++a) view.off[a] += b->second.off[a];
+  }
+  m_->tensors.push_back({os, out, -1});
+  const int id = int(m_->tensors.size()) - 1;
+  gpu_of_cpu_[out] = id;
+  views_[id] = view;
+  return true;
+}
 
 bool Builder::FuseElementwise(const Node& n, const GpuOpSupport* g) {
   if (n.outputs.size() != 1) return false;
@@ -214,11 +279,14 @@ bool Builder::FuseElementwise(const Node& n, const GpuOpSupport* g) {
       if (j == ci || n.inputs[j] < 0) continue;
       int u = n.inputs[j];
       if (u == t) { ok = false; break; }  // x op x: not a chain
-      // The other operand must be ready when the producer kernel runs.
+      // The other operand must be ready when the producer kernel runs (a view or alias is ready
+      // when the tensor it reads is).
+      auto gu = gpu_of_cpu_.find(u);
+      const int ubase = gu == gpu_of_cpu_.end() ? -2 : BaseOf(gu->second);
       for (size_t k = 0; k < kbs_.size(); ++k)
         for (auto& a : kbs_[k]->args())
-          if (a.kind == KernelBuilder::Arg::kOut && a.tensor >= 0 && m_->tensors[a.tensor].cpu_tensor == u &&
-              int(k) >= kbi)
+          if (a.kind == KernelBuilder::Arg::kOut && a.tensor >= 0 &&
+              (m_->tensors[a.tensor].cpu_tensor == u || a.tensor == ubase) && int(k) >= kbi)
             ok = false;
     }
     if (!ok) continue;
@@ -306,6 +374,7 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
     node_ = &n;
     const GpuOpSupport* g = n.op->gpu;
     if (g->elementwise && FuseElementwise(n, g)) continue;
+    if (TryView(n, g)) continue;
     node_ = &n;
     size_t before = kbs_.size();
     Status st;
@@ -377,14 +446,41 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
     }
     const BHWC& s = m_->tensors[a.tensor].shape;
     sig += std::string("__global ") + (a.kind == KernelBuilder::Arg::kIn ? "const " : "") + "STORAGE* " + a.name;
-    args->push_back({GpuKernelArg::kTensor, a.tensor});
     const std::string& n = a.name;
     src += "#define " + n + "_B " + std::to_string(s.b) + "\n#define " + n + "_H " + std::to_string(s.h) + "\n#define " + n +
            "_W " + std::to_string(s.w) + "\n#define " + n + "_C " + std::to_string(s.c) + "\n#define " + n + "_S " +
            std::to_string(s.slices()) + "\n";
+    auto v = a.kind == KernelBuilder::Arg::kIn ? views_.find(a.tensor) : views_.end();
+    if (v != views_.end()) {
+      // A read view: index the base tensor at the shifted coordinates, zero outside it.
+      const View& vw = v->second;
+      const BHWC& bs = m_->tensors[vw.base].shape;
+      args->push_back({GpuKernelArg::kTensor, vw.base});
+      static const char* kCoord[4] = {"(b)", "(y)", "(x)", "(s)"};
+      const int64_t dims[4] = {bs.b, bs.h, bs.w, bs.slices()};
+      std::string c[4], cond;
+      for (int ax = 0; ax < 4; ++ax) {
+        c[ax] = vw.off[ax] ? "(" + std::string(kCoord[ax]) + " - " + std::to_string(vw.off[ax]) + ")" : kCoord[ax];
+        // Reads past the end happen only where the view is larger than its base.
+        const int64_t vd = ax == 0 ? s.b : ax == 1 ? s.h : ax == 2 ? s.w : s.slices();
+        if (vw.off[ax] || vd > dims[ax])
+          cond += std::string(cond.empty() ? "" : " && ") + "(uint)" + c[ax] + " < " + std::to_string(dims[ax]) + "u";
+      }
+      src += "#define IDX_" + n + "(b, y, x, s) (((((" + c[0] + ") * " + std::to_string(bs.slices()) + " + " + c[3] + ") * " +
+             std::to_string(bs.h) + " + " + c[1] + ") * " + std::to_string(bs.w) + ") + " + c[2] + ")\n";
+      if (cond.empty()) cond = "1";
+      src += "#define INB_" + n + "(b, y, x, s) (" + cond + ")\n";
+      src += "#define READ_" + n + "(b, y, x, s) (INB_" + n + "(b, y, x, s) ? LOAD4(" + n + ", IDX_" + n +
+             "(b, y, x, s)) : (float4)(0.0f))\n";
+      src += "#define LD_" + n + "(b, y, x, c) (INB_" + n + "(b, y, x, (c) >> 2) ? LOAD1(" + n + ", IDX_" + n +
+             "(b, y, x, (c) >> 2) * 4 + ((c) & 3)) : 0.0f)\n";
+      continue;
+    }
+    args->push_back({GpuKernelArg::kTensor, a.tensor});
     src += "#define IDX_" + n + "(b, y, x, s) (((((b) * " + n + "_S + (s)) * " + n + "_H + (y)) * " + n + "_W) + (x))\n";
     if (a.kind == KernelBuilder::Arg::kIn) {
       src += "#define READ_" + n + "(b, y, x, s) LOAD4(" + n + ", IDX_" + n + "(b, y, x, s))\n";
+      src += "#define LD_" + n + "(b, y, x, c) LOAD1(" + n + ", IDX_" + n + "(b, y, x, (c) >> 2) * 4 + ((c) & 3))\n";
     } else {
       std::string pad;
       if (s.c % 4) {

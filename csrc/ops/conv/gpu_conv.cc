@@ -210,7 +210,7 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
     return s;
   };
   const bool pointwise = !c.remap && !c.transposed && taps == 1 && c.SH == 1 && c.SW == 1 && c.PT == 0 && c.PL == 0 &&
-                         si.h == so.h && si.w == so.w;
+                         si.h == so.h && si.w == so.w && ctx.flat_readable(src);
   if (pointwise) {
     // Same pixel in and out: the PHWC4 offset of (y, x) is y * W + x = p.
     b += "{\nconst int wk = wg;\n";

@@ -60,14 +60,6 @@ Status CheckLstm(const GpuCheckContext& c) {
   return OkStatus();
 }
 
-// LD_<name>(b, y, x, c): one scalar of input <name>.
-void AddScalarLoad(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& name) {
-  std::string idx = "(IDX_" + name + "((b_), (y_), (x_), (c_) >> 2) * 4 + ((c_) & 3))";
-  std::string load = ctx.precision() == gpu::Precision::kF32 ? "(" + name + "[" + idx + "])"
-                                                            : "vload_half(" + idx + ", " + name + ")";
-  kb.AddDefine("#define LD_" + name + "(b_, y_, x_, c_) " + load);
-}
-
 Status BuildLstm(GpuBuildContext& ctx) {
   const Tensor& xt = ctx.cpu_input(0);
   const int nb = xt.shape[0], ni = xt.shape[1], nu = ctx.cpu_input(1).shape[1];
@@ -87,8 +79,6 @@ Status BuildLstm(GpuBuildContext& ctx) {
     if (ni % 4 == 0) {
       body += "float4 v = s < " + Str(sx) + " ? READ_xin(b, 0, 0, s) : READ_hin(b, 0, 0, s - " + Str(sx) + ");\n";
     } else {
-      AddScalarLoad(ctx, kb, "xin");
-      AddScalarLoad(ctx, kb, "hin");
       body += "float r_[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
               "for (int l = 0; l < 4; ++l) {\n"
               "int c = s * 4 + l;\n"
@@ -151,7 +141,6 @@ Status BuildLstm(GpuBuildContext& ctx) {
       body += "float4 gi = READ_at(b, 0, 0, s), gg = READ_at(b, 0, 0, s + " + Str(su) + ");\n"
               "float4 gf = READ_at(b, 0, 0, s + " + Str(2 * su) + "), go = READ_at(b, 0, 0, s + " + Str(3 * su) + ");\n";
     } else {
-      AddScalarLoad(ctx, kb, "at");
       body += "float g_[4][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}, "
               "{0.0f, 0.0f, 0.0f, 0.0f}};\n"
               "for (int l = 0; l < 4; ++l) {\n"

@@ -100,14 +100,6 @@ void LaneKernel(KernelBuilder& kb, const BHWC& o, const std::string& code) {
             "WRITE_dst((float4)(r_[0], r_[1], r_[2], r_[3]), b, y, x, s);\n";
 }
 
-// LD_<name>(b, y, x, c): one scalar of input <name>.
-void AddScalarLoad(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& name) {
-  std::string idx = "(IDX_" + name + "((b_), (y_), (x_), (c_) >> 2) * 4 + ((c_) & 3))";
-  std::string load = ctx.precision() == gpu::Precision::kF32 ? "(" + name + "[" + idx + "])"
-                                                            : "vload_half(" + idx + ", " + name + ")";
-  kb.AddDefine("#define LD_" + name + "(b_, y_, x_, c_) " + load);
-}
-
 // Input coordinate along one BHWC axis: off + mul * (output coordinate of axis src); src -1: off.
 struct Affine {
   int src = -1;
@@ -151,7 +143,6 @@ void AffineKernel(GpuBuildContext& ctx, KernelBuilder& kb, const BHWC& o, const 
   if (Aligned(m)) {
     SliceKernel(kb, o, "v = " + Read("src", m, true) + ";");
   } else {
-    AddScalarLoad(ctx, kb, "src");
     LaneKernel(kb, o, "e = " + Read("src", m, false) + ";");
   }
 }
@@ -170,7 +161,6 @@ void LinearKernel(GpuBuildContext& ctx, KernelBuilder& kb, const BHWC& o, const 
     SliceKernel(kb, o, "int L = ((b * dst_H + y) * dst_W + x) * dst_C + s * 4;\nint IL;\n" + map + "\n" +
                            LinearRead("src", true));
   } else {
-    AddScalarLoad(ctx, kb, "src");
     LaneKernel(kb, o, "int L = ((b * dst_H + y) * dst_W + x) * dst_C + c;\nint IL;\n" + map + "\n" +
                           LinearRead("src", false));
   }
@@ -217,7 +207,6 @@ Status BuildConcat(GpuBuildContext& ctx) {
     AxisMap m = Identity();
     m[a].off = -off;
     std::string read = (slices ? "v = " : "e = ") + Read("src" + Str(i), m, slices) + ";";
-    if (!slices) AddScalarLoad(ctx, kb, "src" + Str(i));
     const int64_t end = (slices && a == 3) ? (off + size) / 4 : off + size;
     if (i + 1 < n) code += (i ? "else if (" : "if (") + var + " < " + Str(end) + ") { " + read + " }\n";
     else code += (i ? "else { " : "{ ") + read + " }\n";
@@ -248,6 +237,11 @@ Status BuildReshape(GpuBuildContext& ctx) {
     LinearKernel(ctx, kb, o, "IL = L;", in.c % 4 == 0 && o.c % 4 == 0);
   }
   return OkStatus();
+}
+
+// Same BHWC shape: the output is the input under another name (no kernel).
+bool ReshapeView(GpuBuildContext& ctx, gpu::GpuReadView*) {
+  return Shape(ctx.cpu_input(0)) == Shape(ctx.cpu_output(0));
 }
 
 // ------------------------------------------------------------------------------ PAD / PADV2
@@ -309,10 +303,19 @@ Status BuildPad(GpuBuildContext& ctx) {
   if (slices) {
     SliceKernel(kb, o, decl + "if (" + cond + ") v = READ_src(ib, iy, ix, s); else v = (float4)(" + val + ");");
   } else {
-    AddScalarLoad(ctx, kb, "src");
     LaneKernel(kb, o, decl + "if (" + cond + ") e = LD_src(ib, iy, ix, ic); else e = " + val + ";");
   }
   return OkStatus();
+}
+
+// Zero padding with whole slices before the channels: consumers read the input in place.
+bool PadView(GpuBuildContext& ctx, gpu::GpuReadView* v) {
+  PadSpec p;
+  if (!ReadPads(ctx.cpu_input(0), ctx.cpu_input(1), &p).ok()) return false;
+  if (ctx.node().inputs.size() >= 3 && ctx.has_input(2) && ctx.const_input(2)[0] != 0.f) return false;
+  if (p.l[3] % 4 != 0) return false;
+  for (int a = 0; a < 4; ++a) v->before[a] = p.l[a];
+  return true;
 }
 
 // ------------------------------------------------------------------------------ MIRROR_PAD
@@ -345,7 +348,6 @@ Status BuildMirrorPad(GpuBuildContext& ctx) {
   if (slices) {
     SliceKernel(kb, o, "v = READ_src(" + e[0] + ", " + e[1] + ", " + e[2] + ", s);");
   } else {
-    AddScalarLoad(ctx, kb, "src");
     LaneKernel(kb, o, "e = LD_src(" + e[0] + ", " + e[1] + ", " + e[2] + ", " + e[3] + ");");
   }
   return OkStatus();
@@ -494,7 +496,6 @@ Status BuildDepthToSpace(GpuBuildContext& ctx) {
   if (o.c % 4 == 0) {
     SliceKernel(kb, o, head + "v = READ_src(b, iy, ix, blk * " + Str(o.c / 4) + " + s);");
   } else {
-    AddScalarLoad(ctx, kb, "src");
     LaneKernel(kb, o, head + "e = LD_src(b, iy, ix, blk * " + Str(o.c) + " + c);");
   }
   return OkStatus();
@@ -512,7 +513,6 @@ Status BuildSpaceToDepth(GpuBuildContext& ctx) {
                 "int q = (s * 4) / " + C + ", is = ((s * 4) % " + C + ") / 4;\n"
                 "v = READ_src(b, y * " + B + " + q / " + B + ", x * " + B + " + q % " + B + ", is);");
   } else {
-    AddScalarLoad(ctx, kb, "src");
     LaneKernel(kb, o,
                "int q = c / " + C + ";\n"
                "e = LD_src(b, y * " + B + " + q / " + B + ", x * " + B + " + q % " + B + ", c % " + C + ");");
@@ -579,7 +579,6 @@ Status BuildPack(GpuBuildContext& ctx) {
   static const char* kVar[4] = {"b", "y", "x", "c"};
   std::string code;
   for (int i = 0; i < n; ++i) {
-    if (!slices) AddScalarLoad(ctx, kb, "src" + Str(i));
     code += std::string(i ? "else " : "") + "if (" + kVar[sel] + " == " + Str(i) + ") " + (slices ? "v = " : "e = ") +
             Read("src" + Str(i), m, slices) + ";\n";
   }
@@ -739,7 +738,6 @@ Status BuildTile(GpuBuildContext& ctx) {
   if (in.c == o.c || in.c % 4 == 0) {
     SliceKernel(kb, o, "v = READ_src(" + bhw + "s % src_S);");
   } else {
-    AddScalarLoad(ctx, kb, "src");
     LaneKernel(kb, o, "e = LD_src(" + bhw + "c % src_C);");
   }
   return OkStatus();
@@ -784,9 +782,9 @@ const GpuOpSupport kGpu_SPLIT_V = {CheckSplitV, BuildSplitV, nullptr, false};
 const GpuOpSupport kGpu_TILE = {CheckTile, BuildTile, nullptr, false};
 const GpuOpSupport kGpu_ONE_HOT = {CheckOneHot, BuildOneHot, nullptr, false};
 const GpuOpSupport kGpu_CONCATENATION = {CheckConcat, BuildConcat, nullptr, false};
-const GpuOpSupport kGpu_RESHAPE = {CheckReshape, BuildReshape, nullptr, false};
-const GpuOpSupport kGpu_PAD = {CheckPad, BuildPad, nullptr, false};
-const GpuOpSupport kGpu_PADV2 = {CheckPad, BuildPad, nullptr, false};
+const GpuOpSupport kGpu_RESHAPE = {CheckReshape, BuildReshape, nullptr, false, ReshapeView};
+const GpuOpSupport kGpu_PAD = {CheckPad, BuildPad, nullptr, false, PadView};
+const GpuOpSupport kGpu_PADV2 = {CheckPad, BuildPad, nullptr, false, PadView};
 const GpuOpSupport kGpu_MIRROR_PAD = {CheckMirrorPad, BuildMirrorPad, nullptr, false};
 const GpuOpSupport kGpu_SLICE = {CheckSlice, BuildSlice, nullptr, false};
 const GpuOpSupport kGpu_STRIDED_SLICE = {CheckStridedSlice, BuildStridedSlice, nullptr, false};

@@ -1,0 +1,109 @@
+"""Kernel-count levers of the GPU delegate (fewer launches per model), each checked against our
+plain reference CPU kernels on the same model, and by the kernels it leaves (OpenCL profiling
+labels: op name plus the ops fused into that kernel, boundary conversions included).
+
+ * read views: zero PAD / PADV2 (whole slices before the channels) and RESHAPE / no-op shape
+   changes that keep the BHWC layout run no kernel; their consumers read the input in place.
+
+Tolerances as in test_gpu_ops.py: F32 rel-L2 <= 1e-5, fp16 storage 5e-3.
+"""
+import numpy as np
+import pytest
+
+import tflite_gpu
+from gpu_util import delegate, require_gpu
+from harness import rel_l2, run_tflite_gpu
+from tflite_gpu.testing.zoo import _Net
+
+
+def gpu_run(model, inputs, precision="F32"):
+    """Outputs through the delegate (whole model delegated) and the kernel labels it launched."""
+    it = tflite_gpu.Interpreter(model_content=model,
+                                experimental_delegates=[delegate(precision, enable_profiling=True)])
+    it.allocate_tensors()
+    rep = it.delegation_report()
+    assert rep["delegated_nodes"] == rep["total_nodes"], rep["unsupported"]
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], x)
+    it.enable_profiling(True)
+    it.invoke()
+    names = [k["name"] for k in it._core.gpu_kernel_times()]
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()], names
+
+
+def check(model, inputs, precision="F32"):
+    want = run_tflite_gpu(model, inputs, reference=True)
+    got, names = gpu_run(model, inputs, precision)
+    tol = 1e-5 if precision == "F32" else 5e-3
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        assert rel_l2(g, w) <= tol, (precision, rel_l2(g, w), names)
+    return names
+
+
+def pad(net, x, pads, value=None, name=None):
+    shp = [s + a + b for s, (a, b) in zip(net.shape(x), pads)]
+    p = net.mb.add_const(np.asarray(pads, np.int32), name=net.name("pads"))
+    y = net.mb.add_tensor(shp, name=name or net.name("pad"))
+    if value is None:
+        net.mb.add_op("PAD", [x, p], [y])
+    else:
+        v = net.mb.add_const(np.asarray([value], np.float32), name=net.name("pad_value"))
+        net.mb.add_op("PADV2", [x, p, v], [y])
+    return y
+
+
+def pad_model():
+    """Spatial + channel PAD before a VALID conv, a PAD of a PAD before a depthwise conv, a spatial
+    PAD before a 1x1 conv, a channel
+    PAD (4 before, 3 after) as an ADD operand, a channel PAD read lane by lane (CONCATENATION at an
+    unaligned channel offset), a PADV2 with a non-zero value (a kernel) and a PAD that is a graph
+    output (a kernel: the boundary reads a buffer)."""
+    net = _Net(3, "float32", "pad views")
+    x = net.mb.add_input([1, 9, 7, 5], name="x")
+    a = pad(net, x, [[0, 0], [1, 2], [2, 1], [0, 3]])
+    a = net.conv(a, 8, k=3, act="NONE", padding="VALID", gain=1.0, prefix="c1")        # [1, 10, 8, 8]
+    b = pad(net, pad(net, a, [[0, 0], [1, 0], [0, 1], [0, 0]]), [[0, 0], [0, 1], [2, 0], [4, 0]])
+    b = net.dwconv(b, k=3, act="NONE", padding="VALID", gain=1.0)                       # [1, 10, 9, 12]
+    c = pad(net, net.conv(b, 5, k=1, act="NONE", gain=1.0, prefix="c2"), [[0, 0], [0, 0], [0, 0], [4, 3]])
+    d = net.binary("ADD", net.conv(b, 12, k=1, act="NONE", gain=1.0, prefix="c3"), c)
+    e = net.concat([net.conv(d, 3, k=1, act="NONE", gain=1.0, prefix="c4"),
+                    pad(net, net.conv(d, 2, k=1, act="NONE", gain=1.0, prefix="c5"), [[0, 0], [0, 0], [0, 0], [0, 2]])],
+                   axis=3)
+    f = pad(net, e, [[0, 0], [1, 1], [1, 1], [0, 0]], value=1.5)
+    g = pad(net, net.conv(f, 4, k=1, act="NONE", gain=1.0, prefix="c6"), [[0, 0], [1, 0], [0, 0], [0, 0]], name="out2")
+    # A 1x1 conv reading a spatially padded view (its flattened pointwise read does not apply).
+    h = net.conv(pad(net, b, [[0, 0], [1, 1], [0, 2], [0, 0]]), 4, k=1, act="NONE", gain=1.0, prefix="c8")
+    return net.finish({"x": x}, {"out": net.conv(f, 6, k=3, act="NONE", gain=1.0, prefix="c7"), "out2": g, "out3": h})
+
+
+@pytest.mark.parametrize("precision", ["F32", "F32_F16"])
+def test_zero_pad_runs_no_kernel(precision):
+    require_gpu()
+    x = np.random.default_rng(0).standard_normal([1, 9, 7, 5]).astype(np.float32)
+    names = check(pad_model(), [x], precision)
+    # Kernels left: the PADV2 with value 1.5 and the PAD that is a graph output.
+    assert sorted(n for n in names if n.startswith("PAD")) == ["PAD", "PADV2"], names
+    # The ADD whose other operand is a PAD view fuses into the conv that makes its chain input.
+    assert "CONV_2D+ADD" in names, names
+
+
+def reshape_model():
+    """conv -> RESHAPE [1,1,1,C] -> [1,C] -> SOFTMAX, and conv -> RESHAPE [1,1,4,C] -> [1,4,C] ->
+    ADD (fuses through the alias into the conv) -> graph output."""
+    net = _Net(4, "float32", "reshape aliases")
+    x = net.mb.add_input([1, 1, 4, 6], name="x")
+    p = net.conv(net.global_avg_pool(x), 10, k=1, act="NONE", gain=1.0, prefix="logits")
+    probs = net.softmax(net.reshape(p, [1, 10]))
+    r = net.reshape(net.conv(x, 7, k=1, act="NONE", gain=1.0, prefix="c1"), [1, 4, 7])
+    s = net.binary("ADD", r, net.scalar(0.5))
+    return net.finish({"x": x}, {"probs": probs, "sum": s})
+
+
+@pytest.mark.parametrize("precision", ["F32", "F32_F16"])
+def test_layout_preserving_reshape_is_an_alias(precision):
+    require_gpu()
+    x = np.random.default_rng(1).standard_normal([1, 1, 4, 6]).astype(np.float32)
+    names = check(reshape_model(), [x], precision)
+    assert not [n for n in names if "RESHAPE" in n], names
+    assert "CONV_2D+ADD" in names, names
