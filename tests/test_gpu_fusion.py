@@ -4,6 +4,8 @@ labels: op name plus the ops fused into that kernel, boundary conversions includ
 
  * read views: zero PAD / PADV2 (whole slices before the channels) and RESHAPE / no-op shape
    changes that keep the BHWC layout run no kernel; their consumers read the input in place.
+ * placement: CONCATENATION runs no kernel when each input is made by one kernel and read by
+   nothing else; those kernels write straight into their part of the output.
 
 Tolerances as in test_gpu_ops.py: F32 rel-L2 <= 1e-5, fp16 storage 5e-3.
 """
@@ -107,3 +109,36 @@ def test_layout_preserving_reshape_is_an_alias(precision):
     names = check(reshape_model(), [x], precision)
     assert not [n for n in names if "RESHAPE" in n], names
     assert "CONV_2D+ADD" in names, names
+
+
+def concat_model():
+    """Channel CONCATENATION of conv outputs (8 + 4 + 3 channels; the first with an ADD of a
+    per-channel constant fused before placement) followed by LOGISTIC; a width CONCATENATION of
+    RESHAPE kernels (SSD-style heads, a graph output); a channel CONCATENATION at an unaligned
+    offset (5 + 3: a kernel) and one with the model input among its inputs (a kernel)."""
+    net = _Net(5, "float32", "concat placement")
+    x = net.mb.add_input([1, 6, 5, 7], name="x")
+    a = net.binary("ADD", net.conv(x, 8, k=3, act="NONE", gain=1.0, prefix="a"),
+                   net.mb.add_const(np.linspace(-1, 1, 8).astype(np.float32), name="bias8"))
+    b = net.conv(x, 4, k=1, act="RELU", gain=1.0, prefix="b")
+    c = net.conv(x, 3, k=1, act="NONE", gain=1.0, prefix="c")
+    cat = net.concat([a, b, c], axis=3)                                           # [1, 6, 5, 15]
+    sig = net.unary("LOGISTIC", cat)
+    heads = [net.reshape(net.conv(sig, 8, k=1, act="NONE", gain=1.0, prefix="h0"), [1, 60, 4], new_shape_option=False),
+             net.reshape(net.conv(net.conv(sig, 6, k=3, stride=2, act="RELU", gain=1.0, prefix="h1a"), 12, k=1,
+                                  act="NONE", gain=1.0, prefix="h1"), [1, 27, 4], new_shape_option=False)]
+    boxes = net.concat(heads, axis=1, name="boxes")                               # [1, 87, 4]
+    odd = net.concat([net.conv(sig, 5, k=1, act="NONE", gain=1.0, prefix="o5"),
+                      net.conv(sig, 3, k=1, act="NONE", gain=1.0, prefix="o3")], axis=3)
+    mixed = net.concat([x, net.conv(odd, 2, k=1, act="NONE", gain=1.0, prefix="m")], axis=3, name="mixed")
+    return net.finish({"x": x}, {"boxes": boxes, "mixed": mixed})
+
+
+@pytest.mark.parametrize("precision", ["F32", "F32_F16"])
+def test_concatenation_inputs_written_in_place(precision):
+    require_gpu()
+    x = np.random.default_rng(2).standard_normal([1, 6, 5, 7]).astype(np.float32)
+    names = check(concat_model(), [x], precision)
+    # Two placed (no kernel); the unaligned one and the one reading the model input run.
+    assert sum(1 for n in names if n.startswith("CONCATENATION")) == 2, names
+    assert "CONV_2D+ADD" in names and "LOGISTIC" in names, names

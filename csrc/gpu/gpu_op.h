@@ -147,6 +147,11 @@ class KernelBuilder {
     BHWC shape;
     bool exact = false;
     std::string post;  // outputs: code WRITE_ applies first (the quantization snap of this output)
+    // Outputs placed into a larger tensor (GpuPlaceFn): `shape` stays the logical shape the body
+    // sees; WRITE_ shifts its coordinates by `at` after the first `post_split` chars of post_ops.
+    bool placed = false;
+    int64_t at[4] = {0, 0, 0, 0};
+    size_t post_split = 0;
   };
   const std::vector<Arg>& args() const { return args_; }
   const std::string& name() const { return name_; }
@@ -208,6 +213,12 @@ struct GpuReadView {
 };
 // True when the node is such a view (and fills *v); false runs the op's kernel.
 using GpuViewFn = bool (*)(GpuBuildContext& ctx, GpuReadView* v);
+// Ops that only assemble their inputs (CONCATENATION) may instead have the kernels that make
+// their inputs write straight into output 0: input i lands at offsets (*at)[i].before (channel
+// offsets a multiple of 4; every input but the last whole slices). True when the node can be
+// placed so; the framework then checks each producer (one kernel writes it, nothing else reads
+// it) and runs the op's kernel when one does not qualify.
+using GpuPlaceFn = bool (*)(GpuBuildContext& ctx, std::vector<GpuReadView>* at);
 
 }  // namespace gpu
 
@@ -221,6 +232,7 @@ struct GpuOpSupport {
   gpu::GpuElementwiseFn elementwise = nullptr;
   bool commutative = false;  // the fused chain may enter as input 1 (ADD, MUL, MAXIMUM, MINIMUM)
   gpu::GpuViewFn view = nullptr;  // data-movement ops readable in place (see GpuReadView)
+  gpu::GpuPlaceFn place = nullptr;  // ops whose inputs can be written in place (see GpuPlaceFn)
 };
 
 }  // namespace tflite_gpu

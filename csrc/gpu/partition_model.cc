@@ -187,6 +187,7 @@ class Builder : public GpuBuildContext {
 
   bool FuseElementwise(const Node& n, const GpuOpSupport* g);
   bool TryView(const Node& n, const GpuOpSupport* g);
+  bool TryPlace(const Node& n, const GpuOpSupport* g);
   // The tensor a GPU tensor's reads resolve to (itself unless it is a read view).
   int BaseOf(int gpu) const {
     auto it = views_.find(gpu);
@@ -217,6 +218,56 @@ class Builder : public GpuBuildContext {
   };
   std::map<int, View> views_;
 };
+
+// A node whose inputs the kernels making them can write straight into its output (no kernel):
+// each input must be the first output of exactly one kernel of this partition, read by nothing
+// else, on the same quantization grid as the output.
+bool Builder::TryPlace(const Node& n, const GpuOpSupport* g) {
+  if (!g->place || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty()) return false;
+  const Tensor& to = sg_.tensor(n.outputs[0]);
+  std::vector<std::pair<int, KernelBuilder::Arg*>> targets;
+  std::set<int> kernels;
+  for (int t : n.inputs) {
+    if (t < 0 || consumers_[t] != 1 || in_partition_outputs_.count(t)) return false;
+    auto p = producer_kb_.find(t);
+    auto gt = gpu_of_cpu_.find(t);
+    if (p == producer_kb_.end() || gt == gpu_of_cpu_.end() || views_.count(gt->second)) return false;
+    if (!kernels.insert(p->second).second) return false;
+    const Tensor& ti = sg_.tensor(t);
+    if (IsQuantizedActivation(ti) != IsQuantizedActivation(to)) return false;
+    if (IsQuantizedActivation(to) && (ti.quant.scale != to.quant.scale || ti.quant.zero_point != to.quant.zero_point))
+      return false;
+    KernelBuilder::Arg* first = nullptr;
+    for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kbs_[p->second]->args()))
+      if (a.kind == KernelBuilder::Arg::kOut) {
+        first = &a;
+        break;
+      }
+    if (!first || first->tensor != gt->second || first->placed) return false;
+    targets.push_back({p->second, first});
+  }
+  node_ = &n;
+  std::vector<GpuReadView> at;
+  if (!g->place(*this, &at) || at.size() != n.inputs.size()) return false;
+  GpuTensorRef out = output(0);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (at[i].before[3] % 4 != 0) return false;
+    const BHWC& ls = targets[i].second->shape;
+    const int64_t end[4] = {at[i].before[0] + ls.b, at[i].before[1] + ls.h, at[i].before[2] + ls.w, at[i].before[3] + ls.c};
+    const int64_t lim[4] = {out.shape.b, out.shape.h, out.shape.w, out.shape.c};
+    for (int a = 0; a < 4; ++a)
+      if (at[i].before[a] < 0 || end[a] > lim[a]) return false;
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    KernelBuilder::Arg& a = *targets[i].second;
+    a.tensor = out.id;
+    a.placed = true;
+    for (int ax = 0; ax < 4; ++ax) a.at[ax] = at[i].before[ax];
+    a.post_split = kbs_[targets[i].first]->post_ops.size();
+    producer_kb_.erase(n.inputs[i]);
+  }
+  return true;
+}
 
 // A data-movement node whose output can be read in place (no kernel). Not for partition or graph
 // outputs (the boundary conversion reads a real buffer) nor when the quantization grid changes.
@@ -374,7 +425,7 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
     node_ = &n;
     const GpuOpSupport* g = n.op->gpu;
     if (g->elementwise && FuseElementwise(n, g)) continue;
-    if (TryView(n, g)) continue;
+    if (TryView(n, g) || TryPlace(n, g)) continue;
     node_ = &n;
     size_t before = kbs_.size();
     Status st;
@@ -444,7 +495,10 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
       args->push_back({GpuKernelArg::kConst, a.const_index});
       continue;
     }
-    const BHWC& s = m_->tensors[a.tensor].shape;
+    // A placed output (TryPlace) keeps the shape its kernel computes; it is stored in the larger
+    // tensor `real` at offsets a.at.
+    const BHWC& real = m_->tensors[a.tensor].shape;
+    const BHWC& s = a.placed ? a.shape : real;
     sig += std::string("__global ") + (a.kind == KernelBuilder::Arg::kIn ? "const " : "") + "STORAGE* " + a.name;
     const std::string& n = a.name;
     src += "#define " + n + "_B " + std::to_string(s.b) + "\n#define " + n + "_H " + std::to_string(s.h) + "\n#define " + n +
@@ -477,20 +531,40 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
       continue;
     }
     args->push_back({GpuKernelArg::kTensor, a.tensor});
-    src += "#define IDX_" + n + "(b, y, x, s) (((((b) * " + n + "_S + (s)) * " + n + "_H + (y)) * " + n + "_W) + (x))\n";
+    if (a.placed)
+      src += "#define IDX_" + n + "(b, y, x, s) (((((b) * " + std::to_string(real.slices()) + " + (s)) * " +
+             std::to_string(real.h) + " + (y)) * " + std::to_string(real.w) + ") + (x))\n";
+    else
+      src += "#define IDX_" + n + "(b, y, x, s) (((((b) * " + n + "_S + (s)) * " + n + "_H + (y)) * " + n + "_W) + (x))\n";
     if (a.kind == KernelBuilder::Arg::kIn) {
       src += "#define READ_" + n + "(b, y, x, s) LOAD4(" + n + ", IDX_" + n + "(b, y, x, s))\n";
       src += "#define LD_" + n + "(b, y, x, c) LOAD1(" + n + ", IDX_" + n + "(b, y, x, (c) >> 2) * 4 + ((c) & 3))\n";
     } else {
       std::string pad;
-      if (s.c % 4) {
-        pad = "if (ws_ == " + std::to_string(s.slices() - 1) + ") {";
-        for (int l = s.c % 4; l < 4; ++l) pad += std::string(" wr_.") + "xyzw"[l] + " = 0.0f;";
+      if (real.c % 4) {
+        pad = "if (ws_ == " + std::to_string(real.slices() - 1) + ") {";
+        for (int l = real.c % 4; l < 4; ++l) pad += std::string(" wr_.") + "xyzw"[l] + " = 0.0f;";
         pad += " } ";
       }
-      src += "#define READ_" + n + "(b, y, x, s) LOAD4(" + n + ", IDX_" + n + "(b, y, x, s))\n";
+      // Placed: the ops fused before placement see the kernel's own coordinates, those after it
+      // (and the store) the coordinates in the larger tensor.
+      std::string post_ops = first_out ? kb.post_ops : std::string(), shift;
+      std::string rb = "b", ry = "y", rx = "x", rs = "s";
+      if (a.placed) {
+        static const char* kW[4] = {"wb_", "wy_", "wx_", "ws_"};
+        std::string* r[4] = {&rb, &ry, &rx, &rs};
+        for (int ax = 0; ax < 4; ++ax) {
+          const int64_t o = ax == 3 ? a.at[3] / 4 : a.at[ax];
+          if (!o) continue;
+          shift += std::string(kW[ax]) + " += " + std::to_string(o) + "; ";
+          *r[ax] = "((" + *r[ax] + ") + " + std::to_string(o) + ")";
+        }
+        const size_t split = std::min(a.post_split, post_ops.size());
+        post_ops = post_ops.substr(0, split) + shift + post_ops.substr(split);
+      }
+      src += "#define READ_" + n + "(b, y, x, s) LOAD4(" + n + ", IDX_" + n + "(" + rb + ", " + ry + ", " + rx + ", " + rs + "))\n";
       src += "#define WRITE_" + n + "(v_w, b_w, y_w, x_w, s_w) do { float4 wr_ = (v_w); int wb_ = (b_w), wy_ = (y_w), wx_ = (x_w), ws_ = (s_w); " +
-             a.post + (first_out ? kb.post_ops : std::string()) + pad + "STORE4(" + n + ", IDX_" + n +
+             a.post + post_ops + pad + "STORE4(" + n + ", IDX_" + n +
              "(wb_, wy_, wx_, ws_), wr_); (void)wb_; (void)wy_; (void)wx_; } while (0)\n";
       first_out = false;
     }

@@ -480,5 +480,6 @@ const OpImpl kOp_PACK = {PackParse, PackPrepare, PackEval, PackEvalRef, false};
 const OpImpl kOp_UNPACK = {PackParse, UnpackPrepare, UnpackEval, UnpackEvalRef, false};
 
 int shape_ops::ConcatAxisOf(const Node& node) { return node.P<ConcatParams>().axis; }
+int shape_ops::ConcatActivationOf(const Node& node) { return node.P<ConcatParams>().activation; }
 int shape_ops::PackAxisOf(const Node& node) { return node.P<PackParams>().axis; }
 }  // namespace tflite_gpu

@@ -183,6 +183,24 @@ Status CheckConcat(const GpuCheckContext& c) {
   return OkStatus();
 }
 
+// Each input written at its offset along the axis by its producer; channel offsets whole slices.
+bool ConcatPlace(GpuBuildContext& ctx, std::vector<gpu::GpuReadView>* at) {
+  if (shape_ops::ConcatActivationOf(ctx.node()) != 0) return false;
+  const int n = int(ctx.node().inputs.size());
+  const int rank = int(ctx.cpu_input(0).shape.size());
+  const int a = gpu::AxisToBHWC(ConcatAxis(ctx.node(), rank), rank);
+  if (a < 0) return false;
+  int64_t off = 0;
+  at->assign(size_t(n), gpu::GpuReadView());
+  for (int i = 0; i < n; ++i) {
+    const int64_t size = Dim(Shape(ctx.cpu_input(i)), a);
+    if (a == 3 && i + 1 < n && size % 4 != 0) return false;
+    (*at)[i].before[a] = off;
+    off += size;
+  }
+  return true;
+}
+
 Status BuildConcat(GpuBuildContext& ctx) {
   const int n = int(ctx.node().inputs.size());
   const int rank = int(ctx.cpu_input(0).shape.size());
@@ -781,7 +799,7 @@ Status BuildOneHot(GpuBuildContext& ctx) {
 const GpuOpSupport kGpu_SPLIT_V = {CheckSplitV, BuildSplitV, nullptr, false};
 const GpuOpSupport kGpu_TILE = {CheckTile, BuildTile, nullptr, false};
 const GpuOpSupport kGpu_ONE_HOT = {CheckOneHot, BuildOneHot, nullptr, false};
-const GpuOpSupport kGpu_CONCATENATION = {CheckConcat, BuildConcat, nullptr, false};
+const GpuOpSupport kGpu_CONCATENATION = {CheckConcat, BuildConcat, nullptr, false, nullptr, ConcatPlace};
 const GpuOpSupport kGpu_RESHAPE = {CheckReshape, BuildReshape, nullptr, false, ReshapeView};
 const GpuOpSupport kGpu_PAD = {CheckPad, BuildPad, nullptr, false, PadView};
 const GpuOpSupport kGpu_PADV2 = {CheckPad, BuildPad, nullptr, false, PadView};

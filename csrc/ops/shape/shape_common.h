@@ -131,6 +131,7 @@ inline Status SetOrCheckShape(OpContext& ctx, int i, const Dims& shape) {
 // Parsed params for the GPU kernels (csrc/ops/shape/gpu_shape.cc); defined at the end of the
 // CPU .cc files.
 int ConcatAxisOf(const Node& node);                          // CONCATENATION: raw axis
+int ConcatActivationOf(const Node& node);                    // CONCATENATION: fused activation
 int PackAxisOf(const Node& node);                            // PACK / UNPACK: raw axis
 int MirrorPadModeOf(const Node& node);                       // MIRROR_PAD: 0 REFLECT, 1 SYMMETRIC
 void GatherParamsOf(const Node& node, int* axis, int* batch_dims);  // GATHER: raw values
