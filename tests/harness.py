@@ -93,6 +93,8 @@ def assert_close(got, want, tol, what=""):
     for i, (g, w) in enumerate(zip(got, want)):
         assert g.shape == w.shape, f"{what} output {i}: shape {g.shape} vs {w.shape}"
         assert g.dtype == w.dtype, f"{what} output {i}: dtype {g.dtype} vs {w.dtype}"
+        if w.dtype.name == "bfloat16":  # ml_dtypes' bfloat16: compared as the float32 values it holds
+            g, w = g.astype(np.float32), w.astype(np.float32)
         if np.iscomplexobj(w):  # complex outputs: compared as (re, im) float pairs
             g = np.ascontiguousarray(g).view(g.real.dtype)
             w = np.ascontiguousarray(w).view(w.real.dtype)

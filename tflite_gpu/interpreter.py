@@ -52,7 +52,14 @@ _NP_TYPES = {
     0: np.float32, 1: np.float16, 2: np.int32, 3: np.uint8, 4: np.int64, 5: np.object_, 6: np.bool_,
     7: np.int16, 8: np.complex64, 9: np.int8, 10: np.float64, 11: np.complex128, 12: np.uint64,
     15: np.uint32, 16: np.uint16,
+    # Packed types are held unpacked, one byte per element (LiteRT's Python API reports these too).
+    17: np.int8, 19: np.int8, 20: np.uint8,
 }
+try:  # BFLOAT16 has a numpy dtype only through ml_dtypes (LiteRT's Python API uses it as well)
+    import ml_dtypes as _ml_dtypes
+    _NP_TYPES[18] = _ml_dtypes.bfloat16
+except ImportError:  # pragma: no cover - bfloat16 tensors then say they need ml_dtypes
+    pass
 
 
 class InterpreterError(RuntimeError, ValueError):

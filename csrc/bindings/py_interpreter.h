@@ -44,6 +44,19 @@ inline py::dtype NumpyDType(DType t) {
     case DType::kBool: return py::dtype("bool");
     case DType::kComplex64: return py::dtype("complex64");
     case DType::kComplex128: return py::dtype("complex128");
+    // Packed types are held unpacked, one byte per element (as LiteRT's Python API reports them).
+    case DType::kInt4: case DType::kInt2: return py::dtype("int8");
+    case DType::kUInt4: return py::dtype("uint8");
+    case DType::kBFloat16: {
+      py::object ml;
+      try {
+        ml = py::module_::import("ml_dtypes");
+      } catch (py::error_already_set&) {
+        throw py::value_error("tensor type BFLOAT16 needs the ml_dtypes package (pip install ml_dtypes) for its "
+                              "numpy dtype");
+      }
+      return py::dtype::from_args(ml.attr("bfloat16"));
+    }
     default: throw py::value_error(std::string("tensor type ") + DTypeName(t) + " has no numpy equivalent here");
   }
 }
@@ -276,6 +289,18 @@ class PyInterpreter {
     CheckReadable(t, index);
     py::array c = py::array::ensure(value, py::array::c_style | py::array::forcecast);
     size_t bytes = size_t(std::max<int64_t>(0, t.num_elements())) * DTypeSize(t.type);
+    if (const int bits = DTypePackedBits(t.type)) {  // one byte per element: the values must fit the type
+      const int lo = t.type == DType::kUInt4 ? 0 : -(1 << (bits - 1));
+      const int hi = t.type == DType::kUInt4 ? (1 << bits) - 1 : (1 << (bits - 1)) - 1;
+      const uint8_t* p = static_cast<const uint8_t*>(c.data());
+      for (size_t i = 0; i < bytes; ++i) {
+        const int v = t.type == DType::kUInt4 ? int(p[i]) : int(int8_t(p[i]));
+        if (v < lo || v > hi)
+          throw py::value_error("Cannot set tensor " + std::to_string(index) + " ('" + t.name + "'): value " +
+                                std::to_string(v) + " at flat index " + std::to_string(i) + " is out of the " +
+                                DTypeName(t.type) + " range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      }
+    }
     if (bytes) std::memcpy(t.data, c.data(), bytes);
     t.data_is_stale = false;
   }

@@ -23,6 +23,8 @@ struct OperatorDef {
   std::vector<int32_t> inputs, outputs, intermediates;
   uint8_t options_type = 0;
   fb::Table options;  // builtin options table (may be invalid if absent)
+  uint8_t options2_type = 0;  // builtin_options_2 (BuiltinOptions2 union: StableHLO-derived ops)
+  fb::Table options2;
   const uint8_t* custom_options = nullptr;
   size_t custom_options_size = 0;
 };

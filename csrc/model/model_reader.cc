@@ -24,7 +24,8 @@ enum Blockwise { kBwScales = 0, kBwZeroPoints = 1, kBwBlockSize = 2 };
 enum Sparsity { kTraversal = 0, kBlockMap = 1, kDimMeta = 2 };
 enum DimMeta { kFormat = 0, kDenseSize = 1, kSegType = 2, kSeg = 3, kIdxType = 4, kIdx = 5 };
 enum Op { kOpcodeIndex = 0, kOpInputs = 1, kOpOutputs = 2, kOptType = 3, kOptions = 4,
-          kCustomOptions = 5, kIntermediates = 8, kLargeCustomOffset = 9, kLargeCustomSize = 10 };
+          kCustomOptions = 5, kIntermediates = 8, kLargeCustomOffset = 9, kLargeCustomSize = 10,
+          kOpt2Type = 11, kOptions2 = 12 };
 enum Buffer { kData = 0, kOffset = 1, kSize = 2 };
 enum Meta { kMetaName = 0, kMetaBuffer = 1 };
 enum Sig { kSigInputs = 0, kSigOutputs = 1, kSigKey = 2, kSigSubgraph = 4 };
@@ -201,11 +202,22 @@ void ReadModelImpl(const fb::Reader& r, ModelDef* m) {
         size_t es = DTypeSize(td.type);
         int64_t n = NumElements(td.shape);
         if (!td.sparsity && td.type != DType::kString && es != 0) {
-          if (n < 0 || uint64_t(n) * es != have)
-            throw FbError(Ctx(tw, "'" + td.name + "' shape " + DimsToString(td.shape) +
-                                      " needs " + std::to_string(uint64_t(n) * es) +
-                                      " bytes but its buffer has " + std::to_string(have)));
+          const uint64_t need = n < 0 ? 0 : DTypeFileBytes(td.type, uint64_t(n));
+          if (n < 0 || need != have)
+            throw FbError(Ctx(tw, "'" + td.name + "' shape " + DimsToString(td.shape) + " needs " +
+                                      std::to_string(need) + " bytes" +
+                                      (DTypePackedBits(td.type) ? std::string(" (") + DTypeName(td.type) +
+                                                                      " packs " + std::to_string(8 / DTypePackedBits(td.type)) +
+                                                                      " elements a byte)"
+                                                                : std::string()) +
+                                      " but its buffer has " + std::to_string(have)));
         }
+        if (DTypePackedBits(td.type) && td.is_variable)
+          throw FbError(Ctx(tw, "'" + td.name + "': variable " + std::string(DTypeName(td.type)) +
+                                    " tensors are not supported"));
+        if (DTypePackedBits(td.type) && td.sparsity)
+          throw FbError(Ctx(tw, "'" + td.name + "': sparse " + std::string(DTypeName(td.type)) +
+                                    " tensors are not supported"));
       }
     }
     d.inputs = IntVec(sg, F::kInputs, "subgraph inputs");
@@ -229,6 +241,8 @@ void ReadModelImpl(const fb::Reader& r, ModelDef* m) {
       CheckIndexList(od.intermediates, d.tensors.size(), true, ow + " intermediates");
       od.options_type = op.Scalar<uint8_t>(F::kOptType, 0);
       od.options = op.SubTable(F::kOptions, "builtin options");
+      od.options2_type = op.Scalar<uint8_t>(F::kOpt2Type, 0);
+      od.options2 = op.SubTable(F::kOptions2, "builtin options 2");
       Vec co = op.Vector(F::kCustomOptions, 1, "custom options");
       od.custom_options = co.raw();
       od.custom_options_size = co.size();

@@ -50,6 +50,8 @@ struct OptionsView {
   uint8_t type = 0;
   const uint8_t* custom = nullptr;
   size_t custom_size = 0;
+  fb::Table table2;   // builtin_options_2 (DILATE, REDUCE_WINDOW, ...)
+  uint8_t type2 = 0;  // its BuiltinOptions2 union type
   template <typename T> T Get(int field, T dflt) const { return table.Scalar<T>(field, dflt); }
   bool GetBool(int field, bool dflt = false) const { return table.Bool(field, dflt); }
   std::vector<int32_t> GetInts(int field) const {

@@ -58,6 +58,8 @@ std::string BuiltinName(int code) {
       "UNSORTED_SEGMENT_MIN", "SIGN", "BITCAST", "BITWISE_XOR", "RIGHT_SHIFT"};
   constexpr int n = int(sizeof(kNames) / sizeof(kNames[0]));
   if (code >= 0 && code < n) return kNames[code];
+  if (code == 203) return "DILATE";  // after the STABLEHLO_* block (162..)
+  if (code == 205) return "REDUCE_WINDOW";
   return "BUILTIN_" + std::to_string(code);
 }
 

@@ -292,6 +292,9 @@ inline void TypeRange(DType t, int32_t* lo, int32_t* hi) {
     case DType::kInt8: *lo = -128; *hi = 127; return;
     case DType::kUInt8: *lo = 0; *hi = 255; return;
     case DType::kInt16: *lo = -32768; *hi = 32767; return;
+    case DType::kInt4: *lo = -8; *hi = 7; return;
+    case DType::kUInt4: *lo = 0; *hi = 15; return;
+    case DType::kInt2: *lo = -2; *hi = 1; return;
     default: *lo = std::numeric_limits<int32_t>::min(); *hi = std::numeric_limits<int32_t>::max(); return;
   }
 }

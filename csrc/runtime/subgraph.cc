@@ -50,7 +50,17 @@ Status Subgraph::Build(const ModelDef& model, int index) {
     t.is_variable = td.is_variable;
     const BufferDef* b = (td.buffer != 0 && td.buffer < model.buffers.size()) ? &model.buffers[td.buffer] : nullptr;
     bool has_data = b && b->data && b->size > 0;
-    if (has_data && !td.is_variable) {
+    if (has_data && !td.is_variable && DTypePackedBits(t.type)) {
+      // Packed INT4 / UINT4 / INT2 constants are unpacked once, one byte per element (the model
+      // reader checked that the buffer holds exactly the packed bytes of the shape).
+      t.is_const = true;
+      const int64_t n = std::max<int64_t>(0, t.num_elements());
+      t.alloc = Allocation::kOwned;
+      t.owned.assign(size_t(n), 0);
+      UnpackPackedType(t.type, b->data, uint64_t(n), t.owned.data());
+      t.data = t.owned.data();
+      t.bytes = size_t(n);
+    } else if (has_data && !td.is_variable) {
       t.is_const = true;
       size_t es = std::max<size_t>(1, DTypeSize(t.type));
       if (reinterpret_cast<uintptr_t>(b->data) % std::min<size_t>(es, 8) == 0) {
@@ -108,7 +118,8 @@ Status Subgraph::Build(const ModelDef& model, int index) {
       continue;
     }
     if (info->impl->parse) {
-      OptionsView ov{od.options, od.options_type, od.custom_options, od.custom_options_size};
+      OptionsView ov{od.options, od.options_type, od.custom_options, od.custom_options_size, od.options2,
+                     od.options2_type};
       Status st;
       try {
         st = info->impl->parse(ov, n);

@@ -29,6 +29,14 @@ NP_TO_TENSOR_TYPE = {
     np.dtype(np.uint64): 12, np.dtype(np.uint32): 15, np.dtype(np.uint16): 16,
 }
 TENSOR_TYPE_TO_NP = {v: k for k, v in NP_TO_TENSOR_TYPE.items()}
+try:  # BFLOAT16 has a numpy dtype only through ml_dtypes
+    import ml_dtypes as _ml_dtypes
+    NP_TO_TENSOR_TYPE[np.dtype(_ml_dtypes.bfloat16)] = 18
+    TENSOR_TYPE_TO_NP[18] = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover
+    pass
+# Packed types: bits per element in a buffer (TFLite's layout: lowest bits first, see pack_bits).
+PACKED_BITS = {17: 4, 20: 4, 19: 2}
 
 _BUILTIN_OPERATORS = """
 ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D DEPTH_TO_SPACE
@@ -58,6 +66,8 @@ UNSORTED_SEGMENT_PROD UNSORTED_SEGMENT_MAX UNSORTED_SEGMENT_SUM ATAN2
 UNSORTED_SEGMENT_MIN SIGN BITCAST BITWISE_XOR RIGHT_SHIFT
 """.split()
 BUILTIN_CODES = {name: i for i, name in enumerate(_BUILTIN_OPERATORS)}
+# Builtins after the StableHLO block (codes 162..) that LiteRT's builtin resolver registers.
+BUILTIN_CODES.update({"DILATE": 203, "REDUCE_WINDOW": 205})
 BUILTIN_NAMES = {i: name for name, i in BUILTIN_CODES.items()}
 
 _ENUMS = {
@@ -294,6 +304,13 @@ OPTIONS_TABLES = {
     "RightShiftOptions": _empty(126),
 }
 
+# builtin_options_2 tables (the BuiltinOptions2 union): name -> (union id, fields).
+OPTIONS2_TABLES = {
+    "DilateOptions": (18, []),
+    "ReduceWindowOptions": (20, [("reduce_function", "enum32:ReduceWindowFunction", 0)]),
+}
+OP_OPTIONS2 = {"DILATE": "DilateOptions", "REDUCE_WINDOW": "ReduceWindowOptions"}
+
 OP_OPTIONS = {
     "ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions",
     "DIV": "DivOptions",
@@ -401,7 +418,8 @@ _OPCODE = dict(deprecated_builtin_code=0, custom_code=1, version=2,
                builtin_code=3)
 _OPERATOR = dict(opcode_index=0, inputs=1, outputs=2, builtin_options_type=3,
                  builtin_options=4, custom_options=5, custom_options_format=6,
-                 mutating_variable_inputs=7, intermediates=8)
+                 mutating_variable_inputs=7, intermediates=8, large_custom_options_offset=9,
+                 large_custom_options_size=10, builtin_options_2_type=11, builtin_options_2=12)
 _BUFFER = dict(data=0, offset=1, size=2)
 _METADATA = dict(name=0, buffer=1)
 _TENSORMAP = dict(name=0, tensor_index=1)
@@ -412,3 +430,6 @@ _SPARSE_INDEX_TYPES = {np.dtype(np.int32): 1, np.dtype(np.uint16): 2,
                        np.dtype(np.uint8): 3}
 
 _SCHEMA_VERSION = 3
+
+_ENUMS["ReduceWindowFunction"] = {"UNSUPPORTED": 0, "ADD": 1, "MUL": 2, "MINIMUM": 3, "MAXIMUM": 4,
+                                  "ALL": 5, "ANY": 6}

@@ -30,6 +30,8 @@ Quick reference
   ``data`` (ndarray or raw ``bytes``) makes the tensor constant.
   ``quant=dict(scale=[...], zero_point=[...], quantized_dimension=0,
   min=None, max=None)``.
+  Packed types (``'INT4'``, ``'UINT4'``, ``'INT2'``) given ``data`` as an ndarray of values are
+  written in TFLite's packed layout (``pack_bits``); raw ``bytes`` are written as given.
   ``sparsity=dict(traversal_order=[...], block_map=[...], dim_metadata=[
   dict(format='DENSE', dense_size=n) | dict(format='SPARSE_CSR',
   array_segments=np.array(int32|uint16|uint8), array_indices=np.array(...))])``
@@ -45,7 +47,8 @@ Quick reference
   (``'SAME'``, ``'RELU6'``, ``'REFLECT'``, ``'BASIC'``, ``'INT32'`` ...) or ints.
   Ops whose options table is not known here (or that have none in the schema)
   may also pass ``options=('TableName', {...})`` for a table listed in
-  ``OPTIONS_TABLES``.
+  ``OPTIONS_TABLES``.  Ops whose options live in ``builtin_options_2`` (``DILATE``,
+  ``REDUCE_WINDOW``: ``OPTIONS2_TABLES``) take them the same way; they are written there.
 * ``add_signature(key, inputs: {name: tensor}, outputs: {name: tensor},
   subgraph_index=0)``
 * ``add_subgraph(name=None) -> SubgraphBuilder``: appends a subgraph (for
@@ -92,7 +95,8 @@ import numpy as np
 
 # The schema as data (enums, operator codes, options tables, table field ids).
 from ._schema_tables import (BUILTIN_CODES, BUILTIN_NAMES, NP_TO_TENSOR_TYPE, OP_OPTIONS,
-                             OPTIONS_TABLES, TENSOR_TYPE_TO_NP, TENSOR_TYPES, _BUFFER,
+                             OP_OPTIONS2, OPTIONS2_TABLES, OPTIONS_TABLES, PACKED_BITS,
+                             TENSOR_TYPE_TO_NP, TENSOR_TYPES, _BUFFER,
                              _DIMMETA, _ENUMS, _METADATA, _MODEL, _OPCODE, _OPERATOR, _QUANT,
                              _SCHEMA_VERSION, _SIGDEF, _SPARSE_INDEX_TYPES, _SPARSITY,
                              _SUBGRAPH, _TENSOR, _TENSORMAP)
@@ -109,7 +113,22 @@ __all__ = [
     "OP_OPTIONS",
     "OPTIONS_TABLES",
     "tensor_type",
+    "pack_bits",
+    "PACKED_BITS",
+    "OPTIONS2_TABLES",
 ]
+
+
+def pack_bits(values, bits) -> bytes:
+    """TFLite's packed layout of INT4 / UINT4 (bits=4) and INT2 (bits=2) buffers: element i of
+    the flattened tensor sits in byte i // (8 // bits) at bit (i % (8 // bits)) * bits, lowest
+    bits first; ceil(n * bits / 8) bytes. Values are taken modulo 2**bits (two's complement)."""
+    v = np.asarray(values).reshape(-1).astype(np.int64) & ((1 << bits) - 1)
+    per = 8 // bits
+    pad = (-len(v)) % per
+    v = np.concatenate([v, np.zeros(pad, np.int64)]).reshape(-1, per)
+    shifts = np.arange(per, dtype=np.int64) * bits
+    return (v << shifts).sum(axis=1).astype(np.uint8).tobytes()
 
 
 def tensor_type(dtype) -> int:
@@ -180,7 +199,8 @@ def _vec_offsets(b, offsets):
 
 
 def _write_options_table(b, table_name, values):
-    uid, fields = OPTIONS_TABLES[table_name]
+    uid, fields = (OPTIONS_TABLES[table_name] if table_name in OPTIONS_TABLES
+                   else OPTIONS2_TABLES[table_name])
     values = dict(values or {})
     known = {f[0] for f in fields if f is not None}
     unknown = set(values) - known
@@ -211,6 +231,8 @@ def _write_options_table(b, table_name, values):
             b.PrependUOffsetTRelativeSlot(slot, pre[name], 0)
         elif kind == "i32":
             b.PrependInt32Slot(slot, int(v), int(default))
+        elif kind.startswith("enum32:"):  # an enum stored as int32 (names or ints)
+            b.PrependInt32Slot(slot, _enum_value(kind[7:], v), int(default))
         elif kind == "u32":
             b.PrependUint32Slot(slot, int(v), int(default))
         elif kind == "i64":
@@ -238,7 +260,7 @@ class _Tensor:
 
 
 class _Op:
-    __slots__ = ("opcode_index", "inputs", "outputs", "options",
+    __slots__ = ("opcode_index", "inputs", "outputs", "options", "options2",
                  "custom_options", "intermediates")
 
 
@@ -273,6 +295,11 @@ class SubgraphBuilder:
         if data is not None:
             if isinstance(data, (bytes, bytearray, memoryview)):
                 raw = bytes(data)
+            elif t.type in PACKED_BITS:  # values in an ndarray: packed as TFLite packs them
+                arr = np.asarray(data)
+                if int(np.prod(arr.shape)) != int(np.prod(t.shape)):
+                    raise ValueError(f"{arr.size} values for a packed tensor of shape {t.shape}")
+                raw = pack_bits(arr, PACKED_BITS[t.type])
             else:
                 arr = np.asarray(data)
                 np_t = TENSOR_TYPE_TO_NP.get(t.type)
@@ -439,6 +466,18 @@ class ModelBuilder:
         o.intermediates = (None if intermediates is None
                            else [int(i) for i in intermediates])
         o.options = None
+        o.options2 = None
+        if options is not None and ((isinstance(options, tuple) and len(options) == 2
+                                     and options[0] in OPTIONS2_TABLES)
+                                    or (not isinstance(options, tuple) and name in OP_OPTIONS2)):
+            # builtin_options_2 (the BuiltinOptions2 union: DILATE, REDUCE_WINDOW, ...)
+            table, values = options if isinstance(options, tuple) else (OP_OPTIONS2[name], options)
+            known = {f[0] for f in OPTIONS2_TABLES[table][1]}
+            bad = set(values or {}) - known
+            if bad:
+                raise KeyError(f"{table} has no field(s) {sorted(bad)}; fields: {sorted(known)}")
+            o.options2 = (table, dict(values or {}))
+            options = None
         if options is not None:
             if (isinstance(options, tuple) and len(options) == 2
                     and isinstance(options[0], str)):
@@ -561,10 +600,13 @@ class ModelBuilder:
         opt = None
         if o.options is not None:
             opt = _write_options_table(b, *o.options)
+        opt2 = None
+        if o.options2 is not None:
+            opt2 = _write_options_table(b, *o.options2)
         cust = None
         if o.custom_options is not None:
             cust = _vec_bytes(b, o.custom_options, 1)
-        b.StartObject(9)
+        b.StartObject(13)
         b.PrependUint32Slot(_OPERATOR["opcode_index"], o.opcode_index, 0)
         b.PrependUOffsetTRelativeSlot(_OPERATOR["inputs"], ins, 0)
         b.PrependUOffsetTRelativeSlot(_OPERATOR["outputs"], outs, 0)
@@ -576,6 +618,9 @@ class ModelBuilder:
             b.PrependUOffsetTRelativeSlot(_OPERATOR["custom_options"], cust, 0)
         if inter is not None:
             b.PrependUOffsetTRelativeSlot(_OPERATOR["intermediates"], inter, 0)
+        if opt2 is not None:
+            b.PrependUint8Slot(_OPERATOR["builtin_options_2_type"], opt2[0], 0)
+            b.PrependUOffsetTRelativeSlot(_OPERATOR["builtin_options_2"], opt2[1], 0)
         return b.EndObject()
 
     def _build_opcode(self, b, key):

@@ -15,10 +15,23 @@ enum class DType : int8_t {
   kFloat32 = 0, kFloat16 = 1, kInt32 = 2, kUInt8 = 3, kInt64 = 4, kString = 5, kBool = 6,
   kInt16 = 7, kComplex64 = 8, kInt8 = 9, kFloat64 = 10, kComplex128 = 11, kUInt64 = 12,
   kResource = 13, kVariant = 14, kUInt32 = 15, kUInt16 = 16, kInt4 = 17, kBFloat16 = 18,
+  kInt2 = 19, kUInt4 = 20, kFloat8E4M3FN = 21, kFloat8E5M2 = 22,
 };
-// Bytes per element, or 0 for types the engine cannot hold (string, variant, int4). A RESOURCE
-// tensor holds an int32 resource id (4 bytes).
+// Bytes per element of the engine's storage, or 0 for types the engine cannot hold (string,
+// variant, float8). A RESOURCE tensor holds an int32 resource id (4 bytes). The packed types
+// INT4 / UINT4 / INT2 are held unpacked, one byte per element (int8 sign-extended for INT4 / INT2,
+// uint8 for UINT4): the model file packs them (DTypePackedBits), the model loader unpacks constant
+// buffers, and the kernels that take them read plain int8 / uint8 values.
 TFLITE_GPU_API size_t DTypeSize(DType t);
+// Bits per element in a .tflite buffer for the packed types (INT4 / UINT4: 4, INT2: 2), 0 otherwise.
+// TFLite's layout: element i of the flattened tensor sits in byte i / (8 / bits), at bit
+// (i % (8 / bits)) * bits (lowest bits first); a buffer holds ceil(n * bits / 8) bytes.
+TFLITE_GPU_API int DTypePackedBits(DType t);
+// Bytes of the model-file buffer of a tensor of `n` elements of type t (packed types: packed).
+TFLITE_GPU_API uint64_t DTypeFileBytes(DType t, uint64_t n);
+// Unpacks `n` packed elements of a packed type from `src` into one byte each at `dst`
+// (sign-extended for INT4 / INT2).
+TFLITE_GPU_API void UnpackPackedType(DType t, const uint8_t* src, uint64_t n, uint8_t* dst);
 TFLITE_GPU_API const char* DTypeName(DType t);  // "FLOAT32", ...
 TFLITE_GPU_API bool DTypeKnown(int v);
 

@@ -71,7 +71,14 @@ struct QSpec {
   bool i16_bias32 = false;
   bool i16_w16 = false;  // BATCH_MATMUL int16: both operands INT16
   bool bias_required = false;  // TFLite's int8/uint8 CONV_2D needs the bias
+  bool packed_weights = false;  // INT4 / INT2 weights (held unpacked as int8) stand for INT8: FULLY_CONNECTED
 };
+
+// INT4 / INT2 weights are held unpacked, one sign-extended byte an element: where an op takes them
+// (FULLY_CONNECTED v10 / v13 / v14), they run the INT8-weight kernels.
+inline DType WeightKind(DType t, bool packed_ok) {
+  return packed_ok && (t == DType::kInt4 || t == DType::kInt2) ? DType::kInt8 : t;
+}
 
 const char* TypeMixHelp() {
   return "supported: INT8 input with INT8 weights and INT32 bias, UINT8 input with UINT8 weights and INT32 bias, "
@@ -83,14 +90,16 @@ Status SetupQuant(OpContext& ctx, const QSpec& spec, int channels, int act, QCom
   const Tensor& w = ctx.input(spec.w_index);
   const Tensor& out = ctx.output(0);
   q->type = in.type;
-  q->wtype = w.type;
+  const DType wt = WeightKind(w.type, spec.packed_weights);
+  q->wtype = wt;
   q->channels = channels;
-  const bool ok_types = (in.type == DType::kInt8 && w.type == DType::kInt8) ||
-                        (in.type == DType::kUInt8 && w.type == DType::kUInt8) ||
-                        (in.type == DType::kInt16 && w.type == (spec.i16_w16 ? DType::kInt16 : DType::kInt8));
+  const bool ok_types = (in.type == DType::kInt8 && wt == DType::kInt8) ||
+                        (in.type == DType::kUInt8 && wt == DType::kUInt8) ||
+                        (in.type == DType::kInt16 && wt == (spec.i16_w16 ? DType::kInt16 : DType::kInt8));
   if (!ok_types)
     return ctx.Error(std::string("input type ") + DTypeName(in.type) + " with weights type " + DTypeName(w.type) +
-                     " is not supported (" + TypeMixHelp() + ")");
+                     " is not supported (" + TypeMixHelp() +
+                     (spec.packed_weights ? "; INT4 / INT2 weights wherever INT8 ones are" : "") + ")");
   if (out.type != in.type)
     return ctx.Error(std::string("output has type ") + DTypeName(out.type) + "; expected " + DTypeName(in.type) +
                      " (the input's type)");
@@ -101,9 +110,9 @@ Status SetupQuant(OpContext& ctx, const QSpec& spec, int channels, int act, QCom
   TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, in, "input", act_rule, &iq));
   TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, out, "output", act_rule, &oq));
   QuantRule wr;
-  wr.allow_per_channel = w.type == DType::kInt8 && spec.w_per_channel;
+  wr.allow_per_channel = wt == DType::kInt8 && spec.w_per_channel;
   wr.channel_axis = spec.w_channel_axis;
-  wr.zero_point_zero = (w.type == DType::kInt8 && !(spec.w_zero_point_any && !i16)) || w.type == DType::kInt16;
+  wr.zero_point_zero = (wt == DType::kInt8 && !(spec.w_zero_point_any && !i16)) || wt == DType::kInt16;
   TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, w, "weights", wr, &wq));
   if (wq.per_channel() && int(wq.channels()) != channels)
     return ctx.Error(quant::TensorLabel("weights", w) + " has " + std::to_string(wq.channels()) +
@@ -207,13 +216,15 @@ struct HybridCommon {
   HybridIn in;
 };
 
-Status SetupHybrid(OpContext& ctx, int w_index, int b_index, int w_axis, int channels, int act, HybridCommon* h) {
+Status SetupHybrid(OpContext& ctx, int w_index, int b_index, int w_axis, int channels, int act, HybridCommon* h,
+                   bool packed_weights = false) {
   const Tensor& in = ctx.input(0);
   const Tensor& w = ctx.input(w_index);
   const Tensor& out = ctx.output(0);
-  if (in.type != DType::kFloat32 || w.type != DType::kInt8)
+  if (in.type != DType::kFloat32 || WeightKind(w.type, packed_weights) != DType::kInt8)
     return ctx.Error(std::string("input type ") + DTypeName(in.type) + " with weights type " + DTypeName(w.type) +
-                     " is not supported (" + TypeMixHelp() + "; hybrid: FLOAT32 input with INT8 weights)");
+                     " is not supported (" + TypeMixHelp() + "; hybrid: FLOAT32 input with INT8 weights" +
+                     (packed_weights ? " (or INT4 / INT2)" : "") + ")");
   if (out.type != DType::kFloat32)
     return ctx.Error(std::string("output has type ") + DTypeName(out.type) + "; a hybrid kernel (FLOAT32 input, INT8 weights) "
                      "produces FLOAT32");
@@ -536,11 +547,12 @@ Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims, bool a
   s->hybrid = in.type == DType::kFloat32;
   if (s->hybrid) {
     s->h.asymmetric = asymmetric;
-    TFG_RETURN_IF_ERROR(SetupHybrid(ctx, 1, 2, 0, s->units, act, &s->h));
+    TFG_RETURN_IF_ERROR(SetupHybrid(ctx, 1, 2, 0, s->units, act, &s->h, /*packed_weights=*/true));
     TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
     return EnsurePacked(ctx, 1, s->units, s->depth, 0, &s->packed, &s->key, &s->packed_valid, false);
   }
   QSpec spec;
+  spec.packed_weights = true;
   spec.w_channel_axis = 0;
   spec.w_zero_point_any = true;  // TFLite's int8 FULLY_CONNECTED applies filter_offset
   spec.per_tensor = ScaleProduct::kFloatThenDouble;  // GetQuantizedConvolutionMultipler

@@ -10,6 +10,8 @@
 //    fails on a zero divisor and saturates INT_MIN / -1;
 //  * MAXIMUM is a > b ? a : b and MINIMUM a < b ? a : b (so a NaN in b wins, a NaN in a loses);
 //  * PRELU is x >= 0 ? x : x * alpha with alpha broadcast to the input's shape.
+#include <complex>
+
 #include "ops/elementwise/ew_common.h"
 #include "ops/elementwise/quant_ew.h"
 #include "ops/quant_common.h"
@@ -136,6 +138,18 @@ struct AndOp {
 struct PreluOp {
   float operator()(float x, float alpha) const { return x >= 0.f ? x : x * alpha; }
 };
+// FLOAT16 ADD / MUL (ADD v6, MUL v8): each element in float, clamped to the activation range within
+// the half range [-65504, 65504] (so an overflow gives +-65504, as TFLite), rounded to half.
+template <Op OP>
+struct HalfOp {
+  float lo, hi;
+  uint16_t operator()(uint16_t a, uint16_t b) const {
+    return FloatToHalf(ew::Clamp(Raw<OP, float>::F(HalfToFloat(a), HalfToFloat(b)), lo, hi));
+  }
+};
+struct ComplexMulOp {  // COMPLEX64 MUL (v6): the complex product; no activation
+  std::complex<float> operator()(std::complex<float> a, std::complex<float> b) const { return a * b; }
+};
 
 template <typename T, typename F>
 Status Run(OpContext& ctx, bool ref, const F& f) {
@@ -159,24 +173,64 @@ Status RunClamped(OpContext& ctx, bool ref) {
 
 // ---- ADD / SUB / MUL / DIV ----
 
+// ADD (v5) and MUL (v7) take INT16 without quantization parameters as plain integers (wrapping,
+// then the activation clamp); with parameters INT16 is the quantized kernel.
+template <Op OP>
+bool PlainInt16(OpContext& ctx) {
+  return (OP == Op::kAdd || OP == Op::kMul) && ctx.input(0).type == DType::kInt16 && ctx.input(0).quant.scale.empty() &&
+         (ctx.num_inputs() < 2 || !ctx.has_input(1) || ctx.input(1).quant.scale.empty()) &&
+         ctx.output(0).quant.scale.empty();
+}
+
 template <Op OP>
 Status PrepareArith(OpContext& ctx) {
   // Quantized ADD / SUB / MUL / DIV: quant_binary.cc.
   if (OP == Op::kDiv && ctx.num_inputs() == 2 && ctx.has_input(0) && IsQuantizedType(ctx.input(0).type))
     return ew::PrepareQuantDiv(ctx, int(ctx.node().P<ActParams>().act));
-  if (OP != Op::kDiv && ctx.num_inputs() == 2 && ctx.has_input(0) && IsQuantizedType(ctx.input(0).type))
+  if (OP != Op::kDiv && ctx.num_inputs() == 2 && ctx.has_input(0) && IsQuantizedType(ctx.input(0).type) &&
+      !PlainInt16<OP>(ctx))
     return ew::PrepareQuantBinary(ctx, OP == Op::kAdd ? ew::QBinary::kAdd : OP == Op::kSub ? ew::QBinary::kSub : ew::QBinary::kMul,
                                   int(ctx.node().P<ActParams>().act), ctx.node().P<ActParams>().pot_scale_int16);
   if (OP == Op::kDiv) return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32});
+  if (OP == Op::kAdd)
+    return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32, DType::kInt64, DType::kFloat16, DType::kInt16});
+  if (OP == Op::kMul) {
+    if (ctx.num_inputs() >= 1 && ctx.has_input(0) && ctx.input(0).type == DType::kComplex64 &&
+        ctx.node().P<ActParams>().act != Activation::kNone)
+      return ctx.Error("a fused activation is not allowed for COMPLEX64 inputs (as TFLite)");
+    return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32, DType::kInt64, DType::kFloat16, DType::kInt16,
+                               DType::kUInt32, DType::kComplex64});
+  }
   return PrepareBinary(ctx, {DType::kFloat32, DType::kInt32, DType::kInt64});
 }
 
 template <Op OP>
+Status RunHalf(OpContext& ctx, bool ref) {
+  HalfOp<OP> f;
+  ActivationRangeOfType<float>(int(ctx.node().P<ActParams>().act), &f.lo, &f.hi);
+  f.lo = std::max(f.lo, -65504.f);
+  f.hi = std::min(f.hi, 65504.f);
+  return Run<uint16_t>(ctx, ref, f);
+}
+
+template <Op OP>
 Status EvalArithImpl(OpContext& ctx, bool ref) {
-  if (IsQuantizedType(ctx.input(0).type))
+  if (IsQuantizedType(ctx.input(0).type) && !PlainInt16<OP>(ctx))
     return OP == Op::kDiv ? ew::EvalQuantDiv(ctx, ref) : ew::EvalQuantBinary(ctx, ref);
   switch (ctx.input(0).type) {
     case DType::kFloat32: return RunClamped<OP, float>(ctx, ref);
+    case DType::kFloat16:
+      if constexpr (OP == Op::kAdd || OP == Op::kMul) return RunHalf<OP>(ctx, ref);
+      break;
+    case DType::kInt16:
+      if constexpr (OP == Op::kAdd || OP == Op::kMul) return RunClamped<OP, int16_t>(ctx, ref);
+      break;
+    case DType::kUInt32:
+      if constexpr (OP == Op::kMul) return RunClamped<OP, uint32_t>(ctx, ref);
+      break;
+    case DType::kComplex64:
+      if constexpr (OP == Op::kMul) return Run<std::complex<float>>(ctx, ref, ComplexMulOp());
+      break;
     case DType::kInt32:
       if (OP == Op::kDiv) {
         const Tensor& b = ctx.input(1);
@@ -190,8 +244,9 @@ Status EvalArithImpl(OpContext& ctx, bool ref) {
       }
       return RunClamped<OP, int32_t>(ctx, ref);
     case DType::kInt64: return RunClamped<OP, int64_t>(ctx, ref);
-    default: return ctx.Error(std::string("unsupported type ") + DTypeName(ctx.input(0).type));
+    default: break;
   }
+  return ctx.Error(std::string("unsupported type ") + DTypeName(ctx.input(0).type));
 }
 template <Op OP> Status EvalArith(OpContext& ctx) { return EvalArithImpl<OP>(ctx, false); }
 template <Op OP> Status EvalArithRef(OpContext& ctx) { return EvalArithImpl<OP>(ctx, true); }

@@ -16,6 +16,15 @@ Status CheckUnary(const GpuCheckContext& c) {
   return c.Rank4OrLess(c.input(0), "input");
 }
 
+// SQRT: float only. TFLite's quantized SQRT (v2) truncates when requantizing; the GPU's quantized
+// view rounds to the grid, so quantized SQRT stays on the CPU.
+Status CheckSqrt(const GpuCheckContext& c) {
+  if (c.input(0).type != DType::kFloat32)
+    return Unimplemented(std::string("SQRT of ") + DTypeName(c.input(0).type) +
+                         " stays on the CPU (TFLite's quantized SQRT truncates on requantizing; the GPU rounds)");
+  return CheckUnary(c);
+}
+
 Status CheckBinary(const GpuCheckContext& c) {
   if (c.num_inputs() != 2) return Unimplemented("expects 2 inputs");
   TFG_RETURN_IF_ERROR(c.InputsFloat32({0, 1}));
@@ -164,7 +173,7 @@ const GpuOpSupport kGpu_LOGISTIC = {CheckUnary, nullptr, UnarySnippet<3>, false}
 const GpuOpSupport kGpu_TANH = {CheckUnary, nullptr, UnarySnippet<4>, false};
 const GpuOpSupport kGpu_EXP = {CheckUnary, nullptr, UnarySnippet<5>, false};
 const GpuOpSupport kGpu_HARD_SWISH = {CheckUnary, nullptr, UnarySnippet<6>, false};
-const GpuOpSupport kGpu_SQRT = {CheckUnary, nullptr, UnarySnippet<7>, false};
+const GpuOpSupport kGpu_SQRT = {CheckSqrt, nullptr, UnarySnippet<7>, false};
 const GpuOpSupport kGpu_RSQRT = {CheckUnary, nullptr, UnarySnippet<8>, false};
 const GpuOpSupport kGpu_LEAKY_RELU = {CheckUnary, nullptr, UnarySnippet<9>, false};
 const GpuOpSupport kGpu_PRELU = {CheckPrelu, nullptr, UnarySnippet<10>, false};

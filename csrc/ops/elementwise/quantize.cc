@@ -1,10 +1,12 @@
 // QUANTIZE and DEQUANTIZE, as TensorFlow Lite's kernels.
 //
-// DEQUANTIZE: INT8 / UINT8 (per-tensor or per-channel), INT16 (per-tensor, zero point 0) and
-//   FLOAT16 -> FLOAT32; out = (q - zero_point) * scale, rounded once to float. Folded at
+// DEQUANTIZE: INT8 / UINT8 and the packed INT4 / UINT4 / INT2 (held unpacked, one byte an element;
+//   per-tensor or per-channel), INT16 (per-tensor, zero point 0) and FLOAT16 -> FLOAT32; out = (q - zero_point) * scale, rounded once to float. Folded at
 //   allocation when the input is constant (fp16 / int8 weights).
 // QUANTIZE:
-//   * FLOAT32 -> INT8 / UINT8 / INT16, per-tensor or per-channel. TFLite's reference rule is
+//   * FLOAT32 -> INT8 / UINT8 / INT16 (per-tensor or per-channel) and INT4 / UINT4 (per-tensor; held
+//     unpacked, clamped to [-8, 7] / [0, 15]; TFLite quantizes these with its reference rule below
+//     for every element, no vector body). TFLite's reference rule is
 //       q = clamp(int32(round_half_away(x / scale)) + zero_point).
 //     TFLite's optimized per-tensor kernel (the one its builtin resolver runs, NEON or NEON_2_SSE
 //     on x86) differs in its vector body: the first floor(n / 8) * 8 elements use
@@ -126,7 +128,7 @@ Status PrepareDequantize(OpContext& ctx) {
     case DType::kFloat16:
       data->q.outer = x.num_elements();
       break;
-    case DType::kInt8: case DType::kUInt8:
+    case DType::kInt8: case DType::kUInt8: case DType::kInt4: case DType::kUInt4: case DType::kInt2:
       TFG_RETURN_IF_ERROR(ReadAffine(ctx, x, "input", /*per_channel=*/true, /*empty=*/true, &data->q));
       break;
     case DType::kInt16:
@@ -136,7 +138,7 @@ Status PrepareDequantize(OpContext& ctx) {
       break;
     default:
       return ctx.Error(std::string("unsupported input type ") + DTypeName(x.type) +
-                       " (supported: INT8, UINT8, INT16, FLOAT16)");
+                       " (supported: INT8, UINT8, INT16, FLOAT16, INT4, UINT4, INT2)");
   }
   ctx.node().user_data = data;
   TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
@@ -173,8 +175,10 @@ Status EvalDequantize(OpContext& ctx) {
     case DType::kFloat16:
       ew::RunUnary(ctx.pool(), x.num_elements(), x.as<uint16_t>(), out, [](uint16_t h) { return HalfToFloat(h); });
       return OkStatus();
-    case DType::kInt8: DequantRun(ctx.pool(), a, x.as<int8_t>(), out); return OkStatus();
-    case DType::kUInt8: DequantRun(ctx.pool(), a, x.as<uint8_t>(), out); return OkStatus();
+    case DType::kInt8: case DType::kInt4: case DType::kInt2:
+      DequantRun(ctx.pool(), a, x.as<int8_t>(), out);
+      return OkStatus();
+    case DType::kUInt8: case DType::kUInt4: DequantRun(ctx.pool(), a, x.as<uint8_t>(), out); return OkStatus();
     case DType::kInt16: DequantRun(ctx.pool(), a, x.as<int16_t>(), out); return OkStatus();
     default: return ctx.Error(std::string("unsupported input type ") + DTypeName(x.type));
   }
@@ -206,8 +210,8 @@ Status EvalDequantizeRef(OpContext& ctx) {
     case DType::kFloat16:
       for (int64_t i = 0; i < n; ++i) out[i] = HalfToFloatRef(x.as<uint16_t>()[i]);
       return OkStatus();
-    case DType::kInt8: DequantRef(a, n, x.as<int8_t>(), out); return OkStatus();
-    case DType::kUInt8: DequantRef(a, n, x.as<uint8_t>(), out); return OkStatus();
+    case DType::kInt8: case DType::kInt4: case DType::kInt2: DequantRef(a, n, x.as<int8_t>(), out); return OkStatus();
+    case DType::kUInt8: case DType::kUInt4: DequantRef(a, n, x.as<uint8_t>(), out); return OkStatus();
     case DType::kInt16: DequantRef(a, n, x.as<int16_t>(), out); return OkStatus();
     default: return ctx.Error(std::string("unsupported input type ") + DTypeName(x.type));
   }
@@ -278,6 +282,7 @@ struct QuantData {
   int32_t multiplier = 0;
   int shift = 0;
   bool neon_body = false;  // requantization with TFLite's 16-wide vector body
+  bool reference_rule = false;  // INT4 / UINT4 outputs: TFLite's reference rule for every element
   int32_t qmin = 0, qmax = 0;
 };
 
@@ -286,7 +291,10 @@ constexpr int64_t kRequantBody = 16;  // TFLite's Requantize vector width
 
 bool QuantOutputAllowed(DType in, DType out) {
   switch (in) {
-    case DType::kFloat32: case DType::kInt8: case DType::kUInt8:
+    case DType::kFloat32:  // INT4 / UINT4 outputs are held unpacked (one byte an element)
+      return out == DType::kInt8 || out == DType::kUInt8 || out == DType::kInt16 || out == DType::kInt4 ||
+             out == DType::kUInt4;
+    case DType::kInt8: case DType::kUInt8:
       return out == DType::kInt8 || out == DType::kUInt8 || out == DType::kInt16;
     case DType::kInt16: return out == DType::kInt8 || out == DType::kInt16 || out == DType::kInt32;
     case DType::kInt32: return out == DType::kInt8 || out == DType::kInt16;
@@ -313,7 +321,11 @@ Status PrepareQuantize(OpContext& ctx) {
     data->mode = QMode::kFromFloat;
     TFG_RETURN_IF_ERROR(ReadAffine(ctx, y, "output", /*per_channel=*/true, /*empty=*/false, &data->out));
     TFG_RETURN_IF_ERROR(CheckScales(ctx, data->out, "output"));
+    if (DTypePackedBits(y.type) && data->out.per_channel())
+      return ctx.Error(std::string("per-channel quantization to ") + DTypeName(y.type) +
+                       " is not supported (per-tensor only, as TFLite)");
     data->inv_scale = 1.0f / data->out.scale[0];
+    data->reference_rule = DTypePackedBits(y.type) != 0;
   } else {
     data->mode = QMode::kRequant;
     Affine in;
@@ -350,7 +362,7 @@ void QuantFromFloat(ThreadPool* pool, const QuantData& d, int64_t n, const float
     });
     return;
   }
-  if (d.out.per_channel()) {
+  if (d.out.per_channel() || d.reference_rule) {  // round_half_away(x / scale), float division
     ForEachChannelRun(pool, d.out, ew::kCheapChunk, [&](int64_t b, int64_t e, int64_t c) {
       const float s = d.out.scale[c];
       const int32_t z = d.out.zp[c], lo = qmin, hi = qmax;
@@ -438,11 +450,12 @@ Status RequantFrom(OpContext& ctx, bool ref, const QuantData& d) {
 // Reference: the same rules written with the C library's rounding functions.
 template <typename TO>
 void QuantFromFloatRef(const QuantData& d, int64_t n, const float* in, TO* out) {
-  const int64_t body = d.out.per_channel() ? 0 : n / kQuantBody * kQuantBody;
+  const bool ref_rule = d.out.per_channel() || d.reference_rule;
+  const int64_t body = ref_rule ? 0 : n / kQuantBody * kQuantBody;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t c = ChannelOf(d.out, i);
     double r;
-    if (d.out.per_channel()) r = std::round(in[i] / d.out.scale[c]);                       // float division
+    if (ref_rule) r = std::round(in[i] / d.out.scale[c]);                                   // float division
     else if (i < body) r = std::nearbyint(in[i] * (1.0f / d.out.scale[c]));                // vector body
     else r = std::round(double(in[i]) / double(d.out.scale[c]));                            // scalar tail
     int32_t q = (r >= -2147483648.0 && r <= 2147483647.0) ? int32_t(r) : std::numeric_limits<int32_t>::min();
@@ -460,10 +473,10 @@ Status EvalQuantizeImpl(OpContext& ctx, bool ref) {
     const float* in = x.as<float>();
     const int64_t n = x.num_elements();
     switch (y.type) {
-      case DType::kInt8:
+      case DType::kInt8: case DType::kInt4:
         ref ? QuantFromFloatRef(d, n, in, y.as<int8_t>()) : QuantFromFloat(ctx.pool(), d, n, in, y.as<int8_t>());
         return OkStatus();
-      case DType::kUInt8:
+      case DType::kUInt8: case DType::kUInt4:
         ref ? QuantFromFloatRef(d, n, in, y.as<uint8_t>()) : QuantFromFloat(ctx.pool(), d, n, in, y.as<uint8_t>());
         return OkStatus();
       case DType::kInt16:

@@ -1,11 +1,12 @@
 // Float unary ops: EXP, LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, HARD_SWISH, LEAKY_RELU, RSQRT,
-// SQRT. Semantics as TensorFlow Lite's float kernels:
+// SQRT (and SQRT's quantized INT8 / INT16 kernel, v2). Semantics as TensorFlow Lite's float kernels:
 //   RELU max(x, 0), RELU6 min(max(x, 0), 6), RELU_N1_TO_1 min(max(x, -1), 1) (NaN stays NaN),
 //   HARD_SWISH x * relu6(x + 3) / 6, LEAKY_RELU x > 0 ? x : alpha * x, RSQRT 1 / sqrt(x).
 // The fast EXP/LOGISTIC/TANH use vectorisable approximations (a few ulp); the reference kernels
 // use the C library.
 #include "ops/elementwise/ew_common.h"
 #include "ops/elementwise/quant_ew.h"
+#include "ops/quant_common.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -111,6 +112,89 @@ Status EvalSqrtT(OpContext& ctx) {
   return OkStatus();
 }
 Status EvalSqrtRef(OpContext& ctx) { return MapRef(ctx, [](float v) { return std::sqrt(v); }); }
+
+// ---- quantized SQRT (v2): INT8 / INT16, per-tensor ----
+// As TFLite's kernel: y = sqrtf((q - zp_in) * scale_in) in float, then
+// q_out = clamp(int(y / scale_out) + zp_out) (truncated, not rounded). A value below the input
+// zero point (a negative real value) is an error at invoke, as in TFLite.
+struct QSqrt {
+  float in_scale = 0.f, out_scale = 0.f;
+  int32_t in_zp = 0, out_zp = 0, lo = 0, hi = 0;
+};
+
+Status ReadOneQuant(OpContext& ctx, const Tensor& t, const char* what, float* scale, int32_t* zp) {
+  if (t.quant.scale.size() != 1)
+    return ctx.Error(std::string(what) + " '" + t.name + "' (" + DTypeName(t.type) + ") needs one quantization scale, has " +
+                     std::to_string(t.quant.scale.size()));
+  *scale = t.quant.scale[0];
+  if (!(*scale > 0.f) || !std::isfinite(*scale))
+    return ctx.Error(std::string(what) + " '" + t.name + "' scale " + std::to_string(*scale) +
+                     " is not a positive finite number");
+  const int64_t z = t.quant.zero_point.empty() ? 0 : t.quant.zero_point[0];
+  int32_t lo, hi;
+  quant::TypeRange(t.type, &lo, &hi);
+  if (z < lo || z > hi)
+    return ctx.Error(std::string(what) + " '" + t.name + "' zero point " + std::to_string(z) + " is outside the " +
+                     DTypeName(t.type) + " range");
+  *zp = int32_t(z);
+  return OkStatus();
+}
+
+Status PrepareSqrt(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(1, 1, 1, 1));
+  const Tensor& x = ctx.input(0);
+  if (x.type != DType::kInt8 && x.type != DType::kInt16) return PrepareUnaryFloat(ctx);
+  const Tensor& y = ctx.output(0);
+  if (y.type != x.type)
+    return ctx.Error(std::string("output has type ") + DTypeName(y.type) + " but input has type " + DTypeName(x.type));
+  auto q = std::make_shared<QSqrt>();
+  TFG_RETURN_IF_ERROR(ReadOneQuant(ctx, x, "input", &q->in_scale, &q->in_zp));
+  TFG_RETURN_IF_ERROR(ReadOneQuant(ctx, y, "output", &q->out_scale, &q->out_zp));
+  quant::TypeRange(x.type, &q->lo, &q->hi);
+  ctx.node().user_data = q;
+  return ctx.SetOutputShape(0, x.shape);
+}
+
+inline int32_t QSqrtOne(const QSqrt& q, int32_t v) {
+  const float y = std::sqrt(float(v - q.in_zp) * q.in_scale);
+  const int32_t r = int32_t(y / q.out_scale) + q.out_zp;  // y / scale is far inside int32 range
+  return std::min(std::max(r, q.lo), q.hi);
+}
+
+template <typename T>
+Status EvalQSqrtT(OpContext& ctx, bool ref) {
+  const QSqrt& q = *ctx.node().U<QSqrt>();
+  const Tensor& x = ctx.input(0);
+  const T* px = x.as<T>();
+  T* py = ctx.output(0).as<T>();
+  const int64_t n = x.num_elements();
+  for (int64_t i = 0; i < n; ++i)
+    if (int32_t(px[i]) < q.in_zp)
+      return ctx.Error("input '" + x.name + "' holds " + std::to_string(int32_t(px[i])) + " at flat index " +
+                       std::to_string(i) + ", below its zero point " + std::to_string(q.in_zp) +
+                       ": SQRT is only defined for non-negative values");
+  if (ref || sizeof(T) != 1) {
+    ParallelFor(ref ? nullptr : ctx.pool(), n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) py[i] = T(QSqrtOne(q, px[i]));
+    }, ew::kCostlyChunk);
+    return OkStatus();
+  }
+  T lut[256];
+  for (int v = -128; v < 128; ++v) lut[uint8_t(v)] = v >= q.in_zp ? T(QSqrtOne(q, v)) : T(0);
+  ParallelFor(ctx.pool(), n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) py[i] = lut[uint8_t(px[i])];
+  }, ew::kCheapChunk);
+  return OkStatus();
+}
+
+template <bool kRef>
+Status EvalSqrtAny(OpContext& ctx) {
+  switch (ctx.input(0).type) {
+    case DType::kInt8: return EvalQSqrtT<int8_t>(ctx, kRef);
+    case DType::kInt16: return EvalQSqrtT<int16_t>(ctx, kRef);
+    default: return kRef ? EvalSqrtRef(ctx) : EvalSqrtT<false>(ctx);
+  }
+}
 Status EvalRsqrtRef(OpContext& ctx) { return MapRef(ctx, [](float v) { return 1.f / std::sqrt(v); }); }
 
 
@@ -142,7 +226,7 @@ const OpImpl kOp_HARD_SWISH = {nullptr, PrepareQ<ew::QUnary::kHardSwish>, EvalQ<
                                EvalQ<EvalHardSwish, true>, false};
 const OpImpl kOp_LEAKY_RELU = {ParseLeaky, PrepareQ<ew::QUnary::kLeakyRelu>, EvalQ<EvalLeaky, false>,
                                EvalQ<EvalLeaky, true>, false};
-const OpImpl kOp_SQRT = {nullptr, PrepareUnaryFloat, EvalSqrtT<false>, EvalSqrtRef, false};
+const OpImpl kOp_SQRT = {nullptr, PrepareSqrt, EvalSqrtAny<false>, EvalSqrtAny<true>, false};
 const OpImpl kOp_RSQRT = {nullptr, PrepareUnaryFloat, EvalSqrtT<true>, EvalRsqrtRef, false};
 
 namespace ew {

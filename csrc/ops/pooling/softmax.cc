@@ -16,6 +16,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ops/half.h"
 #include "ops/op_registry.h"
 #include "ops/quant_common.h"
 #include "ops/pooling/pool_common.h"
@@ -127,10 +128,16 @@ Status PrepareSoftmax(OpContext& ctx) {
     TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, in.type));
     return ctx.SetOutputShape(0, in.shape);
   }
-  if (in.type != DType::kFloat32)
-    return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (FLOAT32, INT8, UINT8, INT16)");
+  if (in.type != DType::kFloat32 && in.type != DType::kFloat16)
+    return ctx.Error(std::string("input type ") + DTypeName(in.type) +
+                     " is not supported (FLOAT32, FLOAT16, INT8, UINT8, INT16)");
   if (in.shape.empty()) return ctx.Error("input must have rank >= 1, got a scalar");
-  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kFloat32));
+  if (in.type == DType::kFloat16) {
+    // FLOAT16: computed in float (the FLOAT32 kernel on a float copy), output rounded to half.
+    const int64_t n = std::max<int64_t>(0, in.num_elements());
+    ctx.RequestScratch(size_t(n) * 2 * sizeof(float));
+  }
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, in.type));
   return ctx.SetOutputShape(0, in.shape);
 }
 
@@ -178,15 +185,38 @@ Status QuantSoftmax(OpContext& ctx, bool ref) {
   return OkStatus();
 }
 
+// FLOAT16 in / out: the float kernel `run(x, y)` on float copies in the node's scratch.
+template <typename F>
+Status HalfSoftmax(OpContext& ctx, const F& run) {
+  const Tensor& in = ctx.input(0);
+  const int64_t n = in.num_elements();
+  float* xs = static_cast<float*>(ctx.scratch());
+  float* ys = xs + n;
+  const uint16_t* hx = in.as<uint16_t>();
+  uint16_t* hy = ctx.output(0).as<uint16_t>();
+  for (int64_t i = 0; i < n; ++i) xs[i] = HalfToFloat(hx[i]);
+  run(xs, ys);
+  for (int64_t i = 0; i < n; ++i) hy[i] = FloatToHalf(ys[i]);
+  return OkStatus();
+}
+
+void FloatSoftmaxRef(OpContext& ctx, const float* x, float* y);
+void FloatSoftmaxFast(OpContext& ctx, const float* x, float* y);
+
 Status EvalSoftmaxRef(OpContext& ctx) {
   if (ctx.input(0).type == DType::kInt16) return QuantSoftmax<int16_t>(ctx, true);
   if (ctx.input(0).type == DType::kInt8) return QuantSoftmax<int8_t>(ctx, true);
   if (ctx.input(0).type == DType::kUInt8) return QuantSoftmax<uint8_t>(ctx, true);
+  if (ctx.input(0).type == DType::kFloat16)
+    return HalfSoftmax(ctx, [&](const float* x, float* y) { FloatSoftmaxRef(ctx, x, y); });
+  FloatSoftmaxRef(ctx, ctx.input(0).as<float>(), ctx.output(0).as<float>());
+  return OkStatus();
+}
+
+void FloatSoftmaxRef(OpContext& ctx, const float* x, float* y) {
   const float beta = ctx.node().P<SoftmaxParams>().beta;
   int64_t rows; int d;
   Rows(ctx, &rows, &d);
-  const float* x = ctx.input(0).as<float>();
-  float* y = ctx.output(0).as<float>();
   for (int64_t r = 0; r < rows; ++r) {
     const float* xi = x + r * d;
     float* yi = y + r * d;
@@ -196,18 +226,22 @@ Status EvalSoftmaxRef(OpContext& ctx) {
     for (int i = 0; i < d; ++i) sum += std::exp((xi[i] - mx) * beta);
     for (int i = 0; i < d; ++i) yi[i] = std::exp((xi[i] - mx) * beta) / sum;
   }
-  return OkStatus();
 }
 
 Status EvalSoftmax(OpContext& ctx) {
   if (ctx.input(0).type == DType::kInt16) return QuantSoftmax<int16_t>(ctx, false);
   if (ctx.input(0).type == DType::kInt8) return QuantSoftmax<int8_t>(ctx, false);
   if (ctx.input(0).type == DType::kUInt8) return QuantSoftmax<uint8_t>(ctx, false);
+  if (ctx.input(0).type == DType::kFloat16)
+    return HalfSoftmax(ctx, [&](const float* x, float* y) { FloatSoftmaxFast(ctx, x, y); });
+  FloatSoftmaxFast(ctx, ctx.input(0).as<float>(), ctx.output(0).as<float>());
+  return OkStatus();
+}
+
+void FloatSoftmaxFast(OpContext& ctx, const float* x, float* y) {
   const float beta = ctx.node().P<SoftmaxParams>().beta;
   int64_t rows; int d;
   Rows(ctx, &rows, &d);
-  const float* x = ctx.input(0).as<float>();
-  float* y = ctx.output(0).as<float>();
   ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xi = x + r * d;
@@ -227,7 +261,6 @@ Status EvalSoftmax(OpContext& ctx) {
       for (int i = 0; i < d; ++i) yi[i] *= inv;
     }
   }, std::max<int64_t>(1, 8192 / std::max(1, d)));
-  return OkStatus();
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ Status ConcatPrepare(OpContext& ctx) {
                      " is not supported (TensorFlow Lite rejects a fused activation on CONCATENATION)");
   const Tensor& t0 = ctx.input(0);
   Tensor& out = ctx.output(0);
-  TFG_RETURN_IF_ERROR(CheckMovable(ctx, t0, "input 0"));
+  TFG_RETURN_IF_ERROR(CheckMovable(ctx, t0, "input 0", kPackedInt4));  // INT4: CONCATENATION v7
   TFG_RETURN_IF_ERROR(CheckSameType(ctx, out, t0, "output", "input 0"));
   const int rank = int(t0.shape.size());
   const int n = ctx.num_inputs();

@@ -68,7 +68,7 @@ Status GatherPrepare(OpContext& ctx) {
   const Tensor& pos = ctx.input(1);
   if (pos.type != DType::kInt32 && pos.type != DType::kInt64 && pos.type != DType::kInt16)
     return ctx.Error(std::string("indices of type ") + DTypeName(pos.type) + " are not supported (INT16, INT32 or INT64)");
-  TFG_RETURN_IF_ERROR(CheckMovable(ctx, in, "input"));
+  TFG_RETURN_IF_ERROR(CheckMovable(ctx, in, "input", kPackedInt4));  // INT4: GATHER v7
   TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, in.type));
   GatherGeom g;
   Dims os;
@@ -172,7 +172,7 @@ Status TransposePrepare(OpContext& ctx) {
   if (!ctx.has_input(0) || !ctx.has_input(1)) return ctx.Error("missing input");
   const Tensor& in = ctx.input(0);
   const Tensor& p = ctx.input(1);
-  TFG_RETURN_IF_ERROR(CheckMovable(ctx, in, "input"));
+  TFG_RETURN_IF_ERROR(CheckMovable(ctx, in, "input", kPackedInt4 | kPackedUInt4));  // TRANSPOSE v7 / v9
   TFG_RETURN_IF_ERROR(CheckSameType(ctx, ctx.output(0), in, "output", "input"));
   if (in.shape.size() > size_t(kMaxTransposeRank))
     return ctx.Error("input rank " + std::to_string(in.shape.size()) + " exceeds " + std::to_string(kMaxTransposeRank));

@@ -12,14 +12,23 @@ namespace tflite_gpu {
 namespace shape_ops {
 
 // Element sizes the data movement kernels handle (1, 2, 4 or 8 bytes: every numeric type but
-// complex128; strings/resources/int4 have DTypeSize 0).
-inline bool MovableType(DType t) {
+// complex128; strings/resources have DTypeSize 0). The packed types (INT4 / UINT4 / INT2, held
+// one byte an element) move like 1-byte types but only where an op lists them (PackedOk), as
+// LiteRT's kernels take them only there.
+enum PackedOk : unsigned { kNoPacked = 0, kPackedInt4 = 1, kPackedUInt4 = 2, kPackedInt2 = 4 };
+inline bool MovableType(DType t, unsigned packed_ok = kNoPacked) {
+  switch (t) {
+    case DType::kInt4: return (packed_ok & kPackedInt4) != 0;
+    case DType::kUInt4: return (packed_ok & kPackedUInt4) != 0;
+    case DType::kInt2: return (packed_ok & kPackedInt2) != 0;
+    default: break;
+  }
   size_t s = DTypeSize(t);
   return s == 1 || s == 2 || s == 4 || s == 8;
 }
 
-inline Status CheckMovable(const OpContext& ctx, const Tensor& t, const char* what) {
-  if (!MovableType(t.type))
+inline Status CheckMovable(const OpContext& ctx, const Tensor& t, const char* what, unsigned packed_ok = kNoPacked) {
+  if (!MovableType(t.type, packed_ok))
     return ctx.Error(std::string(what) + " has unsupported type " + DTypeName(t.type));
   return OkStatus();
 }

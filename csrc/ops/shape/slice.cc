@@ -319,7 +319,7 @@ Status SlicePrepare(OpContext& ctx) {
   const Tensor& in = ctx.input(0);
   const Tensor& begin = ctx.input(1);
   const Tensor& size = ctx.input(2);
-  TFG_RETURN_IF_ERROR(CheckMovable(ctx, in, "input"));
+  TFG_RETURN_IF_ERROR(CheckMovable(ctx, in, "input", kPackedInt4));  // INT4: SLICE v7
   TFG_RETURN_IF_ERROR(CheckSameType(ctx, ctx.output(0), in, "output", "input"));
   if (begin.type != DType::kInt32 && begin.type != DType::kInt64)
     return ctx.Error(std::string("begin has type ") + DTypeName(begin.type) + ", expected INT32 or INT64");
