@@ -29,8 +29,6 @@ PENDING = {
     "HASHTABLE_FIND": 1,
     "HASHTABLE_IMPORT": 1,
     "HASHTABLE_SIZE": 1,
-    "DILATE": 1,
-    "REDUCE_WINDOW": 1,
 }
 
 
