@@ -91,12 +91,11 @@ def run_tflite_gpu(model, batch, fp16, runs, wait="PASSIVE", sustained=False):
 
 
 def shared_queue():
-    """A pyopencl context + queue on the device a default GpuDelegate picks (a GPU if any)."""
+    """A pyopencl context + queue on the device a default GpuDelegate picks (tflite_gpu.pyopencl_queue
+    also makes drivers without an ICD file, e.g. NVIDIA's on a CUDA-only host, visible to pyopencl)."""
     import pyopencl as cl
-    devs = [d for p in cl.get_platforms() for d in p.get_devices()]
-    gpus = [d for d in devs if d.type & cl.device_type.GPU]
-    ctx = cl.Context([(gpus or devs)[0]])
-    return cl, ctx, cl.CommandQueue(ctx)
+    q = tflite_gpu.pyopencl_queue()
+    return cl, q.context, q
 
 
 def run_tflite_gpu_bound(model, fp16, runs):

@@ -57,8 +57,10 @@ def main(argv):
         from tflite_gpu.testing import zoo
         model = zoo.mobilenet_v1(input_size=64, alpha=0.25, num_classes=10, seed=0)
 
-    ctx = cl.create_some_context(interactive=False)
-    queue = cl.CommandQueue(ctx)
+    # pyopencl queue on the delegate's default device (also where pyopencl alone would not see the GPU,
+    # e.g. NVIDIA's driver without an ICD file)
+    queue = tflite_gpu.pyopencl_queue()
+    ctx = queue.context
     delegate = tflite_gpu.GpuDelegate(device=queue)  # the delegate runs on pyopencl's queue
     interp = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[delegate])
     interp.allocate_tensors()

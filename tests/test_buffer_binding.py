@@ -32,10 +32,22 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
 def clq():
     require_gpu()
     try:
-        ctx = cl.create_some_context(interactive=False)
+        q = tflite_gpu.pyopencl_queue()  # the delegate's default device (NVIDIA without an ICD file too)
     except Exception as e:  # pragma: no cover - depends on the machine
-        pytest.skip(f"pyopencl cannot create a context here: {e}")
-    return ctx, cl.CommandQueue(ctx)
+        pytest.skip(f"pyopencl cannot reach the delegate's device here: {e}")
+    return q.context, q
+
+
+def test_pyopencl_queue_is_on_the_delegates_default_device(clq):
+    ctx, q = clq
+    sel = [d for d in tflite_gpu.list_devices() if d["selected"]][0]
+    assert q.device.name.strip() == sel["name"].strip()
+    assert q.device.platform.name.strip() == sel["platform"].strip()
+    assert isinstance(tflite_gpu.expose_unregistered_vendors(), list)
+    with pytest.raises(RuntimeError, match="cannot reach the device 'no such device xyz'"):
+        tflite_gpu.pyopencl_queue("no such device xyz")
+    with pytest.raises(TypeError, match="device_name"):
+        tflite_gpu.pyopencl_queue(3)
 
 
 def add_tanh(batch_dynamic=False):

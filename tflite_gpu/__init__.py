@@ -5,6 +5,7 @@ from .delegate import (CompatibilityList, ExperimentalFlags, GpuDelegate, GpuDel
                        InferencePreference, InferencePriority, WaitType, list_devices)
 from .interpreter import (CustomOp, Delegate, Interpreter, InterpreterError, InterpreterWithCustomOps, OpResolverType,
                           SignatureRunner, load_delegate)
+from .opencl_share import expose_unregistered_vendors, pyopencl_queue
 
 __version__ = "0.1.0"
 
@@ -17,4 +18,5 @@ def supported_ops():
 __all__ = ["CompatibilityList", "ExperimentalFlags", "GpuDelegate", "GpuDelegateOptions",
            "InferencePreference", "InferencePriority", "WaitType", "list_devices",
            "get_cmake_dir", "get_include", "get_library_dir", "Interpreter", "OpResolverType", "SignatureRunner",
-           "InterpreterWithCustomOps", "CustomOp", "Delegate", "InterpreterError", "load_delegate", "supported_ops", "__version__"]
+           "InterpreterWithCustomOps", "CustomOp", "Delegate", "InterpreterError", "load_delegate", "supported_ops", "__version__",
+           "pyopencl_queue", "expose_unregistered_vendors"]
