@@ -166,6 +166,14 @@ def _with_pid(base):
     return Tagged
 
 
+def _two_busy_actors(ray):
+    """Two actors, both started before any block is dispatched (wait_for_min_actors_s), at most one
+    block in flight per actor: every actor serves blocks, also when the machine is loaded (with
+    concurrency=2 alone, Ray handed every block to the first actor that came up)."""
+    ray.data.DataContext.get_current().wait_for_min_actors_s = 600
+    return dict(compute=ray.data.ActorPoolStrategy(size=2, max_tasks_in_flight_per_actor=1))
+
+
 def test_ray_data_two_actors_match_single_interpreter(ray_cluster, models, images):
     ray = ray_cluster
     from tflite_gpu.ray import TFLitePredictor
@@ -175,7 +183,7 @@ def test_ray_data_two_actors_match_single_interpreter(ray_cluster, models, image
     out = ds.map_batches(_with_pid(TFLitePredictor),
                          fn_constructor_kwargs=dict(model_content=ray.put(model), use_gpu=True,
                                                     input_columns=["image"], output_columns=["p"]),
-                         concurrency=2, num_gpus=0, num_cpus=1, batch_size=2,
+                         **_two_busy_actors(ray), num_gpus=0, num_cpus=1, batch_size=2,
                          batch_format="numpy")
     rows = sorted(out.take_all(), key=lambda r: r["id"])
     assert [r["id"] for r in rows] == list(range(N))
@@ -207,7 +215,7 @@ def test_ray_actors_share_one_serialization_dir(ray_cluster, models, images, tmp
                          fn_constructor_kwargs=dict(model_path=_write(tmp_path, model),
                                                     use_gpu=True, gpu_options=opts,
                                                     input_columns=["image"]),
-                         concurrency=2, num_gpus=0, num_cpus=1, batch_size=3,
+                         **_two_busy_actors(ray), num_gpus=0, num_cpus=1, batch_size=3,
                          batch_format="numpy")
     rows = sorted(out.take_all(), key=lambda r: r["id"])
     assert all(r["delegated"] for r in rows)
