@@ -10,6 +10,9 @@ Prints warm/cold and warm/program-cache ratios at the end (target of the seed: w
 Cold runs once per model (a second cold run would find the driver's own kernel cache warm);
 set POCL_CACHE_DIR yourself to keep PoCL's cache elsewhere (this module points it at a fresh
 temporary directory when unset, so PoCL's first compile of each kernel is really a compile).
+NVIDIA's driver keeps its own compiled-kernel cache (~/.nv/ComputeCache): CUDA_CACHE_PATH is pointed
+at a fresh temporary directory likewise, so cold is a first start on a fresh machine and warm a second
+start (the driver cache then filled, as it would be).
 """
 import os
 import shutil
@@ -20,6 +23,8 @@ _POCL_TMP = None
 if "POCL_CACHE_DIR" not in os.environ:
     _POCL_TMP = tempfile.mkdtemp(prefix="bench_ser_pocl_")
     os.environ["POCL_CACHE_DIR"] = _POCL_TMP
+if "CUDA_CACHE_PATH" not in os.environ:
+    os.environ["CUDA_CACHE_PATH"] = tempfile.mkdtemp(prefix="bench_ser_nvcache_")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
