@@ -87,7 +87,8 @@ def run_tflite_gpu(model, batch, fp16, runs, wait="PASSIVE", sustained=False):
                 partitions=rep["partitions"], device=d.info()["device_name"], precision=d.info()["precision"],
                 device_kernel_ms=dev_ms, kernels=len(kernels),
                 boundary_kernels=sum(1 for k in kernels if k["node"] < 0),
-                kernel_labels=[k["name"] for k in kernels])
+                kernel_labels=[k["name"] for k in kernels],
+                kernel_us=[round(k["us"], 2) for k in kernels])  # profiled breakdown (a profiling queue adds ~7 us each)
 
 
 def shared_queue():
