@@ -13,7 +13,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def run_child(code: str, timeout: float = 120.0, env=None):
     """Runs `code` in a fresh interpreter; returns its stdout. Fails on a hang, a signal or rc != 0."""
     e = dict(os.environ)
-    e["PYTHONPATH"] = HERE + os.pathsep + e.get("PYTHONPATH", "")
+    # Relative entries (PYTHONPATH=. in a developer tree) made absolute: the child runs elsewhere.
+    inherited = [os.path.abspath(p) if p else p for p in e.get("PYTHONPATH", "").split(os.pathsep)]
+    e["PYTHONPATH"] = os.pathsep.join([HERE] + inherited)
     e.setdefault("PYTHONFAULTHANDLER", "1")
     if env:
         e.update(env)

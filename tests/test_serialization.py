@@ -443,8 +443,14 @@ print("SER", info["serialization"])
 """
 
 
+def _child_env():
+    # The tests' folder and the tflite_gpu being tested (absolute: children run in another cwd).
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(tflite_gpu.__file__)))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([HERE, pkg_parent, os.environ.get("PYTHONPATH", "")]))
+
+
 def _child(code, timeout=240):
-    e = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    e = _child_env()
     p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
                        timeout=timeout, env=e, cwd=tempfile.gettempdir())
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
@@ -454,7 +460,7 @@ def _child(code, timeout=240):
 def test_two_processes_prepare_at_once(tmp_path):
     require_gpu()
     d = tmp_path / "shared"
-    e = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    e = _child_env()
     code = textwrap.dedent(CONCURRENT.format(here=HERE, d=str(d)))
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, env=e, cwd=tempfile.gettempdir()) for _ in range(2)]
@@ -553,3 +559,207 @@ def test_c_api_options_reach_serialization(tmp_path):
     require_gpu()
     out = _child(C_API.format(here=HERE, d=str(tmp_path / "c")))
     assert "C_API_OK" in out, out
+
+
+# ---------------------------------------------------------------------------------------------
+# A full directory: the entry's write fails part-way. The delegate works without saving, says so
+# once, and leaves no temporary file behind (nor a partial entry).
+
+FULL_DIR = """
+import json, logging, os, resource, signal, sys
+sys.path.insert(0, {here!r})
+from test_serialization import big_run
+msgs = []
+class H(logging.Handler):
+    def emit(self, r):
+        msgs.append(r.getMessage())
+logging.getLogger("tflite_gpu").addHandler(H())
+d, mode = sys.argv[1], sys.argv[2]
+if mode == "rlimit":
+    # Files may grow to half the entry's size: the write stops part-way with EFBIG (SIGXFSZ
+    # ignored, so write() reports the error instead of the signal killing us).
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    limit = int(sys.argv[3])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+info = big_run(d)  # asserts the outputs against numpy
+print("RESULT", json.dumps(dict(info=info["serialization"], msgs=msgs, files=os.listdir(d))))
+"""
+
+
+def big_run(d):
+    """small_run's model with a 2 MiB constant: the entry (~2 MiB) is much larger than any file the
+    driver writes while compiling (PoCL's LLVM writes its own files, which the limit would cut
+    too), so a limit at half the entry's size meets only our write."""
+    shape = [1, 128, 128, 32]
+    bias = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    b = ModelBuilder()
+    x = b.add_input(shape, name="x")
+    c = b.add_const(bias, name="bias")
+    s_, z = b.add_tensor(shape), b.add_tensor(shape)
+    b.add_op("ADD", [x, c], [s_], options=dict(fused_activation_function="NONE"))
+    b.add_op("SOFTMAX", [s_], [z], options=dict(beta=1.0))
+    b.mark_output(z)
+    xv = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+    outs, info = run(b.build(), d, [xv])
+    np.testing.assert_allclose(outs[0], small_expected(xv, bias), rtol=1e-4, atol=1e-6)
+    return info
+
+
+def _full_dir_child(d, mode, *args, prefix=()):
+    e = _child_env()
+    code = textwrap.dedent(FULL_DIR.format(here=HERE))
+    p = subprocess.run(list(prefix) + [sys.executable, "-c", code, str(d), mode] + [str(a) for a in args],
+                       capture_output=True, text=True, timeout=240, env=e, cwd=tempfile.gettempdir())
+    return p
+
+
+def _check_full_dir_result(p, why):
+    import json
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("RESULT "))
+    r = json.loads(line[len("RESULT "):])
+    s = r["info"]
+    assert s["enabled"] and s["misses"] == 1 and s["writes"] == 0 and s["write_errors"] == 1, s
+    saves = [m for m in r["msgs"] if WARN in m]
+    assert len(saves) == 1 and "could not save" in saves[0] and why in saves[0], r["msgs"]
+    assert not [f for f in r["files"] if ".tmp." in f or f.endswith(".tfgmodel")], r["files"]
+    return r
+
+
+def test_full_dir_write_fails_mid_file(tmp_path):
+    """RLIMIT_FSIZE at half the entry's size: write() fails part-way (EFBIG), as on a full disk
+    (big_run says why the limit meets only our write; .clbin writes of the program cache in the
+    same directory fail the same way, silently)."""
+    require_gpu()
+    ref = tmp_path / "ref"
+    big_run(ref)
+    size = os.path.getsize(ref / entries(ref)[0])
+    d = tmp_path / "full"
+    r = _check_full_dir_result(_full_dir_child(d, "rlimit", size // 2), "File too large")
+    # Nothing usable was left, so the next start (no limit) builds, saves, and then loads it.
+    assert_rebuilt(big_run(d))
+    assert_warm(big_run(d))
+    assert not [f for f in os.listdir(d) if ".tmp." in f], (r, os.listdir(d))
+
+
+def test_full_filesystem(tmp_path):
+    """A real full file system (ENOSPC): a tmpfs smaller than the entry, mounted in a private mount
+    namespace of the child (root and unshare needed; skipped otherwise with the reason)."""
+    require_gpu()
+    import shutil
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) to mount a small tmpfs in a private mount namespace "
+                    "(test_full_dir_write_fails_mid_file covers the failing write without them)")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {tmp_path}"],
+                           capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({probe.stderr.strip()})")
+    ref = tmp_path / "ref"
+    big_run(ref)
+    size = os.path.getsize(ref / entries(ref)[0])
+    # tmpfs counts whole pages: room for about half the entry, at least one page.
+    room = max(4096, (size // 2) // 4096 * 4096)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    d = mnt / "ser"
+    p = _full_dir_child(d, "tmpfs", prefix=[
+        "unshare", "-m", "sh", "-c", f'mount -t tmpfs -o size={room},mode=0700 tmpfs "{mnt}" && exec "$@"', "sh"])
+    _check_full_dir_result(p, "No space left on device")
+    assert os.listdir(mnt) == []  # the tmpfs lived in the child's namespace only
+
+
+def test_failed_rename_leaves_no_temporary(warm):
+    """Another write error (rename over a directory fails): the unique temporary name is removed."""
+    f = warm / entries(warm)[0]
+    os.remove(f)
+    os.mkdir(f)
+    info = small_run(warm)
+    assert info["serialization"]["write_errors"] == 1, info
+    assert not [x for x in os.listdir(warm) if ".tmp." in x], os.listdir(warm)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the key covers, read from the stored entry (its full key text is the payload's first field)
+
+def _stored_key(path):
+    b = open(path, "rb").read()
+    n = int.from_bytes(b[56:64], "little")
+    fields, text = {}, b[64:64 + n].decode()
+    while text:  # name[len]=value\n
+        name, rest = text.split("[", 1)
+        ln, rest = rest.split("]=", 1)
+        fields[name] = rest[:int(ln)]
+        text = rest[int(ln) + 1:]
+    return fields, b[64 + n + 4 + 1]  # (fields, the 'tuned' byte after precision and sentinels)
+
+
+def test_key_names_model_hash_token_options_and_driver(tmp_path):
+    """The key holds the SHA-256 of the model bytes (hashlib), the token, every option, and the
+    device as OpenCL reports it (pyopencl): name, vendor, device version, CL_DRIVER_VERSION (not
+    the platform version, which on NVIDIA is the CUDA version)."""
+    require_gpu()
+    model, _ = small_model()
+    dlg = tflite_gpu.GpuDelegate(options(tmp_path, token="key-test"))
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dlg])
+    it.allocate_tensors()
+    k, tuned = _stored_key(tmp_path / entries(tmp_path)[0])
+    assert tuned == 0
+    assert k["model_sha256"] == hashlib.sha256(model).hexdigest()
+    assert k["model_token"] == "key-test"
+    for f in ("precision", "is_precision_loss_allowed", "inference_preference", "priorities", "experimental_flags",
+              "max_delegated_partitions", "op_filter", "format", "library", "nodes", "tensors"):
+        assert f in k, (f, k)
+    assert k["experimental_flags"] == str(int(FLAGS.ENABLE_QUANT | FLAGS.ENABLE_SERIALIZATION))
+    info = dlg.info()
+    assert k["device_name"] == info["device_name"] and k["driver_version"] == info["driver_version"], (k, info)
+    cl = pytest.importorskip("pyopencl", reason="pyopencl gives the independent view of the device")
+    devs = [d for p in cl.get_platforms() for d in p.get_devices() if d.name == info["device_name"]]
+    assert devs, info
+    dev = devs[0]
+    assert k["driver_version"] == dev.driver_version and k["device_vendor"] == dev.vendor
+    assert k["device_version"] == dev.version
+    assert dev.platform.version in k["platform"]
+
+
+def test_more_option_changes_rebuild(warm):
+    """Options the other key test does not touch: priorities, the partition limit, the flags."""
+    P = tflite_gpu.delegate.InferencePriority
+    assert_rebuilt(small_run(warm, inference_priority2=P.MIN_MEMORY_USAGE))  # priority1 MAX_PRECISION: still F32
+    assert_rebuilt(small_run(warm, max_delegated_partitions=3))
+    assert_rebuilt(small_run(warm, experimental_flags=FLAGS.ENABLE_SERIALIZATION))  # no ENABLE_QUANT
+    assert_warm(small_run(warm, max_delegated_partitions=3))
+
+
+def test_sustained_speed_entry_is_marked_tuned(tmp_path):
+    """The SUSTAINED_SPEED entry says its launch sizes are tuned, so the warm start skips tuning
+    (gpu_delegate.cc: tuning runs only when the loaded entry is not tuned)."""
+    require_gpu()
+    pref = tflite_gpu.delegate.InferencePreference.SUSTAINED_SPEED
+    small_run(tmp_path, inference_preference=pref)
+    k, tuned = _stored_key(tmp_path / entries(tmp_path)[0])
+    assert tuned == 1 and k["inference_preference"] == str(int(pref)), k
+
+
+def test_load_delegate_with_dir_and_token_keys(tmp_path):
+    """tflite_gpu.load_delegate (LiteRT's entry point) with the directory and token keys: as the
+    benchmark tool, the two together turn serialization on; the second start loads the entry."""
+    require_gpu()
+    model, bias = small_model()
+    x = np.random.default_rng(5).standard_normal((1, 4, 4, 8)).astype(np.float32)
+    for expect_hit in (False, True):
+        dl = tflite_gpu.load_delegate("libtensorflowlite_gpu_delegate.so",
+                                      {"serialization_dir": str(tmp_path), "model_token": "ld"})
+        it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dl])
+        it.allocate_tensors()
+        s = dl.gpu_delegate.cache_info()["serialization"]
+        assert s["enabled"] and s["hits"] == int(expect_hit) and s["writes"] == int(not expect_hit), s
+        it.set_tensor(0, x)
+        it.invoke()
+        np.testing.assert_allclose(it.get_tensor(it.get_output_details()[0]["index"]), small_expected(x, bias),
+                                   rtol=1e-4, atol=1e-6)
+    # flags given explicitly win: without ENABLE_SERIALIZATION nothing is serialized
+    o = tflite_gpu.GpuDelegateOptions.from_external_options(
+        {"delegate_serialize_dir": str(tmp_path), "delegate_serialize_token": "ld", "experimental_flags": "ENABLE_QUANT"})
+    assert o.experimental_flags == FLAGS.ENABLE_QUANT
+    o = tflite_gpu.GpuDelegateOptions.from_external_options({"delegate_serialize_dir": str(tmp_path)})
+    assert o.experimental_flags == FLAGS.ENABLE_QUANT  # a directory alone: no serialization

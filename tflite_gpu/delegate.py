@@ -184,7 +184,8 @@ class GpuDelegateOptions:
         gpu_inference_for_sustained_speed; inference_priority1..3 / gpu_inference_priority1..3;
         experimental_flags; gpu_experimental_enable_quant / enable_quantization;
         max_delegated_partitions (0: no limit); serialization_dir / delegate_serialize_dir;
-        model_token / delegate_serialize_token; wait_type / gpu_wait_type; gpu_backend ("cl");
+        model_token / delegate_serialize_token (both together, without experimental_flags, set
+        ENABLE_SERIALIZATION as the benchmark tool does); wait_type / gpu_wait_type; gpu_backend ("cl");
         device. Values may be strings (as LiteRT passes them) or Python values. An unknown key or a
         bad value raises ValueError naming it."""
         kw: Dict[str, Any] = {}
@@ -212,6 +213,10 @@ class GpuDelegateOptions:
             else:
                 kw[field] = v
         f = ExperimentalFlags(flags) if flags is not None else ExperimentalFlags.ENABLE_QUANT
+        if flags is None and kw.get("serialization_dir") and kw.get("model_token"):
+            # A directory and a token turn serialization on, as the benchmark tool's
+            # --delegate_serialize_dir/--delegate_serialize_token do (explicit flags win).
+            f |= ExperimentalFlags.ENABLE_SERIALIZATION
         if quant is not None:
             f = (f | ExperimentalFlags.ENABLE_QUANT) if quant else (f & ~ExperimentalFlags.ENABLE_QUANT)
         kw["experimental_flags"] = f
