@@ -166,7 +166,8 @@ def test_bound_input_reads_the_buffer(clq):
     m, x = add_tanh(), x_values()
     it, d, xi, yi = gpu_interp(m, q)
     d.bind_buffer_to_tensor(xi, cl_buffer(ctx, x))
-    it.set_tensor(xi, np.zeros(SHAPE, np.float32))  # the host copy is not what the GPU reads
+    with pytest.raises(ValueError, match="OpenCL buffer is bound to it"):  # its data lives in the buffer
+        it.set_tensor(xi, np.zeros(SHAPE, np.float32))
     before = d.transfer_stats()
     it.invoke()
     assert delta(d, before)["host_to_device"] == 0
@@ -526,6 +527,160 @@ def test_bind_to_model_the_delegate_took_nothing_from(clq):
     it.allocate_tensors()
     with pytest.raises(ValueError, match="took no node"):
         d.bind_buffer_to_tensor(0, cl_buffer(ctx, nbytes=int(np.prod(SHAPE)) * 4))
+
+
+def test_host_writes_to_a_bound_tensor_are_refused(clq):
+    """TFLite's rule: a tensor with a buffer handle takes its data from the handle. So set_tensor
+    on a bound input (or output) raises, naming the binding, instead of writing host memory that
+    invoke would ignore; tensor() gives a read-only view. Unbinding (or a resize, which drops the
+    binding) makes the host copy writable again."""
+    ctx, q = clq
+    m = add_tanh(batch_dynamic=True)
+    it, d, xi, yi = gpu_interp(m, q)
+    x, x2 = x_values(30), x_values(31)
+    xb, yb = cl_buffer(ctx, x), cl_buffer(ctx, nbytes=x.nbytes)
+    d.bind_buffer_to_tensor(xi, xb)
+    d.bind_buffer_to_tensor(yi, yb)
+    for t in (xi, yi):
+        with pytest.raises(ValueError, match=rf"Cannot set tensor {t} .*OpenCL buffer is bound to it.*"
+                                             rf"bind_buffer_to_tensor\({t}, None\)"):
+            it.set_tensor(t, x2)
+    view = it.tensor(xi)()
+    assert not view.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        view[...] = 0
+    del view
+    it.invoke()  # the refused writes changed nothing: the buffer's values were used
+    np.testing.assert_array_equal(read(q, yb, SHAPE), unbound(m, q, x))
+    d.bind_buffer_to_tensor(xi, None)
+    it.set_tensor(xi, x2)
+    view = it.tensor(xi)()
+    assert view.flags.writeable
+    del view
+    it.invoke()
+    np.testing.assert_array_equal(read(q, yb, SHAPE), unbound(m, q, x2))
+    # a resize drops the bindings: the output is host-writable again (invoke says what to do)
+    it.resize_tensor_input(xi, [2] + SHAPE[1:])
+    it.allocate_tensors()
+    it.set_tensor(yi, np.zeros([2] + SHAPE[1:], np.float32))
+
+
+C_API_BOUND = """
+import ctypes, os, sys
+import numpy as np
+import pyopencl as cl
+sys.path.insert(0, {here!r})
+import tflite_gpu
+from test_buffer_binding import add_tanh, x_values, reference
+pkg = os.path.dirname(os.path.abspath(tflite_gpu.__file__))
+lib = next(p for p in (os.path.join(d, "libtflite_gpu.so") for d in (pkg, os.path.join(pkg, "lib"),
+           tflite_gpu.get_library_dir())) if os.path.isfile(p))
+L = ctypes.CDLL(lib)
+P = ctypes.c_void_p
+for name, res, args in [("TfLiteGpuDelegateV2Create", P, [P]), ("TfLiteGpuDelegateV2Delete", None, [P]),
+                        ("TfLiteModelCreate", P, [ctypes.c_char_p, ctypes.c_size_t]), ("TfLiteModelDelete", None, [P]),
+                        ("TfLiteInterpreterOptionsCreate", P, []), ("TfLiteInterpreterOptionsAddDelegate", None, [P, P]),
+                        ("TfLiteInterpreterOptionsDelete", None, [P]), ("TfLiteInterpreterCreate", P, [P, P]),
+                        ("TfLiteInterpreterDelete", None, [P]), ("TfLiteInterpreterAllocateTensors", ctypes.c_int, [P]),
+                        ("TfLiteInterpreterInvoke", ctypes.c_int, [P]),
+                        ("TfLiteInterpreterGetInputTensor", P, [P, ctypes.c_int32]),
+                        ("TfLiteInterpreterGetOutputTensor", P, [P, ctypes.c_int32]),
+                        ("TfLiteTensorCopyFromBuffer", ctypes.c_int, [P, P, ctypes.c_size_t]),
+                        ("TfLiteTensorCopyToBuffer", ctypes.c_int, [P, P, ctypes.c_size_t]),
+                        ("TfLiteGpuDelegateGetClContext", ctypes.c_int, [P, ctypes.POINTER(P), ctypes.POINTER(P)]),
+                        ("TfLiteGpuDelegateBindBufferToTensor", ctypes.c_int, [P, P, ctypes.c_int])]:
+    f = getattr(L, name)
+    f.restype, f.argtypes = res, args
+model = add_tanh()
+xi = tflite_gpu.Interpreter(model_content=model).get_input_details()[0]["index"]
+x, x2 = x_values(32), x_values(33)
+dlg = L.TfLiteGpuDelegateV2Create(None)
+m = L.TfLiteModelCreate(model, len(model))
+io = L.TfLiteInterpreterOptionsCreate()
+L.TfLiteInterpreterOptionsAddDelegate(io, dlg)
+it = L.TfLiteInterpreterCreate(m, io)
+assert it
+assert L.TfLiteInterpreterAllocateTensors(it) == 0
+c, qq = P(), P()
+assert L.TfLiteGpuDelegateGetClContext(dlg, ctypes.byref(c), ctypes.byref(qq)) == 0
+ctx = cl.Context.from_int_ptr(c.value)
+buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=x)
+assert L.TfLiteGpuDelegateBindBufferToTensor(dlg, buf.int_ptr, xi) == 0
+tin = L.TfLiteInterpreterGetInputTensor(it, 0)
+assert L.TfLiteTensorCopyFromBuffer(tin, x2.ctypes.data, x2.nbytes) == 1  # kTfLiteError: bound
+assert L.TfLiteInterpreterInvoke(it) == 0
+y = np.empty_like(x)
+assert L.TfLiteTensorCopyToBuffer(L.TfLiteInterpreterGetOutputTensor(it, 0), y.ctypes.data, y.nbytes) == 0
+assert float(np.abs(y - reference(model, x)).max()) <= 1e-5, "bound input not used"
+assert L.TfLiteGpuDelegateBindBufferToTensor(dlg, None, xi) == 0  # unbind: host copies again
+assert L.TfLiteTensorCopyFromBuffer(tin, x2.ctypes.data, x2.nbytes) == 0
+assert L.TfLiteInterpreterInvoke(it) == 0
+assert L.TfLiteTensorCopyToBuffer(L.TfLiteInterpreterGetOutputTensor(it, 0), y.ctypes.data, y.nbytes) == 0
+assert float(np.abs(y - reference(model, x2)).max()) <= 1e-5
+L.TfLiteInterpreterDelete(it)
+L.TfLiteInterpreterOptionsDelete(io)
+L.TfLiteModelDelete(m)
+L.TfLiteGpuDelegateV2Delete(dlg)
+print("C_API_BOUND_OK")
+"""
+
+
+def test_c_api_copy_from_buffer_refuses_a_bound_input(clq, tmp_path):
+    """The C API: TfLiteTensorCopyFromBuffer on an input bound with TfLiteGpuDelegateBindBufferToTensor
+    fails (the reason on the error reporter) and invoke reads the buffer; after unbinding (NULL)
+    the host copy is used again. ctypes in a child, on the delegate's own context."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(tflite_gpu.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([here, pkg_parent, os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-c", C_API_BOUND.format(here=here)], capture_output=True, text=True,
+                       timeout=300, env=env, cwd=str(tmp_path))
+    assert r.returncode == 0 and "C_API_BOUND_OK" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "has an OpenCL buffer bound to it" in r.stderr, r.stderr[-3000:]
+
+
+def test_released_pyopencl_buffer_is_refused(clq):
+    """pyopencl's release() frees the cl_mem, yet int_ptr still returns the old handle and any
+    query on it reads freed memory (PoCL segfaults). tflite_gpu marks released objects, so binding
+    one is a ValueError, not a crash. Released after binding is fine: the delegate retains it."""
+    ctx, q = clq
+    m, x = add_tanh(), x_values(34)
+    it, d, xi, yi = gpu_interp(m, q)
+    b = cl_buffer(ctx, x)
+    b.release()
+    with pytest.raises(ValueError, match="was released"):
+        d.bind_buffer_to_tensor(xi, b)
+    it.set_tensor(xi, x)  # nothing was bound
+    it.invoke()
+    np.testing.assert_array_equal(it.get_tensor(yi), unbound(m, q, x))
+    x2 = x_values(35)
+    b2 = cl_buffer(ctx, x2)
+    d.bind_buffer_to_tensor(xi, b2)
+    b2.release()  # the delegate's retain keeps the memory
+    it.invoke()
+    np.testing.assert_array_equal(it.get_tensor(yi), unbound(m, q, x2))
+    d.bind_buffer_to_tensor(xi, None)
+    # a pooled buffer given back to its pool (pyopencl.tools.MemoryPool) is refused too
+    import pyopencl.tools
+    pool = pyopencl.tools.MemoryPool(pyopencl.tools.ImmediateAllocator(q))
+    pb = pool.allocate(x.nbytes)
+    pb.release()
+    with pytest.raises(ValueError, match="was released"):
+        d.bind_buffer_to_tensor(xi, pb)
+
+
+@pytest.mark.parametrize("order", ["pyopencl_first", "tflite_gpu_first"])
+def test_release_is_marked_whatever_the_import_order(order):
+    mods = ["pyopencl", "tflite_gpu"] if order == "pyopencl_first" else ["tflite_gpu", "pyopencl"]
+    code = ("import importlib, sys\n"
+            f"for n in {mods!r}: importlib.import_module(n)\n"
+            "import pyopencl._cl as c\n"
+            "assert getattr(c.MemoryObject.release, '_tflite_gpu_wrapper', False), 'release() not wrapped'\n"
+            "assert getattr(c.PooledBuffer.release, '_tflite_gpu_wrapper', False), 'PooledBuffer not wrapped'\n"
+            "print('WRAPPED')\n")
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(tflite_gpu.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([pkg_parent, os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0 and "WRAPPED" in r.stdout, r.stdout + r.stderr
 
 
 # ------------------------------------------------------------------------------- example

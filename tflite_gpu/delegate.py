@@ -35,6 +35,81 @@ _set_opencl_search_path()
 _core.set_log_callback(_log)
 
 
+# ---------------------------------------------------------------------------------------------
+# Released pyopencl buffers. pyopencl's MemoryObject.release() frees the cl_mem at once, yet the
+# object's int_ptr keeps returning the old handle, and any query on it (even .size) reads freed
+# memory (a segfault on PoCL). No OpenCL call can tell a freed handle from a live one, so
+# release() is wrapped (once, whenever pyopencl is imported, before or after us) to mark the
+# object; bind_buffer_to_tensor refuses a marked one with a clear error instead of crashing.
+_RELEASED = "_tflite_gpu_released"
+
+
+def _mark_pyopencl_releases(cl_module) -> None:
+    # MemoryObject (Buffer, Image, ...): release() frees the cl_mem. PooledBuffer: release() gives
+    # the memory back to its pool, which hands it to the next allocation or frees it.
+    for name in ("MemoryObject", "PooledBuffer"):
+        _wrap_release(getattr(cl_module, name, None))
+
+
+def _wrap_release(cls) -> None:
+    release = getattr(cls, "release", None)
+    if release is None or getattr(release, "_tflite_gpu_wrapper", False):
+        return
+
+    def wrapped(self, *args, **kwargs):
+        release(self, *args, **kwargs)
+        try:
+            setattr(self, _RELEASED, True)
+        except (AttributeError, TypeError):  # an object without a __dict__: cannot be marked
+            pass
+
+    wrapped.__doc__ = release.__doc__
+    wrapped.__name__ = getattr(release, "__name__", "release")
+    wrapped._tflite_gpu_wrapper = True
+    try:
+        cls.release = wrapped
+    except (AttributeError, TypeError):
+        pass
+
+
+class _PyopenclReleaseHook:
+    """Import hook: marks pyopencl._cl's releases once it is imported (after tflite_gpu)."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "pyopencl._cl":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        exec_module = getattr(loader, "exec_module", None)
+        if exec_module is None:
+            return None
+
+        def exec_and_mark(module):
+            exec_module(module)
+            _mark_pyopencl_releases(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
+
+        try:
+            loader.exec_module = exec_and_mark
+        except (AttributeError, TypeError):
+            return None
+        return spec
+
+
+if "pyopencl._cl" in sys.modules:
+    _mark_pyopencl_releases(sys.modules["pyopencl._cl"])
+elif not any(isinstance(f, _PyopenclReleaseHook) for f in sys.meta_path):
+    sys.meta_path.insert(0, _PyopenclReleaseHook())
+
+
 class InferencePreference(enum.IntEnum):
     FAST_SINGLE_ANSWER = 0
     SUSTAINED_SPEED = 1
@@ -426,8 +501,10 @@ class GpuDelegate:
         memory when the interpreter has ``set_allow_buffer_handle_output(True)``; otherwise it is
         copied too, as TFLite's Invoke does. Resizing an input drops the bindings: invoke then
         fails until they are bound again (or unbound).
-        A handle to freed memory cannot be detected by OpenCL: pass live buffers only (a
-        released ``pyopencl.Buffer`` is refused)."""
+        A ``pyopencl.Buffer`` whose ``release()`` was called is refused (ValueError); releasing
+        it while bound is safe (the delegate retains the memory until unbound). A raw ``cl_mem``
+        int must be live: a freed handle cannot be recognised by any OpenCL call (they would read
+        the freed memory), so passing one is undefined behaviour, as in OpenCL itself."""
         if self._core.closed:
             raise RuntimeError("the GPU delegate was closed (TfLiteGpuDelegateV2Delete); create a new one")
         if isinstance(tensor_index, bool) or not isinstance(tensor_index, (int, np.integer)):
@@ -446,6 +523,9 @@ class GpuDelegate:
             if handle <= 0 or handle >= 1 << 64:
                 raise ValueError(f"bind_buffer_to_tensor: {handle} is not a cl_mem handle")
         elif hasattr(buffer, "int_ptr"):
+            if getattr(buffer, _RELEASED, False):
+                raise ValueError(f"bind_buffer_to_tensor: the {type(buffer).__name__} was released (release() "
+                                 "freed its OpenCL memory or gave it back to its pool); bind a live buffer")
             try:
                 handle = int(buffer.int_ptr)
             except Exception as e:  # pyopencl raises once the buffer was released

@@ -454,7 +454,10 @@ class Interpreter:
                 for i in range(self._core.num_tensors(subgraph_index))]
 
     def set_tensor(self, tensor_index: int, value) -> None:
-        """Copies ``value`` into the tensor; ValueError on a wrong dtype or shape, as LiteRT."""
+        """Copies ``value`` into the tensor; ValueError on a wrong dtype or shape, as LiteRT.
+        ValueError too while an OpenCL buffer is bound to the tensor
+        (GpuDelegate.bind_buffer_to_tensor): its data lives in that buffer, as with TFLite's buffer
+        handles, so write the buffer, or unbind it first."""
         idx = self._check_index(tensor_index)
         if not isinstance(value, np.ndarray):
             info = self._core.tensor_info(0, idx)
@@ -474,7 +477,8 @@ class Interpreter:
         LiteRT's rule holds: while any array obtained from the callable (or a slice of it) is
         alive, invoke(), allocate_tensors(), resize_tensor_input() and delegation raise
         RuntimeError ("There is at least 1 reference to internal data ..."), so a view can never
-        outlive or alias a moved buffer. Hold the callable, not the array."""
+        outlive or alias a moved buffer. Hold the callable, not the array. The view is read-only for
+        constants and for tensors bound to an OpenCL buffer (their data lives in the buffer)."""
         idx = self._check_index(tensor_index)
         return lambda: self._core.tensor_view(0, idx)
 

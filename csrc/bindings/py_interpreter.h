@@ -264,7 +264,10 @@ class PyInterpreter {
       delete a;
     });
     py::array arr(dt, shape, {}, t.data, base);
-    if (t.is_const) py::detail::array_proxy(arr.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    // Read-only: constants, and tensors bound to an OpenCL buffer (their data lives there; a host
+    // write would be ignored by invoke).
+    if (t.is_const || t.buffer_handle >= 0)
+      py::detail::array_proxy(arr.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
     return arr;
   }
 
@@ -286,6 +289,12 @@ class PyInterpreter {
                               " but expected " + std::to_string(t.shape[i]) + " for dimension " + std::to_string(i) +
                               " of tensor " + std::to_string(index) + " " + DimsToString(t.shape) + ", name: " + t.name);
     if (t.is_const) throw py::value_error("Cannot set tensor " + std::to_string(index) + " ('" + t.name + "'): it is a constant");
+    if (t.buffer_handle >= 0)
+      throw py::value_error("Cannot set tensor " + std::to_string(index) + " ('" + t.name +
+                            "'): an OpenCL buffer is bound to it (GpuDelegate.bind_buffer_to_tensor), so its data "
+                            "lives in that buffer (invoke reads a bound input from it and writes a bound output into "
+                            "it); write the buffer instead, or unbind it (bind_buffer_to_tensor(" +
+                            std::to_string(index) + ", None)) to use host copies again");
     CheckReadable(t, index);
     py::array c = py::array::ensure(value, py::array::c_style | py::array::forcecast);
     size_t bytes = size_t(std::max<int64_t>(0, t.num_elements())) * DTypeSize(t.type);

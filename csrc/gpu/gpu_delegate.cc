@@ -19,7 +19,9 @@
 // quantized activation bound as its dequantized float values), the buffer is a buffer of the
 // delegate's context and holds the whole tensor (4 bytes per value, 2 for float16, which needs
 // precision loss allowed). A rebuild after a resize drops the bindings; the next invoke then
-// fails saying so until the tensor is bound again or unbound.
+// fails saying so until the tensor is bound again or unbound. While bound, the tensor's
+// buffer_handle is set (TFLite's rule: its data comes from the handle), so host writes to it
+// (set_tensor, TfLiteTensorCopyFromBuffer) are refused and tensor() views are read-only.
 // Outputs left on the device: graph outputs no CPU node reads are not read back at invoke when
 // the interpreter allows buffer-handle outputs (SetAllowBufferHandleOutput) — bound or not;
 // they are marked stale and CopyToHost reads them on request.
@@ -435,6 +437,7 @@ Status GpuDelegateKernel::Bind(int t, cl_mem mem, bool half) {
     runtime_->Unbind(is_input, boundary);
     bound_.erase(t);
     dropped_.erase(t);
+    sg_->tensor(t).buffer_handle = -1;
     return OkStatus();
   }
   if (is_input) {
@@ -466,6 +469,9 @@ Status GpuDelegateKernel::Bind(int t, cl_mem mem, bool half) {
   TFG_RETURN_IF_ERROR(runtime_->Bind(is_input, boundary, std::move(buf.value()), half, delegate_->cache()));
   bound_[t] = {is_input, boundary, half};
   dropped_.erase(t);
+  // TFLite's rule: a tensor with a buffer handle takes its data from the handle. Host writes to it
+  // (set_tensor, TfLiteTensorCopyFromBuffer) are refused while bound instead of being ignored.
+  sg_->tensor(t).buffer_handle = t;
   return OkStatus();
 }
 
@@ -517,6 +523,7 @@ Status GpuDelegateKernel::Prepare(Subgraph& sg) {
                           "') was unbound when the graph was re-prepared after a resize (its shape is now " +
                           DimsToString(sg.tensor(b.first).shape) +
                           "): bind a buffer of the new size (bind_buffer_to_tensor) or unbind it (None) before invoking";
+    for (auto& b : bound_) sg.tensor(b.first).buffer_handle = -1;
     bound_.clear();
   }
   return OkStatus();

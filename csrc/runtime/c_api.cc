@@ -342,6 +342,12 @@ TfLiteStatus TfLiteTensorCopyFromBuffer(TfLiteTensor* tensor, const void* input_
     Report(nullptr, nullptr, "TfLiteTensorCopyFromBuffer: tensor '" + t->name + "' is a constant");
     return kTfLiteError;
   }
+  if (t->buffer_handle >= 0) {
+    Report(nullptr, nullptr, "TfLiteTensorCopyFromBuffer: tensor '" + t->name +
+                                 "' has an OpenCL buffer bound to it (TfLiteGpuDelegateBindBufferToTensor): its data "
+                                 "lives in that buffer; write the buffer instead, or unbind it (bind NULL) first");
+    return kTfLiteError;
+  }
   if (bytes && !t->data) {
     Report(nullptr, nullptr, "TfLiteTensorCopyFromBuffer: tensor '" + t->name +
                                  "' has no memory yet: call TfLiteInterpreterAllocateTensors first");

@@ -103,7 +103,7 @@ TFLITE_GPU_API void* TfLiteTensorData(const TfLiteTensor* tensor);
 TFLITE_GPU_API const char* TfLiteTensorName(const TfLiteTensor* tensor);
 /* scale 0 and zero_point 0 when the tensor is not per-tensor quantized. */
 TFLITE_GPU_API TfLiteQuantizationParams TfLiteTensorQuantizationParams(const TfLiteTensor* tensor);
-/* kTfLiteError unless input_data_size equals TfLiteTensorByteSize and the tensor is allocated. */
+/* kTfLiteError unless input_data_size equals TfLiteTensorByteSize and the tensor is allocated and not bound. */
 TFLITE_GPU_API TfLiteStatus TfLiteTensorCopyFromBuffer(TfLiteTensor* tensor, const void* input_data, size_t input_data_size);
 /* kTfLiteError also when the tensor's data is stale (a delegate output kept on the device). */
 TFLITE_GPU_API TfLiteStatus TfLiteTensorCopyToBuffer(const TfLiteTensor* output_tensor, void* output_data, size_t output_data_size);

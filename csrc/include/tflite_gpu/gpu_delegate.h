@@ -14,8 +14,8 @@
 // holding the whole tensor in BHWC float32 (quantized tensors: their dequantized values).
 // Invoke reads a bound input straight from it and writes a bound output straight into it; work
 // the host enqueued on another queue must be finished first (sharing the queue orders it).
-// The delegate retains the cl_mem while bound. Bind NULL to unbind. A resize that rebuilds the
-// GPU graph drops the bindings (the next Invoke fails saying so until bound again).
+// The delegate retains the cl_mem while bound (pass a live one: freed memory is undefined behaviour). Bind NULL to
+// unbind. TfLiteTensorCopyFromBuffer on a bound tensor fails. A resize drops the bindings (Invoke then says so).
 // Includable from C (TfLiteDelegate is then an opaque type); the tflite_gpu:: part is C++ only.
 #ifndef TFLITE_GPU_GPU_DELEGATE_H_
 #define TFLITE_GPU_GPU_DELEGATE_H_
