@@ -23,6 +23,23 @@ def _cmake():
 
 
 @pytest.fixture(scope="module")
+def gpu_delegate_bin(request):
+    """examples/gpu_delegate.cc: the installed package's build (example_bin), or in a developer
+    tree (no CMake package config) the same source built by scripts/dev_build.sh in build/dev, so
+    the example host runs here too."""
+    try:
+        return request.getfixturevalue("example_bin") / "gpu_delegate"
+    except pytest.skip.Exception:
+        root = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
+        dev = os.path.join(root, "build", "dev", "gpu_delegate")
+        in_tree = os.path.realpath(os.path.dirname(tflite_gpu.__file__)) == os.path.join(root, "tflite_gpu")
+        if not (in_tree and os.access(dev, os.X_OK)):
+            raise
+        print(f"note: no installed CMake package config; using the developer build's example host {dev}")
+        return dev
+
+
+@pytest.fixture(scope="module")
 def example_bin(tmp_path_factory):
     cmake = _cmake()
     if not os.path.isfile(os.path.join(tflite_gpu.get_cmake_dir(), "tflite_gpuConfig.cmake")):
@@ -64,7 +81,7 @@ def test_cpp_minimal_reports_bad_model(example_bin, tmp_path):
     assert "malformed .tflite model" in r.stderr
 
 
-def test_cpp_gpu_delegate_example_matches_litert(example_bin, tmp_path):
+def test_cpp_gpu_delegate_example_matches_litert(gpu_delegate_bin, tmp_path):
     from gpu_util import require_gpu
     require_gpu()
     model = zoo.encoder_decoder(seed=4)
@@ -73,7 +90,7 @@ def test_cpp_gpu_delegate_example_matches_litert(example_bin, tmp_path):
     d = tflite_gpu.Interpreter(model_content=model).get_input_details()[0]
     x = np.random.default_rng(1).standard_normal(d["shape"]).astype(np.float32)
     (tmp_path / "in.bin").write_bytes(x.tobytes())
-    r = subprocess.run([str(example_bin / "gpu_delegate"), str(mpath), str(tmp_path / "in.bin"),
+    r = subprocess.run([str(gpu_delegate_bin), str(mpath), str(tmp_path / "in.bin"),
                         str(tmp_path / "out.bin")], capture_output=True, text=True, timeout=600,
                        env=dict(os.environ, TFLITE_GPU_SITE_PACKAGES=os.pathsep.join(sys.path)))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -83,7 +100,7 @@ def test_cpp_gpu_delegate_example_matches_litert(example_bin, tmp_path):
     assert rel_l2(got, want) <= 1e-5
 
 
-def test_cpp_gpu_delegate_example_with_bound_buffers(example_bin, tmp_path):
+def test_cpp_gpu_delegate_example_with_bound_buffers(gpu_delegate_bin, tmp_path):
     """examples/gpu_delegate.cc with "bind": input and output in OpenCL buffers bound through the C
     calls (TfLiteGpuDelegateBindBufferToTensor, TFLGpuDelegateBindMetalBufferToTensor), buffer-handle
     outputs allowed: Invoke moves nothing between host and device, the output equals the
@@ -104,7 +121,7 @@ def test_cpp_gpu_delegate_example_with_bound_buffers(example_bin, tmp_path):
                TFLITE_GPU_OPENCL_LIBRARY=src[len("loader:"):])
     outs = {}
     for mode in ("host", "bind"):
-        r = subprocess.run([str(example_bin / "gpu_delegate"), str(mpath), str(tmp_path / "in.bin"),
+        r = subprocess.run([str(gpu_delegate_bin), str(mpath), str(tmp_path / "in.bin"),
                             str(tmp_path / f"{mode}.bin")] + (["bind"] if mode == "bind" else []),
                            capture_output=True, text=True, env=env)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -117,7 +134,7 @@ def test_cpp_gpu_delegate_example_with_bound_buffers(example_bin, tmp_path):
     assert rel_l2(got, want) <= 1e-5
 
 
-def test_cpp_delegation_report_equals_python(example_bin, tmp_path):
+def test_cpp_delegation_report_equals_python(gpu_delegate_bin, tmp_path):
     """A C++ host gets the report Python's delegation_report() gives: the same counts and the same
     refused nodes (node, op, version, reason). Ops are refused through TFLITE_GPU_OP_FILTER, which
     both read."""
@@ -126,8 +143,10 @@ def test_cpp_delegation_report_equals_python(example_bin, tmp_path):
     model = zoo.encoder_decoder(seed=4)
     mpath = tmp_path / "m.tflite"
     mpath.write_bytes(model)
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(tflite_gpu.__file__)))  # the child runs elsewhere
     env = dict(os.environ, TFLITE_GPU_SITE_PACKAGES=os.pathsep.join(sys.path),
-               TFLITE_GPU_OP_FILTER="CONCATENATION,LOGISTIC")
+               TFLITE_GPU_OP_FILTER="CONCATENATION,LOGISTIC",
+               PYTHONPATH=os.pathsep.join([pkg_parent, os.environ.get("PYTHONPATH", "")]))
     py = subprocess.run([sys.executable, "-c", (
         "import sys, tflite_gpu; d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions()); "
         "it = tflite_gpu.Interpreter(model_path=sys.argv[1], experimental_delegates=[d]); "
@@ -138,7 +157,7 @@ def test_cpp_delegation_report_equals_python(example_bin, tmp_path):
     assert py.returncode == 0, py.stdout + py.stderr
     d = tflite_gpu.Interpreter(model_content=model).get_input_details()[0]
     (tmp_path / "in.bin").write_bytes(np.zeros(d["shape"], np.float32).tobytes())
-    r = subprocess.run([str(example_bin / "gpu_delegate"), str(mpath), str(tmp_path / "in.bin"),
+    r = subprocess.run([str(gpu_delegate_bin), str(mpath), str(tmp_path / "in.bin"),
                         str(tmp_path / "out.bin")], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     want = py.stdout.splitlines()
