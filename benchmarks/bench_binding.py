@@ -28,11 +28,25 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     model = zoo.mobilenet_v1(input_size=a.size, batch=a.batch)
-    rows = []
+    rows, summary = [], []
     for prec in a.precisions.split(","):
         r = run_tflite_gpu_bound(model, prec == "fp16", a.runs)
         rows.append(dict(model="mobilenet_v1", batch=a.batch, size=a.size, requested=prec, result=r))
         print(bound_line(f"mobilenet_v1 {a.size} b{a.batch} {prec}", r), flush=True)
+        if "skipped" not in r:
+            # images per second from the median invoke; ratios > 1: bound is faster
+            ips = {k: a.batch / (r[f"{k}_ms"] / 1e3) for k in ("host", "bound_input", "bound_io")}
+            summary.append(f"{prec} ({r['precision']}) img/s host {ips['host']:.1f}, bound in {ips['bound_input']:.1f} "
+                           f"(x{ips['bound_input'] / ips['host']:.2f}), bound in+out {ips['bound_io']:.1f} "
+                           f"(x{ips['bound_io'] / ips['host']:.2f}); MB up/down per invoke host "
+                           f"{r['host_transfers']['host_to_device_bytes'] / 1e6:.1f}/"
+                           f"{r['host_transfers']['device_to_host_bytes'] / 1e6:.2f}, bound in+out "
+                           f"{r['bound_io_transfers']['host_to_device_bytes'] / 1e6:.1f}/"
+                           f"{r['bound_io_transfers']['device_to_host_bytes'] / 1e6:.2f}; "
+                           f"max|bound-host| {r['max_abs_diff_vs_host']:.1e}")
+    if summary:
+        dev = next(r["result"]["device"] for r in rows if "skipped" not in r["result"])
+        print(f"SUMMARY binding [{dev}] mobilenet_v1 {a.size} b{a.batch}, median of {a.runs}: " + " | ".join(summary))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

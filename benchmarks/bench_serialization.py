@@ -109,15 +109,24 @@ def teardown_module(module):
     except RuntimeError:
         pass
     print(f"--- serialization: init seconds (min), precision {PRECISION}, device {dev!r}")
+    wc, wp = [], []
     for name in MODELS:
         c, p, w = (RESULTS.get((name, m)) for m in MODES)
         if c is None or w is None:
             continue
         line = f"{name}: cold {c * 1e3:.1f} ms, program cache {p * 1e3:.1f} ms, warm {w * 1e3:.1f} ms -> " \
                f"warm/cold {w / c:.3f}"
+        wc.append((name, w / c))
         if p:
             line += f", warm/program-cache {w / p:.3f}"
+            wp.append((name, w / p))
         print(line)
+    if wc:
+        # One line for a closing note: every model's ratios, and the seed's target (warm <= 0.10 cold).
+        ok = all(r <= 0.10 for _, r in wc)
+        print(f"SUMMARY serialization [{dev}, {PRECISION}] warm/cold: " + ", ".join(f"{n} {r:.3f}" for n, r in wc) +
+              f" (target <= 0.10: {'met' if ok else 'NOT met'}); warm/program-cache: " +
+              (", ".join(f"{n} {r:.2f}" for n, r in wp) or "n/a"))
     for name, (_, d, _) in _state.items():
         shutil.rmtree(os.path.dirname(d), ignore_errors=True)
     if _POCL_TMP:
