@@ -763,3 +763,81 @@ def test_load_delegate_with_dir_and_token_keys(tmp_path):
     assert o.experimental_flags == FLAGS.ENABLE_QUANT
     o = tflite_gpu.GpuDelegateOptions.from_external_options({"delegate_serialize_dir": str(tmp_path)})
     assert o.experimental_flags == FLAGS.ENABLE_QUANT  # a directory alone: no serialization
+
+
+# ---------------------------------------------------------------------------------------------
+# Several partitions, and resized inputs
+
+def two_partition_model():
+    """x -> ADD(c) -> CAST(int32) -> CAST(float32) -> MUL(x) -> TANH -> y: the CASTs stay on the
+    CPU (op_filter), so the GPU gets two partitions, [ADD] and [MUL, TANH]."""
+    b = ModelBuilder()
+    shape = [1, 4, 4, 8]
+    c_val = np.linspace(-1, 1, 8, dtype=np.float32)
+    x = b.add_input(shape, name="x")
+    c = b.add_const(c_val, name="c")
+    t1, t2, t3, t4, y = (b.add_tensor(shape, dtype=dt) for dt in (np.float32, np.int32, np.float32, np.float32,
+                                                                   np.float32))
+    b.add_op("ADD", [x, c], [t1], options=dict(fused_activation_function="NONE"))
+    b.add_op("CAST", [t1], [t2], options=dict(in_data_type="FLOAT32", out_data_type="INT32"))
+    b.add_op("CAST", [t2], [t3], options=dict(in_data_type="INT32", out_data_type="FLOAT32"))
+    b.add_op("MUL", [t3, x], [t4], options=dict(fused_activation_function="NONE"))
+    b.add_op("TANH", [t4], [y])
+    b.mark_output(y)
+
+    def expected(xv):
+        return np.tanh(np.trunc(xv + c_val) * xv)
+    return b.build(), expected
+
+
+def test_each_partition_has_its_entry(tmp_path):
+    require_gpu()
+    model, expected = two_partition_model()
+    xv = (np.random.default_rng(9).standard_normal((1, 4, 4, 8)) * 3).astype(np.float32)
+    infos = []
+    for _ in range(2):
+        dlg = tflite_gpu.GpuDelegate(options(tmp_path, max_delegated_partitions=2, op_filter=["CAST"]))
+        it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dlg])
+        it.allocate_tensors()
+        assert dlg.info()["partitions"] == 2, dlg.info()
+        it.set_tensor(0, xv)
+        it.invoke()
+        np.testing.assert_allclose(it.get_tensor(it.get_output_details()[0]["index"]), expected(xv),
+                                   rtol=1e-5, atol=1e-6)
+        infos.append(dlg.cache_info())
+    s = infos[0]["serialization"]
+    assert s["misses"] == 2 and s["writes"] == 2, s
+    assert len(entries(tmp_path)) == 2
+    assert_warm(infos[1], n=2)
+
+
+def test_resized_input_has_its_own_entry(tmp_path):
+    """The partition's tensor shapes are in the key: each shape the partition is built for (the
+    model's at delegation, then each resize, which rebuilds it) stores and later loads its own
+    entry; outputs stay right."""
+    require_gpu()
+    model, bias = small_model()
+    rng = np.random.default_rng(10)
+
+    def start(batches):
+        dlg = tflite_gpu.GpuDelegate(options(tmp_path))
+        it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dlg])
+        for n in batches:
+            it.resize_tensor_input(0, [n, 4, 4, 8])
+            it.allocate_tensors()
+            xv = rng.standard_normal((n, 4, 4, 8)).astype(np.float32)
+            it.set_tensor(0, xv)
+            it.invoke()
+            np.testing.assert_allclose(it.get_tensor(it.get_output_details()[0]["index"]), small_expected(xv, bias),
+                                       rtol=1e-4, atol=1e-6)
+        return dlg.cache_info()["serialization"]
+
+    s = start([2])  # built for batch 1 when the delegate is applied, then for batch 2
+    assert s["misses"] == 2 and s["writes"] == 2 and s["hits"] == 0, s
+    s = start([2])
+    assert s["hits"] == 2 and s["misses"] == 0 and s["writes"] == 0, s
+    s = start([2, 3])  # batch 3 is new: one miss and write
+    assert s["hits"] == 2 and s["misses"] == 1 and s["writes"] == 1, s
+    s = start([3])
+    assert s["hits"] == 2 and s["misses"] == 0, s
+    assert len(entries(tmp_path)) == 3

@@ -337,10 +337,14 @@ Status ValidatePartitionModel(const GpuPartitionModel& m, const Subgraph& sg, co
       if (b.cpu_tensor < 0 || size_t(b.cpu_tensor) >= ncpu) return InvalidArgument("a boundary names no interpreter tensor");
       if (b.gpu_tensor < 0 || size_t(b.gpu_tensor) >= nt) return InvalidArgument("a boundary names no GPU tensor");
       if (b.staging < 0 || size_t(b.staging) >= ns) return InvalidArgument("a boundary names no staging buffer");
-      // The runtime copies staging_bytes between the host tensor and the device: never more
-      // than the host tensor holds.
-      if (m.staging_bytes[b.staging] > sg.tensor(b.cpu_tensor).bytes)
-        return InvalidArgument("a staging size exceeds its interpreter tensor's bytes");
+      // The runtime copies staging_bytes between the host tensor and the device: exactly the
+      // tensor's size for its current shape, as a fresh build computes it. (Not Tensor::bytes:
+      // when a resize rebuilds the partition, Prepare runs before the tensors are re-allocated,
+      // so bytes still holds the old size and a valid entry would be refused.)
+      const Tensor& ct = sg.tensor(b.cpu_tensor);
+      const int64_t n = NumElements(ct.shape);
+      if (n < 0 || m.staging_bytes[b.staging] != size_t(n) * DTypeSize(ct.type))
+        return InvalidArgument("a staging size differs from its interpreter tensor's size");
     }
   return OkStatus();
 }
