@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -841,3 +842,26 @@ def test_resized_input_has_its_own_entry(tmp_path):
     s = start([3])
     assert s["hits"] == 2 and s["misses"] == 0, s
     assert len(entries(tmp_path)) == 3
+
+
+def test_stale_temporary_of_a_killed_writer_is_removed(tmp_path):
+    """A writer killed between creating its temporary and the rename leaves '<entry>.tmp.<pid>.<rand>'.
+    The next save of that entry removes such temporaries untouched for an hour; a recent one (a
+    writer that may still be running) and other entries' temporaries are left alone."""
+    require_gpu()
+    ref = tmp_path / "ref"
+    small_run(ref)
+    name = entries(ref)[0]  # the key does not include the directory: same name elsewhere
+    d = tmp_path / "d"
+    d.mkdir(mode=0o700)
+    old = time.time() - 2 * 3600
+    stale, fresh, other = (d / f"{name}.tmp.999999.0123456789abcdef", d / f"{name}.tmp.999998.fedcba9876543210",
+                           d / ("0" * 64 + ".tfgmodel.tmp.999997.00000000000000aa"))
+    for f in (stale, fresh, other):
+        f.write_bytes(b"partial")
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    assert_rebuilt(small_run(d))
+    left = sorted(os.listdir(d))
+    assert not stale.exists() and fresh.exists() and other.exists(), left
+    assert_warm(small_run(d))

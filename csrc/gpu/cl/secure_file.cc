@@ -1,6 +1,7 @@
 // secure_file.cc: see secure_file.h.
 #include "gpu/cl/secure_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <new>
 #include <random>
 
@@ -39,6 +41,29 @@ std::string FileProblem(const struct stat& st, size_t max_bytes) {
     return "its size (" + std::to_string(int64_t(st.st_size)) + " bytes) is beyond the limit of " +
            std::to_string(max_bytes) + " bytes";
   return "";
+}
+
+// A writer killed between creating its temporary and the rename leaves the temporary behind.
+// Before writing `path`, temporaries of that same name owned by us and untouched for an hour are
+// removed: a live writer renames within seconds, and the age keeps a slow writer's file (another
+// host on a shared directory) safe. The directory is ours and private (UntrustedDirReason).
+constexpr time_t kStaleTemporarySeconds = 3600;
+
+void RemoveStaleTemporaries(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::string prefix = path.substr(slash == std::string::npos ? 0 : slash + 1) + ".tmp.";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  const time_t now = std::time(nullptr);
+  while (const dirent* e = readdir(d)) {
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) != 0) continue;
+    const std::string f = dir + "/" + e->d_name;
+    struct stat st;
+    if (lstat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) continue;
+    if (now - st.st_mtime >= kStaleTemporarySeconds) unlink(f.c_str());
+  }
+  closedir(d);
 }
 
 }  // namespace
@@ -129,6 +154,7 @@ bool WriteFileAtomically(const std::string& path, const std::string& image, std:
   std::snprintf(suffix, sizeof(suffix), ".tmp.%ld.%016llx", long(getpid()),
                 static_cast<unsigned long long>(salt ^ (uint64_t(counter++) * 0x9e3779b97f4a7c15ull)));
   std::string tmp = path + suffix;
+  RemoveStaleTemporaries(path);
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     *why = std::string("cannot create a file there: ") + std::strerror(errno);

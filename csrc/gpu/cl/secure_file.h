@@ -25,8 +25,8 @@ enum class FileRead { kOk, kMissing, kRejected };
 // kRejected: something is there but may not or could not be used, *why says what.
 FileRead ReadTrustedFile(const std::string& path, size_t max_bytes, std::string* out, std::string* why);
 
-// Writes `image` to `path` atomically (see above). False with *why on any failure (nothing is
-// left behind then).
+// Writes `image` to `path` atomically (see above). False with *why on any failure (nothing is left behind
+// then). First removes temporaries of `path` that a killed writer left (ours, untouched for an hour).
 bool WriteFileAtomically(const std::string& path, const std::string& image, std::string* why);
 
 }  // namespace cl
