@@ -223,7 +223,8 @@ using GpuPlaceFn = bool (*)(GpuBuildContext& ctx, std::vector<GpuReadView>* at);
 }  // namespace gpu
 
 // Rank > 4 and zero-sized tensors never reach a check: the partitioner refuses them first.
-// An op has a GPU kernel when its family defines (in csrc/ops/<family>/gpu_*.cc)
+// An op has a GPU kernel when its family defines (in csrc/ops/<family>/gpu_*.cc, or in
+// <cpu kernel>_gpu.cc next to the CPU kernel: conv2d.cc <-> conv2d_gpu.cc)
 //   extern const GpuOpSupport kGpu_ADD;  // (declared by op_registry.h)
 //   const GpuOpSupport kGpu_ADD = {CheckAdd, /*build=*/nullptr, AddSnippet, /*commutative=*/true};
 struct GpuOpSupport {

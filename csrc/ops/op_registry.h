@@ -149,7 +149,8 @@ const OpInfo* FindCustomOp(const std::string& custom_code);
 std::string BuiltinName(int code);
 
 // kOp_NAME: the CPU side (csrc/ops/<family>/*.cc). kGpu_NAME: the GPU side, defined by the
-// family's gpu_*.cc when the op has a GPU kernel (weak: absent means CPU only).
+// family's gpu_*.cc, or <cpu kernel>_gpu.cc next to its CPU kernel (conv, shape), when the op has a
+// GPU kernel (weak: absent means CPU only).
 #define TFG_BUILTIN(NAME, CODE, MAXV, FAMILY, QUANT) \
   extern const OpImpl kOp_##NAME;             \
   extern const GpuOpSupport kGpu_##NAME __attribute__((weak));

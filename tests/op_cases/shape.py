@@ -655,7 +655,7 @@ CASES.append(OpCase("GATHER", "chain_folded_constants", chain_folded_constants,
                     lambda rng: [rand(rng, [2, 3], F32)], gpu=False))
 
 
-# ================================================================ GPU delegate (gpu_shape.cc)
+# ================================================================ GPU delegate (the *_gpu.cc generators)
 # Cases the GPU delegate legitimately refuses (or never sees), and layout cases for its kernel
 # paths: slice kernels (channels line up on multiples of 4) and lane kernels.
 _GPU_REFUSED = {

@@ -16,21 +16,12 @@ namespace {
 
 using ConvParams = conv::WindowParams;
 
-struct ConvGeom {
-  int batch, in_h, in_w, in_c;
-  int out_h, out_w, out_c;
-  int k_h, k_w, f_c;  // filter spatial size and channels per group
-  int groups;
-  int pad_t, pad_l;
-  float lo, hi;
-};
-
 struct ConvState {
   conv::PackKey key;
   conv::AlignedFloats packed;  // groups consecutive packed matrices
   size_t group_floats = 0;
   bool packed_valid = false;
-  ConvGeom g{};
+  conv::ConvGeometry g;
   size_t scratch_pack_off = 0;
   bool direct = false;  // 1x1 stride 1 without padding: A is the input itself
 };
@@ -43,39 +34,16 @@ Status Parse(const OptionsView& raw, Node& node) {
   return OkStatus();
 }
 
-Status ComputeGeom(OpContext& ctx, ConvGeom* g) {
+Status ComputeGeom(OpContext& ctx, conv::ConvGeometry* g) {
   const ConvParams& p = ctx.node().P<ConvParams>();
   TFG_RETURN_IF_ERROR(ctx.CheckArity(2, 3, 1, 1));
   const Tensor& in = ctx.input(0);
   const Tensor& f = ctx.input(1);
   TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, in, "input"));
   TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, f, "filter"));
-  TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, in, 4, "input"));
-  TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, f, 4, "filter"));
-  TFG_RETURN_IF_ERROR(conv::CheckWindow(ctx, p.padding, p.stride_w, p.stride_h, p.dil_w, p.dil_h));
-  if (!ActivationBounds(p.act, &g->lo, &g->hi))
-    return ctx.Error("unsupported fused activation " + std::to_string(p.act));
-  g->batch = in.shape[0];
-  g->in_h = in.shape[1];
-  g->in_w = in.shape[2];
-  g->in_c = in.shape[3];
-  g->out_c = f.shape[0];
-  g->k_h = f.shape[1];
-  g->k_w = f.shape[2];
-  g->f_c = f.shape[3];
-  if (g->k_h <= 0 || g->k_w <= 0 || g->f_c <= 0)
-    return ctx.Error("filter shape " + conv::Str(f.shape) + " has an empty spatial or channel dimension");
-  if (g->in_c <= 0 || g->in_c % g->f_c != 0)
-    return ctx.Error("input channels (" + std::to_string(g->in_c) + ") must be a positive multiple of the filter's input channels (" +
-                     std::to_string(g->f_c) + ")");
-  TFG_RETURN_IF_ERROR(conv::CheckSize(ctx, int64_t(g->k_h) * g->k_w * g->f_c, "filter size"));
-  g->groups = g->in_c / g->f_c;
-  if (g->out_c % g->groups != 0)
-    return ctx.Error("output channels (" + std::to_string(g->out_c) + ") must be divisible by the number of groups (" +
-                     std::to_string(g->groups) + ")");
+  Status gs = conv::Conv2DGeometry(p, in.shape, f.shape, g);
+  if (!gs.ok()) return ctx.Error(gs.message());
   TFG_RETURN_IF_ERROR(conv::CheckBias(ctx, g->out_c));
-  conv::WindowOutput(p.padding, g->in_h, g->in_w, g->k_h, g->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w,
-                     &g->out_h, &g->out_w, &g->pad_t, &g->pad_l);
   TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
   return ctx.SetOutputShape(0, {g->batch, g->out_h, g->out_w, g->out_c});
 }
@@ -85,7 +53,7 @@ bool WeightsConstant(OpContext& ctx) {
 }
 
 // Packs every group's filter slice (K = k_h*k_w*f_c, N = out_c/groups) and bias.
-void PackFilter(const ConvGeom& g, const float* f, const float* bias, float* dst, size_t group_floats) {
+void PackFilter(const conv::ConvGeometry& g, const float* f, const float* bias, float* dst, size_t group_floats) {
   const int K = g.k_h * g.k_w * g.f_c, N = g.out_c / g.groups;
   for (int gi = 0; gi < g.groups; ++gi)
     gemm::PackB(K, N, f + int64_t(gi) * N * K, 1, K, bias ? bias + gi * N : nullptr, dst + gi * group_floats);
@@ -93,16 +61,15 @@ void PackFilter(const ConvGeom& g, const float* f, const float* bias, float* dst
 
 Status Prepare(OpContext& ctx) {
   if (ctx.num_inputs() >= 2 && qconv::IsQuantized(ctx)) return qconv::PrepareConv2D(ctx, ctx.node().P<ConvParams>());
-  ConvGeom g;
+  conv::ConvGeometry g;
   TFG_RETURN_IF_ERROR(ComputeGeom(ctx, &g));
   Node& node = ctx.node();
   if (!node.user_data) node.user_data = std::make_shared<ConvState>();
   ConvState* st = node.U<ConvState>();
-  const ConvParams& p = node.P<ConvParams>();
   st->g = g;
   const int K = g.k_h * g.k_w * g.f_c, N = g.out_c / g.groups;
   st->group_floats = gemm::PackedFloats(K, N);
-  st->direct = g.k_h == 1 && g.k_w == 1 && p.stride_h == 1 && p.stride_w == 1 && g.pad_t == 0 && g.pad_l == 0;
+  st->direct = g.k_h == 1 && g.k_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_t == 0 && g.pad_l == 0;
   conv::ScratchLayout sl;
   if (WeightsConstant(ctx)) {
     const Tensor& f = ctx.input(1);
@@ -126,8 +93,7 @@ Status Prepare(OpContext& ctx) {
 Status Eval(OpContext& ctx) {
   if (qconv::IsQuantized(ctx)) return qconv::EvalConv2D(ctx, false);
   ConvState* st = ctx.node().U<ConvState>();
-  const ConvParams& p = ctx.node().P<ConvParams>();
-  const ConvGeom& g = st->g;
+  const conv::ConvGeometry& g = st->g;
   const float* in = ctx.input(0).as<float>();
   float* out = ctx.output(0).as<float>();
   float* scratch = static_cast<float*>(ctx.scratch());
@@ -159,10 +125,10 @@ Status Eval(OpContext& ctx) {
     cs.out_w = g.out_w;
     cs.k_h = g.k_h;
     cs.k_w = g.k_w;
-    cs.sh = p.stride_h;
-    cs.sw = p.stride_w;
-    cs.dh = p.dil_h;
-    cs.dw = p.dil_w;
+    cs.sh = g.stride_h;
+    cs.sw = g.stride_w;
+    cs.dh = g.dil_h;
+    cs.dw = g.dil_w;
     cs.pad_t = g.pad_t;
     cs.pad_l = g.pad_l;
     gemm::Conv(cs, in, N, pg, og, g.out_c, g.lo, g.hi, ctx.pool());
@@ -174,8 +140,7 @@ Status Eval(OpContext& ctx) {
 Status EvalRef(OpContext& ctx) {
   if (qconv::IsQuantized(ctx)) return qconv::EvalConv2D(ctx, true);
   const ConvState* st = ctx.node().U<ConvState>();
-  const ConvParams& p = ctx.node().P<ConvParams>();
-  const ConvGeom& g = st->g;
+  const conv::ConvGeometry& g = st->g;
   const float* in = ctx.input(0).as<float>();
   const float* f = ctx.input(1).as<float>();
   const Tensor* bt = ctx.optional_input(2);
@@ -189,10 +154,10 @@ Status EvalRef(OpContext& ctx) {
           const int grp = oc / per_group;
           float total = 0.f;
           for (int ky = 0; ky < g.k_h; ++ky) {
-            const int iy = oy * p.stride_h - g.pad_t + ky * p.dil_h;
+            const int iy = oy * g.stride_h - g.pad_t + ky * g.dil_h;
             if (iy < 0 || iy >= g.in_h) continue;
             for (int kx = 0; kx < g.k_w; ++kx) {
-              const int ix = ox * p.stride_w - g.pad_l + kx * p.dil_w;
+              const int ix = ox * g.stride_w - g.pad_l + kx * g.dil_w;
               if (ix < 0 || ix >= g.in_w) continue;
               for (int ic = 0; ic < g.f_c; ++ic) {
                 float iv = in[((int64_t(b) * g.in_h + iy) * g.in_w + ix) * g.in_c + grp * g.f_c + ic];
@@ -212,5 +177,47 @@ Status EvalRef(OpContext& ctx) {
 const OpImpl kOp_CONV_2D = {Parse, Prepare, Eval, EvalRef, /*fold_constants*/ false};
 
 conv::GpuConvOptions conv::Conv2DOptionsOf(const Node& n) { return conv::GpuOptionsOf(n.P<ConvParams>()); }
+
+// Rank-4 input and OHWI filter with f_c channels per group (in_c = groups * f_c).
+Status conv::Conv2DGeometry(const WindowParams& p, const Dims& in, const Dims& f, ConvGeometry* g) {
+  if (in.size() != 4) return InvalidArgument("input must have rank 4, got shape " + Str(in));
+  if (f.size() != 4) return InvalidArgument("filter must have rank 4, got shape " + Str(f));
+  std::string we = WindowError(p.padding, p.stride_w, p.stride_h, p.dil_w, p.dil_h);
+  if (!we.empty()) return InvalidArgument(we);
+  if (!ActivationBounds(p.act, &g->lo, &g->hi)) return InvalidArgument("unsupported fused activation " + std::to_string(p.act));
+  g->act = p.act;
+  g->stride_h = p.stride_h;
+  g->stride_w = p.stride_w;
+  g->dil_h = p.dil_h;
+  g->dil_w = p.dil_w;
+  g->batch = in[0];
+  g->in_h = in[1];
+  g->in_w = in[2];
+  g->in_c = in[3];
+  g->out_c = f[0];
+  g->k_h = f[1];
+  g->k_w = f[2];
+  g->f_c = f[3];
+  g->mult = 1;
+  if (g->k_h <= 0 || g->k_w <= 0 || g->f_c <= 0)
+    return InvalidArgument("filter shape " + Str(f) + " has an empty spatial or channel dimension");
+  if (g->in_c <= 0 || g->in_c % g->f_c != 0)
+    return InvalidArgument("input channels (" + std::to_string(g->in_c) +
+                           ") must be a positive multiple of the filter's input channels (" + std::to_string(g->f_c) + ")");
+  const int64_t fsize = int64_t(g->k_h) * g->k_w * g->f_c;
+  if (fsize > int64_t(std::numeric_limits<int32_t>::max()))
+    return InvalidArgument("filter size is too large (" + std::to_string(fsize) + ")");
+  g->groups = g->in_c / g->f_c;
+  if (g->out_c % g->groups != 0)
+    return InvalidArgument("output channels (" + std::to_string(g->out_c) + ") must be divisible by the number of groups (" +
+                           std::to_string(g->groups) + ")");
+  WindowOutput(p.padding, g->in_h, g->in_w, g->k_h, g->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, &g->out_h,
+               &g->out_w, &g->pad_t, &g->pad_l);
+  return OkStatus();
+}
+
+Status conv::Conv2DGeometryOf(const Node& n, const Dims& in, const Dims& f, ConvGeometry* g) {
+  return Conv2DGeometry(n.P<ConvParams>(), in, f, g);
+}
 
 }  // namespace tflite_gpu

@@ -90,16 +90,20 @@ inline void WindowOutput(int padding, int in_h, int in_w, int k_h, int k_w, int 
   *pad_l = ConvPadBefore(pad, in_w, k_w, stride_w, dil_w, *out_w);
 }
 
-// Padding, strides and dilation of a windowed op (CONV_2D, DEPTHWISE_CONV_2D).
-inline Status CheckWindow(const OpContext& ctx, int padding, int stride_w, int stride_h, int dil_w, int dil_h) {
-  if (padding != 0 && padding != 1) return ctx.Error("unknown padding " + std::to_string(padding));
+// Padding, strides and dilation of a windowed op (CONV_2D, DEPTHWISE_CONV_2D): the reason they
+// are unusable, or "".
+inline std::string WindowError(int padding, int stride_w, int stride_h, int dil_w, int dil_h) {
+  if (padding != 0 && padding != 1) return "unknown padding " + std::to_string(padding);
   if (stride_w <= 0 || stride_h <= 0)
-    return ctx.Error("strides must be positive, got stride_w=" + std::to_string(stride_w) +
-                     " stride_h=" + std::to_string(stride_h));
+    return "strides must be positive, got stride_w=" + std::to_string(stride_w) + " stride_h=" + std::to_string(stride_h);
   if (dil_w <= 0 || dil_h <= 0)
-    return ctx.Error("dilation factors must be positive, got dilation_w_factor=" + std::to_string(dil_w) +
-                     " dilation_h_factor=" + std::to_string(dil_h));
-  return OkStatus();
+    return "dilation factors must be positive, got dilation_w_factor=" + std::to_string(dil_w) +
+           " dilation_h_factor=" + std::to_string(dil_h);
+  return std::string();
+}
+inline Status CheckWindow(const OpContext& ctx, int padding, int stride_w, int stride_h, int dil_w, int dil_h) {
+  std::string e = WindowError(padding, stride_w, stride_h, dil_w, dil_h);
+  return e.empty() ? OkStatus() : ctx.Error(e);
 }
 
 // Product of dims as int64 (dims are validated non-negative by the interpreter).
@@ -168,7 +172,7 @@ struct ScratchLayout {
 
 inline int PoolThreads(ThreadPool* pool) { return pool ? std::max(1, pool->num_threads()) : 1; }
 
-// Parsed options for the GPU kernels (gpu_conv.cc); each accessor is defined at the end of its
+// Parsed options for the GPU kernels (*_gpu.cc); each accessor is defined at the end of its
 // op's CPU .cc file. Fields an op does not have keep their defaults.
 struct GpuConvOptions {
   int padding = 0;  // 0 SAME, 1 VALID (schema numbering); -1 unknown
@@ -201,6 +205,31 @@ inline GpuConvOptions GpuOptionsOf(const WindowParams& p) {
   o.act = p.act;
   return o;
 }
+
+// One CONV_2D / DEPTHWISE_CONV_2D convolution, described once. Conv2DGeometry / DepthwiseGeometry
+// compute it from the window options and the input / filter shapes (TFLite's output size and
+// padding rules); the CPU prepare keeps it in the node state for its kernels, and the GPU check and
+// builder (conv2d_gpu.cc, depthwise_gpu.cc) take the same struct from the same function.
+struct ConvGeometry {
+  int batch = 0, in_h = 0, in_w = 0, in_c = 0;
+  int out_h = 0, out_w = 0, out_c = 0;
+  int k_h = 0, k_w = 0;
+  int f_c = 1;     // filter channels per group (CONV_2D); 1 for DEPTHWISE_CONV_2D
+  int groups = 1;  // CONV_2D: in_c / f_c
+  int mult = 1;    // DEPTHWISE_CONV_2D: depth multiplier out_c / in_c (from the shapes, as TFLite)
+  int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
+  int pad_t = 0, pad_l = 0;
+  int act = 0;
+  float lo = 0.f, hi = 0.f;  // the fused activation's clamp
+};
+// InvalidArgument with the reason when the options or shapes are unusable (the CPU prepare
+// prefixes the op name; the GPU check reports the reason as unsupported). The bias is checked by
+// the caller. Defined in conv2d.cc and depthwise.cc.
+Status Conv2DGeometry(const WindowParams& p, const Dims& in, const Dims& filter, ConvGeometry* g);
+Status DepthwiseGeometry(const WindowParams& p, const Dims& in, const Dims& filter, ConvGeometry* g);
+// The same from a parsed node (the GPU side has no access to the op's params type).
+Status Conv2DGeometryOf(const Node& n, const Dims& in, const Dims& filter, ConvGeometry* g);
+Status DepthwiseGeometryOf(const Node& n, const Dims& in, const Dims& filter, ConvGeometry* g);
 
 GpuConvOptions Conv2DOptionsOf(const Node& n);
 GpuConvOptions DepthwiseOptionsOf(const Node& n);

@@ -80,10 +80,7 @@ struct DwParams : conv::WindowParams {
   int depth_multiplier = 0;
 };
 
-struct DwState {
-  int batch, in_h, in_w, in_c, out_h, out_w, out_c, k_h, k_w, mult, pad_t, pad_l;
-  float lo, hi;
-};
+using DwState = conv::ConvGeometry;  // the node state: the convolution's geometry
 
 Status Parse(const OptionsView& raw, Node& node) {
   OptionsView o = conv::Opts(raw, conv::kDepthwiseConv2DOptions);
@@ -102,29 +99,11 @@ Status Prepare(OpContext& ctx) {
   const Tensor& f = ctx.input(1);
   TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, in, "input"));
   TFG_RETURN_IF_ERROR(conv::CheckFloat(ctx, f, "filter"));
-  TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, in, 4, "input"));
-  TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, f, 4, "filter"));
-  TFG_RETURN_IF_ERROR(conv::CheckWindow(ctx, p.padding, p.stride_w, p.stride_h, p.dil_w, p.dil_h));
   if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<DwState>();
   DwState* s = ctx.node().U<DwState>();
-  if (!ActivationBounds(p.act, &s->lo, &s->hi))
-    return ctx.Error("unsupported fused activation " + std::to_string(p.act));
-  if (f.shape[0] != 1) return ctx.Error("filter shape " + conv::Str(f.shape) + " must have 1 as its first dimension");
-  s->batch = in.shape[0];
-  s->in_h = in.shape[1];
-  s->in_w = in.shape[2];
-  s->in_c = in.shape[3];
-  s->k_h = f.shape[1];
-  s->k_w = f.shape[2];
-  s->out_c = f.shape[3];
-  if (s->k_h <= 0 || s->k_w <= 0) return ctx.Error("filter shape " + conv::Str(f.shape) + " has an empty spatial dimension");
-  if (s->in_c <= 0 || s->out_c % s->in_c != 0)
-    return ctx.Error("filter channels (" + std::to_string(s->out_c) + ") must be a multiple of the input channels (" +
-                     std::to_string(s->in_c) + ")");
-  s->mult = s->out_c / s->in_c;
+  Status gs = conv::DepthwiseGeometry(p, in.shape, f.shape, s);
+  if (!gs.ok()) return ctx.Error(gs.message());
   TFG_RETURN_IF_ERROR(conv::CheckBias(ctx, s->out_c));
-  conv::WindowOutput(p.padding, s->in_h, s->in_w, s->k_h, s->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w,
-                     &s->out_h, &s->out_w, &s->pad_t, &s->pad_l);
   TFG_RETURN_IF_ERROR(conv::CheckOutputFloat(ctx));
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
 }
@@ -241,5 +220,41 @@ Status EvalRef(OpContext& ctx) {
 const OpImpl kOp_DEPTHWISE_CONV_2D = {Parse, Prepare, Eval, EvalRef, /*fold_constants*/ false};
 
 conv::GpuConvOptions conv::DepthwiseOptionsOf(const Node& n) { return conv::GpuOptionsOf(n.P<DwParams>()); }
+
+// Rank-4 input and filter [1, KH, KW, C_out], C_out a multiple of C_in.
+Status conv::DepthwiseGeometry(const WindowParams& p, const Dims& in, const Dims& f, ConvGeometry* s) {
+  if (in.size() != 4) return InvalidArgument("input must have rank 4, got shape " + Str(in));
+  if (f.size() != 4) return InvalidArgument("filter must have rank 4, got shape " + Str(f));
+  std::string we = WindowError(p.padding, p.stride_w, p.stride_h, p.dil_w, p.dil_h);
+  if (!we.empty()) return InvalidArgument(we);
+  if (!ActivationBounds(p.act, &s->lo, &s->hi)) return InvalidArgument("unsupported fused activation " + std::to_string(p.act));
+  if (f[0] != 1) return InvalidArgument("filter shape " + Str(f) + " must have 1 as its first dimension");
+  s->act = p.act;
+  s->stride_h = p.stride_h;
+  s->stride_w = p.stride_w;
+  s->dil_h = p.dil_h;
+  s->dil_w = p.dil_w;
+  s->batch = in[0];
+  s->in_h = in[1];
+  s->in_w = in[2];
+  s->in_c = in[3];
+  s->k_h = f[1];
+  s->k_w = f[2];
+  s->out_c = f[3];
+  s->f_c = 1;
+  s->groups = 1;
+  if (s->k_h <= 0 || s->k_w <= 0) return InvalidArgument("filter shape " + Str(f) + " has an empty spatial dimension");
+  if (s->in_c <= 0 || s->out_c % s->in_c != 0)
+    return InvalidArgument("filter channels (" + std::to_string(s->out_c) + ") must be a multiple of the input channels (" +
+                           std::to_string(s->in_c) + ")");
+  s->mult = s->out_c / s->in_c;
+  WindowOutput(p.padding, s->in_h, s->in_w, s->k_h, s->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, &s->out_h,
+               &s->out_w, &s->pad_t, &s->pad_l);
+  return OkStatus();
+}
+
+Status conv::DepthwiseGeometryOf(const Node& n, const Dims& in, const Dims& f, ConvGeometry* g) {
+  return DepthwiseGeometry(n.P<DwParams>(), in, f, g);
+}
 
 }  // namespace tflite_gpu

@@ -137,7 +137,7 @@ inline Status SetOrCheckShape(OpContext& ctx, int i, const Dims& shape) {
   return OkStatus();
 }
 
-// Parsed params for the GPU kernels (csrc/ops/shape/gpu_shape.cc); defined at the end of the
+// Parsed params for the GPU kernels (csrc/ops/shape/*_gpu.cc); defined at the end of the
 // CPU .cc files.
 int ConcatAxisOf(const Node& node);                          // CONCATENATION: raw axis
 int ConcatActivationOf(const Node& node);                    // CONCATENATION: fused activation
