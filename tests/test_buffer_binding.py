@@ -669,7 +669,7 @@ def test_released_pyopencl_buffer_is_refused(clq):
 
 
 @pytest.mark.parametrize("order", ["pyopencl_first", "tflite_gpu_first"])
-def test_release_is_marked_whatever_the_import_order(order):
+def test_release_is_marked_whatever_the_import_order(order, tmp_path):
     mods = ["pyopencl", "tflite_gpu"] if order == "pyopencl_first" else ["tflite_gpu", "pyopencl"]
     code = ("import importlib, sys\n"
             f"for n in {mods!r}: importlib.import_module(n)\n"
@@ -679,7 +679,10 @@ def test_release_is_marked_whatever_the_import_order(order):
             "print('WRAPPED')\n")
     pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(tflite_gpu.__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([pkg_parent, os.environ.get("PYTHONPATH", "")]))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    # cwd elsewhere: "-c" puts the working directory first on sys.path, and in a source checkout
+    # with the package installed (CI, the device run) that would import the unbuilt tree
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+                       cwd=str(tmp_path))
     assert r.returncode == 0 and "WRAPPED" in r.stdout, r.stdout + r.stderr
 
 
