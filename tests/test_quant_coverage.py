@@ -87,10 +87,7 @@ LITERT_QUANTIZED = {
 }
 
 # (op, kind) pairs not done yet. Only ever remove entries.
-PENDING = {
-    ("LSTM", I8),
-    ("UNIDIRECTIONAL_SEQUENCE_LSTM", I8),
-}
+PENDING = set()
 
 TABLE = {op["name"]: set(op["quantized_kernels"]) for op in tflite_gpu.supported_ops()}
 

@@ -209,6 +209,122 @@ inline int16_t DownScaleInt32ToInt16Multiplier(int32_t m) {
   return int16_t((m + kRound) >> 16);
 }
 
+// ---------------------------------------------------------------- gemmlowp int16 fixed point
+// gemmlowp's FixedPoint<int16_t, IntBits> functions as TFLite's integer LSTM calls them
+// (tensor_utils ApplySigmoid / ApplyTanh: gemmlowp::logistic and gemmlowp::tanh on int16 raws).
+// A value is an int16 raw with `ib` integer bits (15 - ib fractional); + and - wrap in 16 bits;
+// * is SaturatingRoundingDoublingHighMul16 (integer bits add up); constants are gemmlowp's int32
+// ones rounded to 16 bits (RescaleConstantInitializer: RoundingDivideByPOT(c, 16)).
+namespace fx16 {
+inline int16_t Wrap(int32_t v) { return int16_t(uint16_t(uint32_t(v))); }
+inline int16_t Add(int16_t a, int16_t b) { return Wrap(int32_t(a) + int32_t(b)); }
+inline int16_t Sub(int16_t a, int16_t b) { return Wrap(int32_t(a) - int32_t(b)); }
+inline int16_t Neg(int16_t a) { return Wrap(-int32_t(a)); }
+inline int16_t Mul(int16_t a, int16_t b) { return SaturatingRoundingDoublingHighMul16(a, b); }
+inline int16_t SatAdd(int16_t a, int16_t b) {
+  const int32_t s = int32_t(a) + int32_t(b);
+  return int16_t(s < -32768 ? -32768 : (s > 32767 ? 32767 : s));
+}
+inline int16_t Const(int32_t c) { return int16_t(RoundingDivideByPOT(c, 16)); }
+// SaturatingRoundingMultiplyByPOT<e>: e > 0 a saturating left shift, e < 0 a rounding right shift.
+inline int16_t MulPOT(int16_t x, int e) {
+  if (e == 0) return x;
+  if (e < 0) return RoundingDivideByPOT16(x, -e);
+  const int32_t threshold = (1 << (15 - e)) - 1;
+  if (x > threshold) return 32767;
+  if (x < -threshold) return -32768;
+  return Wrap(int32_t(x) * (1 << e));
+}
+inline int16_t RoundingHalfSum(int16_t a, int16_t b) {
+  const int32_t s = int32_t(a) + int32_t(b);
+  return int16_t((s + (s >= 0 ? 1 : -1)) / 2);
+}
+// exp on [-1/4, 0), a in Q0.15: Taylor expansion around -1/8.
+inline int16_t ExpQuarter(int16_t a) {
+  const int16_t constant_term = Const(1895147668), one_third = Const(715827883);
+  const int16_t x = Add(a, int16_t(1 << 12));
+  const int16_t x2 = Mul(x, x), x3 = Mul(x2, x), x4 = Mul(x2, x2);
+  const int16_t x4_over_4 = MulPOT(x4, -2);
+  const int16_t poly = MulPOT(Add(Mul(Add(x4_over_4, x3), one_third), x2), -1);
+  return SatAdd(constant_term, Mul(constant_term, Add(x, poly)));
+}
+// exp(a) for a <= 0 with ib integer bits (1..7 here); result Q0.15.
+inline int16_t ExpOnNegative(int16_t a, int ib) {
+  const int fb = 15 - ib;
+  const int16_t one_quarter = int16_t(1 << (fb - 2));
+  const int16_t mask = int16_t(one_quarter - 1);
+  const int16_t a_mod = Sub(int16_t(a & mask), one_quarter);
+  int16_t result = ExpQuarter(MulPOT(a_mod, ib));
+  const int16_t remainder = Sub(a_mod, a);
+  static const int32_t kMult[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+  for (int e = -2; e <= 4; ++e) {
+    if (ib > e && (remainder & int16_t(1 << (fb + e)))) result = Mul(result, Const(kMult[e + 2]));
+  }
+  if (ib > 5 && a < Const(-(int32_t(1) << (36 - ib)))) result = 0;
+  return a == 0 ? int16_t(32767) : result;
+}
+// Newton-Raphson 1 / (1 + x) and (1 - x) / (1 + x) for x in [0, 1) (Q0.15), via Q2.13.
+inline int16_t NewtonReciprocal(int16_t a, bool one_minus) {
+  const int16_t half_den = RoundingHalfSum(a, 32767);
+  int16_t x = Add(Const(1515870810), Mul(half_den, Const(-1010580540)));
+  for (int i = 0; i < 3; ++i) {
+    const int16_t one_minus_hdx = Sub(int16_t(1 << 13), Mul(half_den, x));
+    x = Add(x, MulPOT(Mul(x, one_minus_hdx), 2));
+  }
+  return one_minus ? MulPOT(Sub(x, int16_t(1 << 13)), 2) : MulPOT(x, 1);
+}
+// gemmlowp::logistic: input with ib integer bits, output Q0.15.
+inline int16_t Logistic(int16_t a, int ib) {
+  if (a == 0) return Const(1 << 30);
+  const int16_t abs_a = a > 0 ? a : Neg(a);
+  const int16_t pos = NewtonReciprocal(ExpOnNegative(Neg(abs_a), ib), false);
+  return a > 0 ? pos : Sub(int16_t(32767), pos);
+}
+// gemmlowp::tanh: input with ib integer bits, output Q0.15.
+inline int16_t Tanh(int16_t a, int ib) {
+  if (a == 0) return 0;
+  const int16_t n = a < 0 ? a : Neg(a);
+  const int16_t t = NewtonReciprocal(ExpOnNegative(n, ib + 1), true);
+  return a < 0 ? Neg(t) : t;
+}
+}  // namespace fx16
+
+// TFLite's GetInvSqrtQuantizedMultiplierExp(input, reverse_shift = -1): 1 / sqrt(input) as a Q0.31
+// multiplier and a left shift, by 5 Newton-Raphson steps in gemmlowp Q3.28 (integer layer norm).
+inline void InvSqrtMultiplierExp(int32_t input, int32_t* multiplier, int* shift) {
+  if (input <= 1) {
+    *multiplier = std::numeric_limits<int32_t>::max();
+    *shift = 0;
+    return;
+  }
+  int s = 11;
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++s;
+  }
+  const unsigned max_left_shift_bits = unsigned(CountLeadingZeros32(uint32_t(input))) - 1;
+  const unsigned left_shift_bit_pairs = max_left_shift_bits / 2 - 1;
+  s -= int(left_shift_bit_pairs);
+  input <<= 2 * left_shift_bit_pairs;
+  auto mul = [](int32_t a, int32_t b) { return SaturatingRoundingDoublingHighMul(a, b); };
+  const int32_t fx_input = input >> 1;                    // Q3.28
+  const int32_t half_input = RoundingDivideByPOT(fx_input, 1);
+  const int32_t half_three = (1 << 28) + (1 << 27);
+  int32_t x = 1 << 28;                                    // 1.0
+  for (int i = 0; i < 5; ++i) {
+    const int32_t x3 = SaturatingShiftLeft32(mul(mul(x, x), x), 6);  // Q9 -> Q3
+    const int32_t d = int32_t(uint32_t(mul(half_three, x)) - uint32_t(mul(half_input, x3)));
+    x = SaturatingShiftLeft32(d, 3);                                   // Q6 -> Q3
+  }
+  x = mul(x, 1518500250);  // * sqrt(2) / 2
+  if (s < 0) {
+    x = int32_t(uint32_t(x) << -s);
+    s = 0;
+  }
+  *multiplier = x;
+  *shift = -s;
+}
+
 // ---------------------------------------------------------------- int16 lookup tables
 // TFLite's int16 LOGISTIC / TANH (general input scale) interpolate this table: sigmoid(i / 24) in
 // unsigned 0.16 fixed point, i = 0..255 (TFLite's sigmoid_table_uint16; tanh(x) = 2 sigmoid(2x) - 1

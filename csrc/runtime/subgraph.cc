@@ -75,7 +75,12 @@ Status Subgraph::Build(const ModelDef& model, int index) {
     } else if (td.is_variable) {
       size_t bytes = TensorBytes(t);
       t.alloc = Allocation::kOwned;
-      t.owned.assign(bytes, 0);
+      // TFLite starts a variable tensor as ResetVariableTensors leaves it: zeros, or an INT8
+      // tensor's zero point (real 0; the integer LSTM's output state relies on it).
+      uint8_t fill = 0;
+      if (t.type == DType::kInt8 && t.quant.zero_point.size() == 1)
+        fill = uint8_t(int8_t(std::max<int64_t>(-128, std::min<int64_t>(127, t.quant.zero_point[0]))));
+      t.owned.assign(bytes, fill);
       if (has_data && b->size == bytes) std::memcpy(t.owned.data(), b->data, bytes);
       t.data = t.owned.data();
       t.bytes = bytes;

@@ -316,3 +316,167 @@ CASES += [_hyb(c) for c in [
     _bidi_case("hyb_aux_cross_asym", hybrid=True, asymmetric=True, aux="cross", aux_size=5, version=3),
     _bidi_case("hyb_aux_bw_input", hybrid=True, aux="bw_input", version=3),
 ]]
+
+
+# Full-integer LSTMs (issue 7): int8 input / output state / weights, int16 cell state (a power-of-two
+# scale), int16 peephole and layer norm coefficients, int32 biases, and the 5 intermediate tensors
+# TFLite's lstm.cc reads for its effective scales (4 gate matmul outputs: used with layer norm,
+# else Q3.12; 5th: the hidden state o * tanh(c) before the projection). TFLite's lstm_eval.cc
+# EvalInteger8x8_16; exact (0 steps) against LiteRT builtin over several time steps.
+def _sym_q(v, dtype, qmax):
+    s = float(np.abs(v).max()) / qmax or 1.0
+    return np.clip(np.round(v / s), -qmax, qmax).astype(dtype), s
+
+
+def int8_lstm_model(op=SEQ, batch=2, time=4, n_input=5, n_cell=8, n_output=None, cifg=False,
+                    peephole=False, projection=False, proj_bias=False, layer_norm=False,
+                    time_major=False, cell_clip=0.0, proj_clip=0.0, seed=0, version=None,
+                    x_q=(0.02, 5), h_q=None, hidden_q=None, cell_scale=2.0 ** -11, gate_scales=None,
+                    n_intermediates=5, act="TANH", mutate=None):
+    """A one-op full-integer LSTM (24 inputs). x_q / h_q / hidden_q: (scale, zero point) of the
+    input, the output state (= output) and the hidden intermediate. mutate(parts) may edit the
+    dict of tensor kwargs before the model is written (hostile-parameter tests)."""
+    rng = np.random.default_rng(seed)
+    n_output = n_output if n_output is not None else n_cell
+    if not projection:
+        assert n_output == n_cell
+    h_q = h_q or ((0.015, -3) if projection else (1.0 / 128, -2))
+    hidden_q = hidden_q or ((1.0 / 128, 0) if projection else h_q)
+    gate_scales = gate_scales or [0.00031, 0.00027, 0.00035, 0.00029]
+    sx = x_q[0]
+    mb = ModelBuilder()
+    P = {}  # name -> dict(shape, dtype, data, quant) or None
+    if op == SEQ:
+        shape = [time, batch, n_input] if time_major else [batch, time, n_input]
+        oshape = shape[:2] + [n_output]
+    else:
+        shape, oshape = [batch, n_input], [batch, n_output]
+    P["input"] = dict(shape=shape, dtype=np.int8, quant=dict(scale=[x_q[0]], zero_point=[x_q[1]]))
+    gates = ["input", "forget", "cell", "output"]
+    ln_scale = {}
+    for k, gname in enumerate(gates):
+        absent = cifg and k == 0
+        for src, cols in (("input", n_input), ("recurrent", n_output)):
+            v = (rng.standard_normal((n_cell, cols)) / np.sqrt(cols)).astype(np.float32)
+            q, s = _sym_q(v, np.int8, 127)
+            P[f"{src}_to_{gname}_weights"] = None if absent else dict(
+                data=q, quant=dict(scale=[s], zero_point=[0]))
+        if layer_norm and not absent:
+            c = (1.0 + 0.2 * rng.standard_normal(n_cell)).astype(np.float32)
+            q, s = _sym_q(c, np.int16, 32767)
+            ln_scale[k] = s
+            P[f"{gname}_layer_norm_coefficients"] = dict(data=q, quant=dict(scale=[s], zero_point=[0]))
+        else:
+            P[f"{gname}_layer_norm_coefficients"] = None
+        if peephole and k != 2 and not absent:
+            q, s = _sym_q((0.5 * rng.standard_normal(n_cell)).astype(np.float32), np.int16, 32767)
+            P[f"cell_to_{gname}_weights"] = dict(data=q, quant=dict(scale=[s], zero_point=[0]))
+        elif k != 2:
+            P[f"cell_to_{gname}_weights"] = None
+    for k, gname in enumerate(gates):
+        if cifg and k == 0:
+            P[f"{gname}_gate_bias"] = None
+            continue
+        b = ((1.0 if k == 1 else 0.0) + 0.2 * rng.standard_normal(n_cell)).astype(np.float32)
+        bs = ln_scale[k] / 1024.0 if layer_norm else P[f"input_to_{gname}_weights"]["quant"]["scale"][0] * sx
+        P[f"{gname}_gate_bias"] = dict(data=np.round(b / bs).astype(np.int32), quant=dict(scale=[bs], zero_point=[0]))
+    if projection:
+        v = (rng.standard_normal((n_output, n_cell)) / np.sqrt(n_cell)).astype(np.float32)
+        q, s = _sym_q(v, np.int8, 127)
+        P["projection_weights"] = dict(data=q, quant=dict(scale=[s], zero_point=[0]))
+        if proj_bias:
+            bs = s * hidden_q[0]
+            b = (0.1 * rng.standard_normal(n_output)).astype(np.float32)
+            P["projection_bias"] = dict(data=np.round(b / bs).astype(np.int32), quant=dict(scale=[bs], zero_point=[0]))
+        else:
+            P["projection_bias"] = None
+    else:
+        P["projection_weights"] = P["projection_bias"] = None
+    P["output_state"] = dict(shape=[batch, n_output], dtype=np.int8, is_variable=True,
+                             quant=dict(scale=[h_q[0]], zero_point=[h_q[1]]))
+    P["cell_state"] = dict(shape=[batch, n_cell], dtype=np.int16, is_variable=True,
+                           quant=dict(scale=[cell_scale], zero_point=[0]))
+    P["output"] = dict(shape=oshape, dtype=np.int8, quant=dict(scale=[h_q[0]], zero_point=[h_q[1]]))
+    inter = [dict(shape=[], dtype=np.int16, quant=dict(scale=[gate_scales[k]], zero_point=[0])) for k in range(4)]
+    inter.append(dict(shape=[], dtype=np.int8, quant=dict(scale=[hidden_q[0]], zero_point=[hidden_q[1]])))
+    P["intermediates"] = inter[:n_intermediates] if n_intermediates <= 5 else inter + [
+        dict(shape=[], dtype=np.int8, quant=dict(scale=[0.01], zero_point=[0]))] * (n_intermediates - 5)
+    if mutate:
+        mutate(P)
+
+    def tensor(name, spec, is_input=False):
+        if spec is None:
+            return -1
+        spec = dict(spec)
+        if "data" in spec:
+            return mb.add_const(spec.pop("data"), name=name, **spec)
+        shp, dt = spec.pop("shape"), spec.pop("dtype")
+        if is_input:
+            return mb.add_input(shp, dt, name=name, **spec)
+        return mb.add_tensor(shp, dt, name=name, **spec)
+    order = (["input"] + [f"input_to_{g}_weights" for g in gates] + [f"recurrent_to_{g}_weights" for g in gates]
+             + ["cell_to_input_weights", "cell_to_forget_weights", "cell_to_output_weights"]
+             + [f"{g}_gate_bias" for g in gates] + ["projection_weights", "projection_bias",
+                                                    "output_state", "cell_state"]
+             + [f"{g}_layer_norm_coefficients" for g in gates])
+    ins = [tensor(n, P[n], is_input=(n == "input")) for n in order]
+    y = tensor("output", P["output"])
+    mb.mark_output(y)
+    its = [tensor(f"intermediate_{i}", s) for i, s in enumerate(P["intermediates"])]
+    if op == SEQ:
+        opts = dict(fused_activation_function=act, cell_clip=cell_clip, proj_clip=proj_clip, time_major=time_major)
+    else:
+        opts = dict(fused_activation_function=act, cell_clip=cell_clip, proj_clip=proj_clip, kernel_type="FULL")
+    if version is None:
+        version = 4 if op == "LSTM" else 3
+    mb.add_op(op, ins, [y], options=opts, version=version, intermediates=its)
+    return mb.build()
+
+
+def _int8_case(name, **kw):
+    op = kw.get("op", SEQ)
+    batch, time, n_input = kw.get("batch", 2), kw.get("time", 4), kw.get("n_input", 5)
+    if op == SEQ:
+        shape = [time, batch, n_input] if kw.get("time_major") else [batch, time, n_input]
+    else:
+        shape = [batch, n_input]
+    c = OpCase(op, name, lambda: int8_lstm_model(**kw),
+               lambda rng: [rng.integers(-128, 128, shape).astype(np.int8)], quant="int8")
+    c.gpu = False
+    c.note = "GPU: CPU op (variable state tensors)"
+    return c
+
+
+# Each case runs its time steps in one invoke (state carried step to step; tests/test_lstm_int8.py
+# checks several invokes). Zero points: input 5, output state -3 / -2, hidden 0 or the output
+# state's; LiteRT starts the INT8 output state at its zero point (ResetVariableTensors).
+CASES += [
+    _int8_case("int8_basic"),
+    _int8_case("int8_time_major", time_major=True, batch=3, time=5),
+    _int8_case("int8_cifg", cifg=True),
+    _int8_case("int8_peephole", peephole=True, time=6),
+    _int8_case("int8_cifg_peephole_clip", cifg=True, peephole=True, cell_clip=0.8),
+    _int8_case("int8_cell_clip_wide", cell_clip=3.0, time=6),
+    _int8_case("int8_layer_norm", layer_norm=True, n_cell=12, time=6,
+               gate_scales=[0.001, 0.0005, 0.002, 0.0001]),
+    _int8_case("int8_layer_norm_cifg_peephole", layer_norm=True, cifg=True, peephole=True),
+    _int8_case("int8_projection", projection=True, n_output=5, proj_bias=True),
+    _int8_case("int8_projection_hidden_zp", projection=True, n_output=6, hidden_q=(1.0 / 128, 7), time=5),
+    _int8_case("int8_projection_clip_no_bias", projection=True, n_output=4, proj_clip=0.05, time=5),
+    # peephole with a projection narrower than the cell: TFLite's peephole covers n_output entries
+    _int8_case("int8_peephole_projection", peephole=True, projection=True, n_output=5),
+    _int8_case("int8_peephole_projection_time_major", peephole=True, projection=True, n_output=5,
+               time_major=True, batch=3),
+    _int8_case("int8_everything", layer_norm=True, peephole=True, projection=True, proj_bias=True, n_output=6,
+               cell_clip=0.8, proj_clip=0.5, time_major=True, batch=3, time=5),
+    _int8_case("int8_cell_scale_2e-9_wide_input", x_q=(0.2, -7), cell_scale=2.0 ** -9, time=6),
+    _int8_case("int8_cell_scale_2e-15", cell_scale=2.0 ** -15, time=5),
+    _int8_case("int8_hidden_grid_not_output_grid", hidden_q=(0.01, 5), h_q=(1.0 / 90, 3), x_q=(0.03, -20), time=5),
+    _int8_case("int8_act_relu_ignored", act="RELU"),
+    _int8_case("int8_tiny", n_input=1, n_cell=1, batch=1, time=7),
+    _int8_case("int8_large", batch=2, time=5, n_input=40, n_cell=64, projection=True, n_output=32),
+    _int8_case("int8_full", op="LSTM", batch=3),
+    _int8_case("int8_full_layer_norm_cifg", op="LSTM", layer_norm=True, cifg=True, batch=4),
+    _int8_case("int8_full_peephole_projection", op="LSTM", peephole=True, projection=True, proj_bias=True,
+               n_output=3, batch=3),
+]

@@ -1,4 +1,5 @@
-// LSTM family, float32, TFLite semantics (lstm.cc / unidirectional_sequence_lstm.cc /
+// LSTM family, float32, hybrid (INT8 weights) and full-integer (INT8 / INT16 cell state; see the
+// "integer (FULL)" section), TFLite semantics (lstm.cc / unidirectional_sequence_lstm.cc /
 // lstm_eval.cc):
 //
 // UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (kernel_type FULL): 20 or 24 inputs
@@ -34,6 +35,7 @@
 #include "ops/op_registry.h"
 #include "ops/pooling/vec_math.h"
 #include "ops/quant_common.h"  // exp / logistic / tanh arrays (~2 ulp)
+#include "runtime/subgraph.h"     // intermediate tensors (integer LSTM)
 #include "runtime/thread_pool.h"
 
 namespace tflite_gpu {
@@ -276,6 +278,8 @@ Status CheckStates(OpContext& ctx, const Geo& g, int hs_idx, int cs_idx, const s
 }
 
 Status PrepareFast(OpContext& ctx, const Geo& g);  // scratch and packed weights of the fast kernel
+Status PrepareInteger(OpContext& ctx, const Geo& g);  // full-integer (INT8 input) kernel
+Status EvalInteger(OpContext& ctx, const Geo& g);
 size_t HybridWorkBytes(const Geo& g, int n_aux);    // scratch of the hybrid kernel
 
 Status PrepareFull(OpContext& ctx) {
@@ -291,10 +295,11 @@ Status PrepareFull(OpContext& ctx) {
                 kCellBias, kOutBias, kOutState, kCellState})
     if (!ctx.has_input(i)) return ctx.Error("required input " + std::to_string(i) + " is missing");
   const Tensor& in = ctx.input(kInput);
-  if (in.type != DType::kFloat32)
-    return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (only FLOAT32)");
+  if (in.type != DType::kFloat32 && in.type != DType::kInt8)
+    return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported (FLOAT32, or INT8: full-integer)");
   Geo g;
   TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
+  if (in.type == DType::kInt8) return PrepareInteger(ctx, g);
   const int nc = g.n_cell, no = g.n_output;
   TFG_RETURN_IF_ERROR(CheckDir(ctx, p, g, 0, ""));
   if (g.layer_norm) {
@@ -456,6 +461,7 @@ Status EvalFullRef(OpContext& ctx) {
   const LstmParams& p = ctx.node().P<LstmParams>();
   Geo g;
   TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
+  if (ctx.input(kInput).type == DType::kInt8) return EvalInteger(ctx, g);
   if (g.hybrid) return EvalFullHybrid(ctx, g);
   const Weights w = GetWeights(ctx, g);
   RefSequence(p, g, w, ctx.input(kInput).as<float>(), nullptr, 0, ctx.output(0).as<float>(), g.n_output, true,
@@ -627,6 +633,416 @@ Status EvalFullHybrid(OpContext& ctx, const Geo& g) {
   return OkStatus();
 }
 
+// ------------------------------------------------------------------------------ integer (FULL)
+// Full-integer LSTM, TFLite's lstm_eval.cc EvalInteger8x8_16 (LSTM and UNIDIRECTIONAL_SEQUENCE_LSTM
+// with an INT8 input and 5 intermediates; LiteRT's builtin and reference registrations run the same
+// portable tensor_utils code, so fast and reference kernels here are this one plain kernel):
+//   types   input, output_state, output, weights, projection INT8; cell_state INT16 with a
+//           power-of-two scale 2^k (k in [-15, -9]: tanh(c) reads it as Q(15 + k)); peepholes and
+//           layer norm coefficients INT16; gate and projection biases INT32 (raw).
+//   scales  (lstm.cc PopulateQuantizedLstmParams8x8_16) intermediates 0..3 are the scales of the
+//           four gate pre-activations with layer norm (else Q3.12, 2^-12); intermediate 4 is the
+//           hidden o * tanh(c) before the projection. Effective multipliers: W_x x -> w * s_x / s_gate,
+//           W_h h -> w * s_h / s_gate, peephole -> 2^k * w / s_gate, hidden 2^-30 / s_hidden,
+//           projection w * s_hidden / s_h, layer norm its coefficients' scale.
+//   biases  -zp_x * rowsum(W_x) (+ the gate bias without layer norm), -zp_h * rowsum(W_h),
+//           projection: -zp_hidden * rowsum(W_p) + its bias.
+// Per step and batch row, each gate is int16: sat16(MBQM(W_x x + b_x)), + MBQM(W_h h + b_h)
+// (saturated after each), + MBQM(p * c) (peephole), then the integer layer norm
+// (ApplyLayerNorm: mean and variance in int64, 1 / stddev by GetInvSqrtQuantizedMultiplierExp,
+// * coefficient + bias, / 1024 rounded away, MBQM(scale, shift + 12)), then gemmlowp's int16
+// logistic (Q3.12 in) or tanh (cell gate, Q3.12 in) to Q0.15. The fused activation option is
+// ignored (TFLite: "the activation is always Tanh"). Cell: c = (f * c) >> 15 rounded, + (i * g) >>
+// (30 + k) rounded (int16 casts, no saturation: CwiseMul), sum saturated (CwiseAdd), clipped to
+// +-trunc(cell_clip / 2^k). Output: tanh(c) with 15 + k integer bits, hidden = clamp8(MBQM(o * t)
+// + zp_hidden), projection clamp8(MBQM(W_p hidden + bias) + zp_h), clipped to
+// +-trunc(proj_clip / s_output); without projection h = hidden. MBQM is TFLite's double-rounding
+// MultiplyByQuantizedMultiplier throughout. The zero-point signs of the hidden state are the ones
+// LiteRT 2.3's builtin kernel shows (measured: tests/op_cases/lstm.py int8_projection_hidden_zp;
+// some TFLite sources subtract it), as is the peephole quirk in EvalInteger. LiteRT starts an INT8
+// variable tensor at its zero point (Subgraph's load does the same).
+// Not supported (refused at prepare): the 12-intermediate "8x8_8" variant of LSTM (LiteRT 2.3
+// crashes on it; UNIDIRECTIONAL_SEQUENCE_LSTM accepts only 5), diagonal recurrent weights.
+struct IntLstm {
+  bool gate[4] = {};          // present (input gate absent for CIFG)
+  bool peep = false, ln = false, proj = false;
+  std::vector<int32_t> bx[4], bh[4], bp;  // effective biases
+  int32_t mx[4] = {}, mh[4] = {}, mc[4] = {}, mln[4] = {}, guard[4] = {};
+  int sx[4] = {}, sh[4] = {}, sc[4] = {}, sln[4] = {};
+  int32_t mhid = 0, mproj = 0;
+  int shid = 0, sproj = 0;
+  int32_t hidden_zp = 0, out_zp = 0;
+  int cell_scale = -11;
+  int16_t cell_clip = 0;
+  int8_t proj_clip = 0;
+  std::vector<const void*> key;
+};
+
+// Reads and checks one tensor's type and (per-tensor) quantization; `symmetric`: zero point 0.
+Status IntTensorQuant(OpContext& ctx, const Tensor& t, const std::string& what, DType want, bool symmetric,
+                      float* scale, int32_t* zp) {
+  if (t.type != want)
+    return ctx.Error(what + " has type " + DTypeName(t.type) + ", expected " + DTypeName(want) +
+                     " (full-integer LSTM: INT8 activations and weights, INT16 cell state, peepholes and layer norm "
+                     "coefficients, INT32 biases)");
+  quant::QuantRule rule;
+  rule.zero_point_zero = symmetric;
+  quant::TensorQuant q;
+  TFG_RETURN_IF_ERROR(quant::ReadQuant(ctx, t, what.c_str(), rule, &q));
+  if (scale) *scale = q.Scale();
+  if (zp) *zp = q.ZeroPoint();
+  return OkStatus();
+}
+
+Status IntShape(OpContext& ctx, const Tensor& t, const std::string& what, const Dims& want) {
+  if (t.shape != want)
+    return ctx.Error(what + " must have shape " + DimsToString(want) + ", got " + DimsToString(t.shape));
+  return OkStatus();
+}
+
+void RowSumsTimes(const int8_t* w, int rows, int cols, int32_t zp, const int32_t* bias, std::vector<int32_t>* out) {
+  out->assign(rows, 0);
+  for (int j = 0; j < rows; ++j) {
+    int32_t s = 0;
+    for (int i = 0; i < cols; ++i) s += w[int64_t(j) * cols + i];
+    (*out)[j] = int32_t(uint32_t(bias ? bias[j] : 0) + uint32_t(s) * uint32_t(zp));  // int32 wrapping as TFLite's
+  }
+}
+
+const char* const kGateNames[4] = {"input", "forget", "cell", "output"};
+
+// Checks the node and computes the parameters (biases need the weights' data).
+Status BuildIntLstm(OpContext& ctx, const Geo& g, IntLstm* L) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
+  if (p.diagonal) return ctx.Error("diagonal recurrent weights are not supported with an INT8 input (full-integer LSTM)");
+  const std::vector<int32_t>& inter = ctx.node().intermediates;
+  if (inter.size() == 12)
+    return ctx.Error("the 12-intermediate (8x8_8) integer LSTM is not supported (LiteRT 2.3 crashes on it); "
+                     "the full-integer LSTM takes 5 intermediate tensors");
+  if (inter.size() != 5)
+    return ctx.Error("a full-integer LSTM (INT8 input) needs 5 intermediate tensors (the 4 gate pre-activations and "
+                     "the hidden state, whose scales TFLite uses), got " + std::to_string(inter.size()));
+  L->ln = g.layer_norm;
+  L->peep = g.peephole;
+  L->proj = g.projection;
+  float sx, sh;
+  int32_t zx, zh;
+  TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, ctx.input(kInput), "input (input 0)", DType::kInt8, false, &sx, &zx));
+  TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, ctx.input(kOutState), "output_state (input 18)", DType::kInt8, false, &sh, &zh));
+  float scs;
+  TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, ctx.input(kCellState), "cell_state (input 19)", DType::kInt16, true, &scs, nullptr));
+  int k2 = 0;
+  if (!quant::CheckedLog2(scs, &k2) || k2 > -9 || k2 < -15)
+    return ctx.Error("cell_state (input 19) has scale " + std::to_string(scs) +
+                     "; a full-integer LSTM needs a power-of-two cell state scale 2^k with -15 <= k <= -9");
+  L->cell_scale = k2;
+  L->out_zp = zh;
+  // Intermediates: 0..3 only read with layer norm (TFLite), 4 always.
+  float inter_scale[5];
+  int32_t inter_zp[5];
+  for (int i = 0; i < 5; ++i) {
+    inter_scale[i] = 1.f / 4096.f;
+    inter_zp[i] = 0;
+    if (i < 4 && !L->ln) continue;
+    if (i < 4 && g.cifg && i == 0) continue;
+    const int ti = inter[i];
+    const std::string what = "intermediate " + std::to_string(i) + (i == 4 ? " (hidden state)" : std::string(" (") + kGateNames[i] + " gate)");
+    if (ti < 0 || ti >= int(ctx.subgraph().tensors().size()))
+      return ctx.Error(what + " is missing (tensor index " + std::to_string(ti) + ")");
+    const Tensor& t = ctx.subgraph().tensor(ti);
+    const std::string label = what;
+    if (t.quant.scale.empty()) return ctx.Error(quant::TensorLabel(label.c_str(), t) + " has no quantization parameters");
+    // The zero point range is the one of the type the converter gives it (INT16 gates, INT8 hidden).
+    if (t.quant.scale.size() != 1)
+      return ctx.Error(quant::TensorLabel(label.c_str(), t) + " must have one scale (per-tensor), got " +
+                       std::to_string(t.quant.scale.size()));
+    const float s = t.quant.scale[0];
+    const int64_t z = t.quant.zero_point.empty() ? 0 : t.quant.zero_point[0];
+    if (!(std::isfinite(s) && s > 0.f))
+      return ctx.Error(quant::TensorLabel(label.c_str(), t) + " has scale " + std::to_string(s) +
+                       "; a scale must be finite and > 0");
+    const int64_t zlo = i == 4 ? -128 : -32768, zhi = i == 4 ? 127 : 32767;
+    if (z < zlo || z > zhi)
+      return ctx.Error(quant::TensorLabel(label.c_str(), t) + " has zero point " + std::to_string(z) + ", outside [" +
+                       std::to_string(zlo) + ", " + std::to_string(zhi) + "]");
+    inter_scale[i] = s;
+    inter_zp[i] = int32_t(z);
+  }
+  L->hidden_zp = inter_zp[4];
+  // Weights, biases, peepholes, layer norm.
+  const char* rec[4] = {"recurrent_to_input_weights", "recurrent_to_forget_weights", "recurrent_to_cell_weights",
+                        "recurrent_to_output_weights"};
+  const char* inw[4] = {"input_to_input_weights", "input_to_forget_weights", "input_to_cell_weights",
+                        "input_to_output_weights"};
+  const char* peep_names[4] = {"cell_to_input_weights", "cell_to_forget_weights", nullptr, "cell_to_output_weights"};
+  const char* bias_names[4] = {"input_gate_bias", "forget_gate_bias", "cell_gate_bias", "output_gate_bias"};
+  const char* ln_names[4] = {"input_layer_norm_coefficients", "forget_layer_norm_coefficients",
+                             "cell_layer_norm_coefficients", "output_layer_norm_coefficients"};
+  auto name = [](const char* n, int i) { return std::string(n) + " (input " + std::to_string(i) + ")"; };
+  const int k0 = g.cifg ? 1 : 0;
+  for (int k = 0; k < 4; ++k) L->gate[k] = k >= k0;
+  for (int k = k0; k < 4; ++k) {
+    float swx, swh;
+    const Tensor& wx = ctx.input(kInToIn + k);
+    const Tensor& wh = ctx.input(kRecToIn + k);
+    TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, wx, name(inw[k], kInToIn + k), DType::kInt8, true, &swx, nullptr));
+    TFG_RETURN_IF_ERROR(IntShape(ctx, wx, name(inw[k], kInToIn + k), {nc, ni}));
+    TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, wh, name(rec[k], kRecToIn + k), DType::kInt8, true, &swh, nullptr));
+    TFG_RETURN_IF_ERROR(IntShape(ctx, wh, name(rec[k], kRecToIn + k), {nc, no}));
+    if (!ctx.has_input(kInBias + k)) return ctx.Error(name(bias_names[k], kInBias + k) + " is missing");
+    const Tensor& b = ctx.input(kInBias + k);
+    if (b.type != DType::kInt32)
+      return ctx.Error(name(bias_names[k], kInBias + k) + " has type " + DTypeName(b.type) +
+                       ", expected INT32 (full-integer LSTM)");
+    TFG_RETURN_IF_ERROR(IntShape(ctx, b, name(bias_names[k], kInBias + k), {nc}));
+    float sp = 1.f;
+    if (L->peep && k != 2) {
+      const Tensor& pw = ctx.input(kCellToIn + k - (k == 3 ? 1 : 0));
+      const int pi = kCellToIn + k - (k == 3 ? 1 : 0);
+      TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, pw, name(peep_names[k], pi), DType::kInt16, true, &sp, nullptr));
+      TFG_RETURN_IF_ERROR(IntShape(ctx, pw, name(peep_names[k], pi), {nc}));
+    }
+    float sln = 1.f;
+    if (L->ln) {
+      const Tensor& lt = ctx.input(kInLN + k);
+      TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, lt, name(ln_names[k], kInLN + k), DType::kInt16, true, &sln, nullptr));
+      TFG_RETURN_IF_ERROR(IntShape(ctx, lt, name(ln_names[k], kInLN + k), {nc}));
+    }
+    // TFLite's float arithmetic for the effective scales (pow(2, k) ones in double).
+    const float eff_x = swx * sx / inter_scale[k];
+    const float eff_h = swh * sh / inter_scale[k];
+    const float eff_c = float(std::pow(2.0, k2) * double(sp) / double(inter_scale[k]));
+    quant::QuantizeMultiplier(eff_x, &L->mx[k], &L->sx[k]);
+    quant::QuantizeMultiplier(eff_h, &L->mh[k], &L->sh[k]);
+    quant::QuantizeMultiplier(L->peep ? eff_c : 1.0, &L->mc[k], &L->sc[k]);
+    quant::QuantizeMultiplier(sln, &L->mln[k], &L->sln[k]);
+    const float guard = 10000.f * sln;  // TFLite: max(1, int32(10000 * scale))
+    L->guard[k] = guard >= 2147483647.f ? std::numeric_limits<int32_t>::max() : std::max(1, int32_t(guard));
+    if (wx.data && wh.data && b.data) {
+      RowSumsTimes(wx.as<int8_t>(), nc, ni, -zx, L->ln ? nullptr : b.as<int32_t>(), &L->bx[k]);
+      RowSumsTimes(wh.as<int8_t>(), nc, no, -zh, nullptr, &L->bh[k]);
+    }
+  }
+  const float eff_hidden = float(std::pow(2.0, -15) / double(inter_scale[4]) * std::pow(2.0, -15));
+  quant::QuantizeMultiplier(eff_hidden, &L->mhid, &L->shid);
+  if (L->proj) {
+    float spw;
+    const Tensor& pw = ctx.input(kProjW);
+    TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, pw, name("projection_weights", kProjW), DType::kInt8, true, &spw, nullptr));
+    TFG_RETURN_IF_ERROR(IntShape(ctx, pw, name("projection_weights", kProjW), {no, nc}));
+    const int32_t* pb = nullptr;
+    if (ctx.has_input(kProjB)) {
+      const Tensor& b = ctx.input(kProjB);
+      if (b.type != DType::kInt32)
+        return ctx.Error(name("projection_bias", kProjB) + " has type " + DTypeName(b.type) +
+                         ", expected INT32 (full-integer LSTM)");
+      TFG_RETURN_IF_ERROR(IntShape(ctx, b, name("projection_bias", kProjB), {no}));
+      pb = b.as<int32_t>();
+    }
+    const float eff_proj = spw * inter_scale[4] / sh;
+    quant::QuantizeMultiplier(eff_proj, &L->mproj, &L->sproj);
+    if (pw.data) RowSumsTimes(pw.as<int8_t>(), no, nc, -L->hidden_zp, pb, &L->bp);
+  } else if (ctx.has_input(kProjB)) {
+    return ctx.Error("projection_bias is given without projection_weights");
+  }
+  if (p.cell_clip > 0.f)
+    L->cell_clip = int16_t(std::min(std::max(p.cell_clip / scs, -32768.0f), 32767.0f));
+  if (p.proj_clip > 0.f && L->proj) {
+    const Tensor& out = ctx.output(0);
+    if (out.quant.scale.empty() || !(out.quant.scale[0] > 0.f) || !std::isfinite(out.quant.scale[0]))
+      return ctx.Error("output (a full-integer LSTM with proj_clip) needs a finite scale > 0, the projection clip's grid");
+    L->proj_clip = int8_t(std::min(std::max(p.proj_clip / out.quant.scale[0], -128.0f), 127.0f));
+  }
+  return OkStatus();
+}
+
+Status PrepareInteger(OpContext& ctx, const Geo& g) {
+  // Presence rules shared with the float kernel (CIFG, peepholes all-or-none, layer norm sets).
+  if (g.cifg != !ctx.has_input(kRecToIn))
+    return ctx.Error("input_to_input_weights and recurrent_to_input_weights must be both present or both absent");
+  const bool pi = ctx.has_input(kCellToIn), pf = ctx.has_input(kCellToForget), po = ctx.has_input(kCellToOut);
+  if (!(((pi || g.cifg) && pf && po) || (!pi && !pf && !po)))
+    return ctx.Error("peephole weights (inputs 9-11) must be all present or all absent");
+  if (g.cifg && pi) return ctx.Error("cell_to_input_weights must be absent for a CIFG LSTM");
+  if (g.cifg && ctx.has_input(kInBias)) return ctx.Error("input_gate_bias must be absent for a CIFG LSTM");
+  if (ctx.num_inputs() == 24) {
+    const bool any = ctx.has_input(kInLN) || ctx.has_input(kForgetLN) || ctx.has_input(kCellLN) || ctx.has_input(kOutLN);
+    const bool all = (ctx.has_input(kInLN) || g.cifg) && ctx.has_input(kForgetLN) && ctx.has_input(kCellLN) &&
+                     ctx.has_input(kOutLN);
+    if (any && !all) return ctx.Error("layer norm coefficients (inputs 20-23) must be all present or all absent");
+    if (g.cifg && ctx.has_input(kInLN)) return ctx.Error("input_layer_norm_coefficients must be absent for a CIFG LSTM");
+  }
+  if (!g.projection && g.n_output != g.n_cell)
+    return ctx.Error("without projection the output size (" + std::to_string(g.n_output) +
+                     ") must equal the cell size (" + std::to_string(g.n_cell) + ")");
+  if (g.peephole && g.n_output > g.n_cell)
+    return ctx.Error("peephole weights with a projection wider than the cell (output " + std::to_string(g.n_output) +
+                     " > cell " + std::to_string(g.n_cell) +
+                     ") are not supported: TFLite's integer LSTM applies the peephole over n_output entries and "
+                     "reads past the cell-sized weights");
+  const char* state_names[2] = {"output_state", "cell_state"};
+  const int64_t want[2] = {int64_t(g.n_batch) * g.n_output, int64_t(g.n_batch) * g.n_cell};
+  for (int k = 0; k < 2; ++k) {
+    const Tensor& s = ctx.input(k == 0 ? kOutState : kCellState);
+    if (!s.is_variable) return ctx.Error(std::string(state_names[k]) + " must be a variable tensor");
+    if (s.num_elements() != want[k] || (want[k] > 0 && !s.data))
+      return ctx.Error(std::string(state_names[k]) + " must hold " + std::to_string(want[k]) + " elements, got shape " +
+                       DimsToString(s.shape));
+  }
+  auto L = std::make_shared<IntLstm>();
+  TFG_RETURN_IF_ERROR(BuildIntLstm(ctx, g, L.get()));
+  for (int i = kInToIn; i < ctx.num_inputs(); ++i) {
+    if (i == kOutState || i == kCellState || !ctx.has_input(i)) continue;
+    if (!ctx.IsConstantOrPersistent(ctx.input(i)))
+      return ctx.Error("input " + std::to_string(i) + " of a full-integer LSTM must be constant (TFLite folds the zero "
+                       "points into the biases at prepare)");
+  }
+  Dims out_shape = ctx.input(kInput).shape;
+  out_shape.back() = g.n_output;
+  TFG_RETURN_IF_ERROR(ctx.SetOutputType(0, DType::kInt8));
+  TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
+  const size_t nc = size_t(g.n_cell);
+  ctx.RequestScratch(4 * nc * sizeof(int16_t) + nc * sizeof(int16_t) + nc + 64);
+  ctx.node().user_data = L;
+  return OkStatus();
+}
+
+// TFLite's ApplyLayerNorm (integer) on one row of n values, in place.
+void IntLayerNorm(int16_t* v, const int16_t* w, const int32_t* bias, int32_t m, int s, int32_t guard, int n) {
+  int64_t sum = 0, sum_sq = 0;
+  for (int j = 0; j < n; ++j) {
+    const int32_t x = v[j];
+    sum += x;
+    sum_sq += x * x;
+  }
+  const int32_t mean = int32_t(sum * 1024 / n);
+  const int32_t temp = (1 << 20) / n;
+  const int64_t variance = sum_sq * temp - int64_t(mean) * int64_t(mean);
+  int32_t variance2 = int32_t(variance / (1 << 20));
+  if (variance2 < 1) variance2 = guard;
+  int32_t inv_m;
+  int inv_s;
+  quant::InvSqrtMultiplierExp(variance2, &inv_m, &inv_s);
+  for (int j = 0; j < n; ++j) {
+    const int32_t shifted = 1024 * int32_t(v[j]) - mean;
+    const int32_t rescaled = quant::MultiplyByQuantizedMultiplier(shifted, inv_m, inv_s);
+    const int64_t val3 = int32_t(uint32_t(rescaled) * uint32_t(int32_t(w[j])) + uint32_t(bias[j]));  // int32 as TFLite
+    const int32_t val4 = int32_t((val3 > 0 ? val3 + 512 : val3 - 512) / 1024);
+    const int32_t val5 = quant::MultiplyByQuantizedMultiplier(val4, m, s + 12);
+    v[j] = int16_t(std::min(32767, std::max(-32768, val5)));
+  }
+}
+
+inline int16_t Sat16(int32_t v) { return int16_t(v < -32768 ? -32768 : (v > 32767 ? 32767 : v)); }
+
+// bias + a . b with TFLite's int32 accumulator, wrapping (not undefined) past 2^31.
+inline int32_t DotWrap(int32_t bias, const int8_t* a, const int8_t* b, int n) {
+  int64_t acc = bias;
+  for (int i = 0; i < n; ++i) acc += int32_t(a[i]) * int32_t(b[i]);
+  return int32_t(uint32_t(uint64_t(acc)));
+}
+
+Status EvalInteger(OpContext& ctx, const Geo& g) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  const IntLstm* L = ctx.node().U<IntLstm>();
+  if (!L) return ctx.Error("integer LSTM parameters missing (prepare did not run)");
+  const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
+  if (nc == 0 || g.n_batch == 0 || g.max_time == 0) return OkStatus();
+  const int8_t* x = ctx.input(kInput).as<int8_t>();
+  int8_t* y = ctx.output(0).as<int8_t>();
+  int8_t* hs = ctx.input(kOutState).as<int8_t>();
+  int16_t* cs = ctx.input(kCellState).as<int16_t>();
+  const int8_t* wx[4] = {};
+  const int8_t* wh[4] = {};
+  const int16_t* pw[4] = {};
+  const int16_t* lnw[4] = {};
+  const int32_t* bias[4] = {};
+  for (int k = 0; k < 4; ++k) {
+    if (!L->gate[k]) continue;
+    wx[k] = ctx.input(kInToIn + k).as<int8_t>();
+    wh[k] = ctx.input(kRecToIn + k).as<int8_t>();
+    bias[k] = ctx.input(kInBias + k).as<int32_t>();
+    if (L->peep && k != 2) pw[k] = ctx.input(kCellToIn + k - (k == 3 ? 1 : 0)).as<int16_t>();
+    if (L->ln) lnw[k] = ctx.input(kInLN + k).as<int16_t>();
+  }
+  const int8_t* proj = L->proj ? ctx.input(kProjW).as<int8_t>() : nullptr;
+  int16_t* gate = static_cast<int16_t*>(ctx.scratch());  // 4 x nc
+  int16_t* tc = gate + 4 * nc;                            // tanh(c)
+  int8_t* hidden = reinterpret_cast<int8_t*>(tc + nc);
+  const bool time_major = p.time_major || !p.sequence;
+  const int ib_cell = 15 + L->cell_scale;
+  for (int b = 0; b < g.n_batch; ++b) {
+    int8_t* h = hs + int64_t(b) * no;
+    int16_t* c = cs + int64_t(b) * nc;
+    // TFLite's peephole product (VectorBatchVectorCwiseProductAccumulate) is called with v_size =
+    // n_output: over the flattened [batch, cell] gate of one call it covers the first
+    // calls x n_output entries, weight index (flat position mod n_output). One call holds all batch
+    // rows when time-major (and for LSTM), one row otherwise. Equal to the plain peephole when
+    // n_output == n_cell; n_output > n_cell is refused at prepare (it reads past the weights).
+    const int64_t peep_base = time_major ? int64_t(b) * nc : 0;
+    const int64_t peep_end = time_major ? int64_t(g.n_batch) * no : no;
+    for (int t = 0; t < g.max_time; ++t) {
+      const int64_t row = RowIndex(time_major, g.n_batch, g.max_time, b, t);
+      const int8_t* xt = x + row * ni;
+      auto calc_gate = [&](int k) {
+        int16_t* gk = gate + k * nc;
+        for (int j = 0; j < nc; ++j) {
+          const int8_t* wr = wx[k] + int64_t(j) * ni;
+          const int32_t v1 = Sat16(quant::MultiplyByQuantizedMultiplier(DotWrap(L->bx[k][j], xt, wr, ni), L->mx[k], L->sx[k]));
+          const int8_t* hr = wh[k] + int64_t(j) * no;
+          const int32_t ah = DotWrap(L->bh[k][j], h, hr, no);
+          int32_t v = Sat16(quant::MultiplyByQuantizedMultiplier(ah, L->mh[k], L->sh[k]) + v1);
+          if (pw[k] && peep_base + j < peep_end) {
+            const int16_t wj = pw[k][(peep_base + j) % no];
+            const int32_t prod = quant::MultiplyByQuantizedMultiplier(int32_t(wj) * int32_t(c[j]), L->mc[k], L->sc[k]);
+            v = Sat16(prod + v);
+          }
+          gk[j] = int16_t(v);
+        }
+        if (lnw[k]) IntLayerNorm(gk, lnw[k], bias[k], L->mln[k], L->sln[k], L->guard[k], nc);
+        if (k == 2) for (int j = 0; j < nc; ++j) gk[j] = quant::fx16::Tanh(gk[j], 3);
+        else for (int j = 0; j < nc; ++j) gk[j] = quant::fx16::Logistic(gk[j], 3);
+      };
+      calc_gate(1);
+      calc_gate(2);
+      if (L->gate[0]) calc_gate(0);
+      int16_t* ig = gate;
+      int16_t* fg = gate + nc;
+      int16_t* cg = gate + 2 * nc;
+      int16_t* og = gate + 3 * nc;
+      for (int j = 0; j < nc; ++j) {
+        const int16_t fc = int16_t(quant::RoundingDivideByPOT(int32_t(fg[j]) * int32_t(c[j]), 15));
+        const int16_t i_ = L->gate[0] ? ig[j] : int16_t(32767 - fg[j]);
+        const int16_t icg = int16_t(quant::RoundingDivideByPOT(int32_t(i_) * int32_t(cg[j]), 30 + L->cell_scale));
+        int16_t cn = Sat16(int32_t(fc) + int32_t(icg));
+        if (L->cell_clip > 0) cn = std::max<int16_t>(int16_t(-L->cell_clip), std::min<int16_t>(L->cell_clip, cn));
+        c[j] = cn;
+      }
+      calc_gate(3);
+      for (int j = 0; j < nc; ++j) {
+        tc[j] = quant::fx16::Tanh(c[j], ib_cell);
+        int32_t v = quant::MultiplyByQuantizedMultiplier(int32_t(og[j]) * int32_t(tc[j]), L->mhid, L->shid);
+        v += L->hidden_zp;
+        hidden[j] = int8_t(std::min(127, std::max(-128, v)));
+      }
+      if (proj) {
+        for (int j = 0; j < no; ++j) {
+          const int32_t acc = DotWrap(L->bp[j], hidden, proj + int64_t(j) * nc, nc);
+          int32_t v = quant::MultiplyByQuantizedMultiplier(acc, L->mproj, L->sproj) + L->out_zp;
+          v = std::min(127, std::max(-128, v));
+          if (L->proj_clip > 0) v = std::max<int32_t>(-L->proj_clip, std::min<int32_t>(L->proj_clip, v));
+          h[j] = int8_t(v);
+        }
+      } else {
+        std::memcpy(h, hidden, size_t(no));
+      }
+      std::memcpy(y + row * no, h, size_t(no));
+    }
+  }
+  return OkStatus();
+}
+
 // Weights packed for gemm::Gemm: the present gates side by side (column gate * n_cell + j; the
 // input gate is left out for CIFG), the input part with the gate biases (none with layer norm:
 // the bias comes after the normalisation), the recurrent part, and the projection with its bias.
@@ -713,6 +1129,7 @@ Status EvalFull(OpContext& ctx) {
   const LstmParams& p = ctx.node().P<LstmParams>();
   Geo g;
   TFG_RETURN_IF_ERROR(GetGeo(ctx, &g));
+  if (ctx.input(kInput).type == DType::kInt8) return EvalInteger(ctx, g);
   if (g.hybrid) return EvalFullHybrid(ctx, g);
   const Weights w = GetWeights(ctx, g);
   const int nc = g.n_cell, ni = g.n_input, no = g.n_output, nb = g.n_batch, T = g.max_time;
