@@ -52,6 +52,9 @@ HOSTILE = [
     ("no_intermediates", dict(n_intermediates=0), ["5 intermediate tensors", "got 0"], True),
     ("four_intermediates", dict(n_intermediates=4), ["5 intermediate tensors", "got 4"], True),
     ("8x8_8_lstm", dict(op="LSTM", n_intermediates=12, layer_norm=True), ["12-intermediate", "8x8_8"], None),
+    # LiteRT runs this one (EvalInteger8x8_8); not implemented here: a clear refusal
+    ("8x8_8_lstm_layer_norm_projection", dict(op="LSTM", n_intermediates=12, layer_norm=True, projection=True,
+                                              n_output=5, proj_bias=True), ["12-intermediate", "8x8_8"], None),
     ("hidden_no_quant", dict(mutate=_set("intermediate_4", quant=None)), ["intermediate 4", "no quantization"], None),
     ("hidden_zero_scale", dict(mutate=_set("intermediate_4", quant=Q(0.0))), ["intermediate 4", "scale"], None),
     ("gate_nan_scale_layer_norm", dict(layer_norm=True, mutate=_set("intermediate_1", quant=Q(float("nan")))),

@@ -661,8 +661,10 @@ Status EvalFullHybrid(OpContext& ctx, const Geo& g) {
 // LiteRT 2.3's builtin kernel shows (measured: tests/op_cases/lstm.py int8_projection_hidden_zp;
 // some TFLite sources subtract it), as is the peephole quirk in EvalInteger. LiteRT starts an INT8
 // variable tensor at its zero point (Subgraph's load does the same).
-// Not supported (refused at prepare): the 12-intermediate "8x8_8" variant of LSTM (LiteRT 2.3
-// crashes on it; UNIDIRECTIONAL_SEQUENCE_LSTM accepts only 5), diagonal recurrent weights.
+// Not supported (refused at prepare): the 12-intermediate "8x8_8" variant of LSTM (EvalInteger8x8_8:
+// float layer norm and activations; LiteRT 2.3 runs it only with layer norm and a projection and
+// crashes without a projection; its UNIDIRECTIONAL_SEQUENCE_LSTM accepts only 5 intermediates),
+// diagonal recurrent weights.
 struct IntLstm {
   bool gate[4] = {};          // present (input gate absent for CIFG)
   bool peep = false, ln = false, proj = false;
@@ -718,8 +720,9 @@ Status BuildIntLstm(OpContext& ctx, const Geo& g, IntLstm* L) {
   if (p.diagonal) return ctx.Error("diagonal recurrent weights are not supported with an INT8 input (full-integer LSTM)");
   const std::vector<int32_t>& inter = ctx.node().intermediates;
   if (inter.size() == 12)
-    return ctx.Error("the 12-intermediate (8x8_8) integer LSTM is not supported (LiteRT 2.3 crashes on it); "
-                     "the full-integer LSTM takes 5 intermediate tensors");
+    return ctx.Error("the 12-intermediate (8x8_8) integer LSTM is not supported (LiteRT 2.3 runs it only with layer "
+                     "norm and a projection and crashes without one); the full-integer LSTM here takes 5 "
+                     "intermediate tensors (8x8_16)");
   if (inter.size() != 5)
     return ctx.Error("a full-integer LSTM (INT8 input) needs 5 intermediate tensors (the 4 gate pre-activations and "
                      "the hidden state, whose scales TFLite uses), got " + std::to_string(inter.size()));
