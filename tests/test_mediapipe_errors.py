@@ -190,17 +190,18 @@ def test_ttb_huge_output_is_refused():
         _load(ttb_model((1, 8, 8, 3), 2, opts, out_shape=[1, 4, 4, 3]))
 
 
-def test_transform_ops_stay_on_the_cpu_under_the_gpu_delegate():
-    """No GPU kernels for these three: the delegate refuses each with its reason and the model
-    still runs (on the CPU) with the CPU's results."""
+def test_transform_tensor_bilinear_gpu_refusal_names_its_reason():
+    """TransformTensorBilinear runs on the GPU (tests/test_gpu_ops.py); a node the delegate cannot
+    take (here a rank-5 matrix, which the CPU accepts: 16 values) is refused with its reason and
+    runs on the CPU with the CPU's results."""
     require_gpu()
-    model = ttb_model((1, 8, 8, 3), 2, dict(output_height=5, output_width=5))
+    model = ttb_model((1, 8, 8, 3), 2, dict(output_height=5, output_width=5), mat_shape=(1, 1, 1, 4, 4))
     rng = np.random.default_rng(3)
-    x = [rng.standard_normal((1, 8, 8, 3)).astype(np.float32), np.eye(4, dtype=np.float32)[None]]
+    x = [rng.standard_normal((1, 8, 8, 3)).astype(np.float32), np.eye(4, dtype=np.float32).reshape(1, 1, 1, 4, 4)]
     want = run_tflite_gpu(model, x)
     it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[delegate()])
     got = _run(it, x)
     rep = it.delegation_report()
     assert [u[1] for u in rep["unsupported"]] == ["TransformTensorBilinear"]
-    assert "no kernel" in rep["unsupported"][0][3]
+    assert "rank 5" in rep["unsupported"][0][3]
     np.testing.assert_array_equal(got[0], want[0])

@@ -25,6 +25,15 @@ const OpInfo* FindBuiltinOp(int code) {
 const OpInfo* FindCustomOp(const std::string& custom_code) {
   for (const OpInfo& op : AllOps())
     if (op.custom_code && custom_code == op.custom_code) return &op;
+  // Other custom codes MediaPipe's models use for the same ops, as TFLite's GPU delegate accepts
+  // them (its MediaPipe custom parsers: "TransformTensor" for version 1 of
+  // TransformTensorBilinear, "Landmarks2TransformMatrixV2").
+  static const struct { const char* alias; const char* code; } kAliases[] = {
+      {"TransformTensor", "TransformTensorBilinear"},
+      {"Landmarks2TransformMatrixV2", "Landmarks2TransformMatrix"},
+  };
+  for (const auto& a : kAliases)
+    if (custom_code == a.alias) return FindCustomOp(a.code);
   return nullptr;
 }
 

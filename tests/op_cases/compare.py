@@ -91,7 +91,7 @@ def select_case(op, name, sc, sx, sy, dt=F32, version=1, out=None, gpu=None, **k
     def inputs(rng):
         return [rng.random(sc) < 0.5, _gen(dt, sx, rng, -100, 100), _gen(dt, sy, rng, -100, 100)]
     if gpu is None:
-        gpu = op == "SELECT_V2" and np.dtype(dt) == F32 and len(out) <= 4 and 0 not in out
+        gpu = np.dtype(dt) == F32 and len(out) <= 4 and 0 not in out and len(sc) <= 4
     return OpCase(op, name, model, inputs, gpu=gpu, **kw)
 
 

@@ -313,7 +313,13 @@ def cast_case(src, dst, name=None, values=None, shape=None):
         if values is not None:
             return [np.asarray(values, src).reshape(shape)]
         return [_cast_values(src, rng, int(np.prod(shape))).reshape(shape)]
-    return OpCase("CAST", name or f"{src.name}_to_{dst.name}", model, inputs, gpu=False)
+    # The GPU takes BOOL -> FLOAT32, FLOAT32 -> BOOL and FLOAT32 -> FLOAT32 (gpu_select_cast.cc).
+    gpu = (src, dst) in _CAST_GPU and 0 not in shape and 1 <= len(shape) <= 4
+    return OpCase("CAST", name or f"{src.name}_to_{dst.name}", model, inputs, gpu=gpu)
+
+
+_CAST_GPU = {(np.dtype(np.bool_), np.dtype(np.float32)), (np.dtype(np.float32), np.dtype(np.bool_)),
+             (np.dtype(np.float32), np.dtype(np.float32))}
 
 
 for s, d in itertools.product(CAST_TYPES, CAST_TYPES):
@@ -336,7 +342,29 @@ CASES += [
     cast_case(np.float32, np.int32, "f32_to_i32_4d", shape=[2, 3, 4, 5]),
     cast_case(np.int32, np.float32, "i32_to_f32_big", shape=[200, 300]),
     cast_case(np.float32, np.int32, "rank0", shape=[]),
+    cast_case(np.float32, np.bool_, "f32_to_bool_4d", shape=[2, 3, 4, 5]),
+    cast_case(np.bool_, np.float32, "bool_to_f32_4d", shape=[2, 3, 4, 5]),
 ]
+
+
+def compare_cast_model(shape):
+    """TFLite's GPU pattern: a comparison's BOOL output cast to float and used by a float op."""
+    mb = ModelBuilder()
+    a = mb.add_input(shape, np.float32, name="a")
+    b = mb.add_input(shape, np.float32, name="b")
+    m = mb.add_tensor(shape, np.bool_, name="mask")
+    f = mb.add_tensor(shape, np.float32, name="maskf")
+    y = mb.add_tensor(shape, np.float32, name="y")
+    mb.add_op("LESS", [a, b], [m])
+    mb.add_op("CAST", [m], [f])
+    mb.add_op("MUL", [f, a], [y])
+    mb.mark_output(y)
+    return mb.build()
+
+
+CASES.append(OpCase("CAST", "less_cast_mul", lambda: compare_cast_model([1, 6, 5, 7]),
+                    lambda rng: [rng.standard_normal((1, 6, 5, 7)).astype(np.float32),
+                                 rng.standard_normal((1, 6, 5, 7)).astype(np.float32)]))
 
 # ------------------------------------------------------------------ DEQUANTIZE / QUANTIZE
 

@@ -9,7 +9,7 @@ from tflite_gpu.testing.builder import single_op_model
 F32 = np.float32
 # TFLite's GPU delegate takes these (float32).
 GPU_OPS = {"ABS", "COS", "ELU", "FLOOR", "FLOOR_DIV", "FLOOR_MOD", "GELU", "LOG", "NEG", "POW", "SIGN", "SIN",
-           "SQUARE", "CUMSUM"}
+           "SQUARE", "CUMSUM", "RELU_0_TO_1"}
 
 
 # Discontinuous ops (FLOOR, CEIL, ROUND, SIGN, FLOOR_DIV, FLOOR_MOD) get inputs exact in fp16
@@ -174,8 +174,9 @@ def addn(name, n, shape, dt=F32, gpu=False):
         if dt == F32:
             return [rng.standard_normal(shape).astype(F32) for _ in range(n)]
         return [rng.integers(-2**31, 2**31 - 1, size=shape, dtype=np.int64).astype(dt) for _ in range(n)]
-    return OpCase("ADD_N", name, model, inputs, gpu=gpu, note="ADD_N: CPU (not in TFLite's GPU list)")
+    return OpCase("ADD_N", name, model, inputs, gpu=gpu, note="ADD_N: GPU for float32 of rank 1..4")
 
 
-CASES += [addn("two", 2, [3, 4]), addn("five", 5, [2, 3, 4, 5]), addn("int32_wraps", 3, [20], dt=np.int32),
-          addn("big", 3, [200, 300]), addn("zero", 2, [0, 4]), addn("scalar", 3, [])]
+CASES += [addn("two", 2, [3, 4], gpu=True), addn("five", 5, [2, 3, 4, 5], gpu=True),
+          addn("int32_wraps", 3, [20], dt=np.int32), addn("big", 3, [200, 300], gpu=True), addn("zero", 2, [0, 4]),
+          addn("scalar", 3, [])]

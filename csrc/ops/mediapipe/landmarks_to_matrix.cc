@@ -36,6 +36,7 @@
 #include <cstring>
 
 #include "ops/mediapipe/mp_options.h"
+#include "ops/mediapipe/mp_params.h"
 
 namespace tflite_gpu {
 namespace {
@@ -43,19 +44,7 @@ namespace {
 constexpr const char* kOp = "Landmarks2TransformMatrix";
 constexpr int64_t kMaxIdx = (int64_t(1) << 28);
 
-struct L2tmParams {
-  int version = 1;
-  // v1
-  int in_h = 0, in_w = 0, out_h = 0, out_w = 0, landmarks_range = 0;
-  float bbox_mult = 0.f;
-  // v2
-  float target_rot = 0.f, scale_x = 0.f, scale_y = 0.f;
-  int output_height = 0, output_width = 0;
-  // both
-  int left = 0, right = 0;
-  std::vector<int> subset;  // flattened pairs (odd count: the last index paired with itself)
-  int max_idx = 0;          // largest landmark index used
-};
+using mp::L2tmParams;
 
 Status ParseL2tm(const OptionsView& o, Node& n) {
   mp::Options m(kOp, o);

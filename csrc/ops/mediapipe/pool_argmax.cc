@@ -19,16 +19,13 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/mediapipe/mp_params.h"
 #include "ops/op_registry.h"
 
 namespace tflite_gpu {
 namespace {
 
-struct MpPoolParams {
-  int padding = 0, stride_w = 1, stride_h = 1, filter_w = 1, filter_h = 1;
-  Activation act = Activation::kNone;
-  int pad_h = 0, pad_w = 0;  // computed at prepare
-};
+using mp::MpPoolParams;
 
 Status ParseMpPool(const OptionsView& o, Node& n) {
   const char* op = n.op ? n.op->name : "op";

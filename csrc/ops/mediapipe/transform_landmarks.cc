@@ -14,17 +14,14 @@
 #include <cstring>
 
 #include "ops/mediapipe/mp_options.h"
+#include "ops/mediapipe/mp_params.h"
 
 namespace tflite_gpu {
 namespace {
 
 constexpr const char* kOp = "TransformLandmarks";
 
-struct TlParams {
-  int version = 1;
-  int dims = 3;  // version 1: from the options; version 2: set at prepare
-  float scale = 1.f;
-};
+using mp::TlParams;
 
 Status ParseTl(const OptionsView& o, Node& n) {
   auto p = std::make_shared<TlParams>();

@@ -23,6 +23,7 @@
 #include <cstring>
 
 #include "ops/mediapipe/mp_options.h"
+#include "ops/mediapipe/mp_params.h"
 #include "runtime/thread_pool.h"
 
 namespace tflite_gpu {
@@ -30,10 +31,7 @@ namespace {
 
 constexpr const char* kOp = "TransformTensorBilinear";
 
-struct TtbParams {
-  int version = 2;
-  int out_h = 0, out_w = 0;
-};
+using mp::TtbParams;
 
 Status ParseTtb(const OptionsView& o, Node& n) {
   mp::Options m(kOp, o);
