@@ -201,6 +201,12 @@ DW_CASES = [
     _dw("5x5_valid_c20", [1, 12, 14, 20], k=(5, 5), padding="VALID"),
     _dw("5x5_dil2_c12", [1, 16, 16, 12], k=(5, 5), dil=(2, 2), version=2),
     _dw("3x3_c28_tail", [1, 10, 21, 28], act="RELU6"),
+    # 3x3 register-reuse kernel (stride 1 or 2 along the row): many channels (one-block tiles,
+    # partial last block), interior runs leaving 4..7 and 1..3 pixels, VALID, mixed strides.
+    _dw("3x3_c520_w30", [1, 4, 30, 520], act="RELU6"),
+    _dw("3x3_s2_valid_w23_c24", [1, 9, 23, 24], stride=(2, 2), padding="VALID"),
+    _dw("3x3_s2x1_c20", [1, 11, 14, 20], stride=(2, 1)),
+    _dw("3x3_s1x2_c36_relu", [1, 7, 17, 36], stride=(1, 2), act="RELU"),
     _dw("3x5_s1x2_c7", [1, 9, 13, 7], k=(3, 5), stride=(1, 2)),
     _dw("1x1_c33", [1, 5, 5, 33], k=(1, 1)),
     _dw("mult2", [1, 8, 8, 4], mult=2, act="RELU"),
