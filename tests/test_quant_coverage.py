@@ -50,6 +50,7 @@ LITERT_QUANTIZED = {
     "RELU6": {I8, U8, I16},
     "RELU_N1_TO_1": {I8, U8},
     "EXP": {I8, I16},
+    "SQRT": {I8, I16},  # SQRT v2 (ai-edge-litert 2.3, probed in 33e67f6; cases in op_cases/versions.py)
     "QUANTIZE": {I8, U8, I16},
     "DEQUANTIZE": {I8, U8, I16},
     # comparisons (issue 8; TFLite comparisons.cc ComparisonQuantized for int8/uint8; run in
