@@ -11,7 +11,9 @@
 //
 // Storage precision: STORAGE is float or half (F16 modes, via vload_half4/vstore_half4, which
 // need no cl_khr_fp16); arithmetic is always done in FLT4 = float4, so accumulators never
-// overflow in fp16.
+// overflow in fp16. In the F16 modes a tensor expected past fp16's range is stored as float
+// (mixed storage, precision_plan.h): READ_/LD_/WRITE_ of each argument use that tensor's own
+// type, so generators must access tensors only through them (never through STORAGE or LOAD4).
 //
 // Quantized tensors (TFLite's "floating-point view", taken with ENABLE_QUANT /
 // enable_quantization, the default): on the device every int8/uint8/int16 tensor with

@@ -1,12 +1,16 @@
 #include "gpu/partition_model.h"
 
+#include "gpu/precision_plan.h"
+
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
 
 #include "runtime/env.h"
 #include "runtime/subgraph.h"
+#include "tflite_gpu/gpu_delegate.h"  // Log
 
 namespace tflite_gpu::gpu {
 namespace {
@@ -18,6 +22,14 @@ std::string PrecisionHeader(Precision p) {
   return "#define STORAGE half\n#define LOAD4(p, i) vload_half4((i), (p))\n#define STORE4(p, i, v) vstore_half4((v), (i), (p))\n"
          "#define LOAD1(p, i) vload_half((i), (p))\n";
 }
+
+// Per-tensor access macros of the model kernels (mixed storage): suffix F for a float tensor,
+// H for a half one.
+const char kAccessMacros[] =
+    "#define LOAD4F(p, i) vload4((i), (p))\n#define STORE4F(p, i, v) vstore4((v), (i), (p))\n"
+    "#define LOAD1F(p, i) ((p)[(i)])\n"
+    "#define LOAD4H(p, i) vload_half4((i), (p))\n#define STORE4H(p, i, v) vstore_half4((v), (i), (p))\n"
+    "#define LOAD1H(p, i) vload_half((i), (p))\n";
 
 std::string Join(const std::string& code) {
   std::string out;
@@ -109,7 +121,9 @@ std::string FromDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt)
 class Builder : public GpuBuildContext {
  public:
   Builder(Subgraph& sg, Precision p, const GpuDeviceCaps& caps, GpuPartitionModel* m)
-      : sg_(sg), precision_(p), caps_(caps), m_(m) {}
+      : sg_(sg), precision_(p), caps_(caps), m_(m) {
+    if (p != Precision::kF32 && !env::Fp16AllHalf()) plan_ = PlanF32Storage(sg);
+  }
 
   Status Run(const std::vector<int>& nodes, int* failed_node);
 
@@ -196,12 +210,14 @@ class Builder : public GpuBuildContext {
   void SnapOutputs(const Node& n, int chain_kb);
   Status Assemble();
   void PlanMemory();
+  void ChooseStorage();
   std::string Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args);
 
   Subgraph& sg_;
   Precision precision_;
   const GpuDeviceCaps& caps_;
   GpuPartitionModel* m_;
+  F32StoragePlan plan_;  // fp16 modes: the tensors to store as float (precision_plan.h)
   const Node* node_ = nullptr;
   std::map<int, int> gpu_of_cpu_;
   std::map<int, std::vector<float>> const_values_;  // const_input cache (stable addresses)
@@ -476,19 +492,50 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
     m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * DTypeSize(sg_.tensor(t).type));
     m_->outputs.push_back({t, it->second, int(m_->staging_bytes.size()) - 1});
   }
+  ChooseStorage();
   TFG_RETURN_IF_ERROR(Assemble());
   PlanMemory();
   return OkStatus();
 }
 
+// Mixed storage: a GPU tensor is stored as float when the plan keeps any interpreter tensor it
+// holds (aliases share one GPU tensor); a constant also when one of its values is past fp16's range.
+void Builder::ChooseStorage() {
+  m_->tensor_f32.assign(m_->tensors.size(), 0);
+  if (precision_ == Precision::kF32) return;
+  for (const auto& [cpu, gpu] : gpu_of_cpu_)
+    if (plan_.keep.count(cpu)) m_->tensor_f32[size_t(gpu)] = 1;
+  for (size_t t = 0; t < m_->tensors.size(); ++t) {
+    const int c = m_->tensors[t].const_index;
+    if (c < 0) continue;
+    bool big = false;
+    for (float v : m_->consts[size_t(c)]) big = big || !(std::fabs(v) <= float(kHalfMax));
+    if (big) m_->tensor_f32[t] = 1;
+    if (m_->tensor_f32[t]) m_->const_exact[size_t(c)] = true;
+  }
+  std::string names;
+  int kept = 0, total = 0;
+  for (size_t t = 0; t < m_->tensors.size(); ++t) {
+    if (m_->tensors[t].const_index >= 0 || views_.count(int(t))) continue;
+    ++total;
+    if (!m_->tensor_f32[t]) continue;
+    ++kept;
+    auto it = plan_.keep.find(m_->tensors[t].cpu_tensor);
+    names += "; " + (it != plan_.keep.end() ? it->second : "tensor " + std::to_string(m_->tensors[t].cpu_tensor));
+  }
+  if (kept)
+    Log(0, "INFO: fp16 storage: " + std::to_string(kept) + " of " + std::to_string(total) +
+               " GPU tensors kept in float" + names);
+}
+
 std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) {
-  std::string src = PrecisionHeader(precision_);
+  std::string src = PrecisionHeader(precision_) + kAccessMacros;
   std::string sig;
   bool first_out = true;
   for (const auto& a : kb.args()) {
     if (!sig.empty()) sig += ", ";
     if (a.kind == KernelBuilder::Arg::kConst) {
-      bool exact = a.exact || precision_ == Precision::kF32;
+      bool exact = a.exact || precision_ == Precision::kF32 || m_->const_exact[size_t(a.const_index)];
       sig += std::string("__global const ") + (exact ? "float* " : "half* ") + a.name;
       src += "#define LOADW4_" + a.name + "(i) " + (exact ? "vload4((i), " : "vload_half4((i), ") + a.name + ")\n";
       src += "#define LOADW_" + a.name + "(i) " + (exact ? "(" + a.name + "[(i)])" : "vload_half((i), " + a.name + ")") + "\n";
@@ -499,12 +546,15 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
     // tensor `real` at offsets a.at.
     const BHWC& real = m_->tensors[a.tensor].shape;
     const BHWC& s = a.placed ? a.shape : real;
-    sig += std::string("__global ") + (a.kind == KernelBuilder::Arg::kIn ? "const " : "") + "STORAGE* " + a.name;
+    // The tensor whose buffer this argument binds (a read view binds its base), and its storage type.
+    auto v = a.kind == KernelBuilder::Arg::kIn ? views_.find(a.tensor) : views_.end();
+    const bool half = m_->tensor_half(v != views_.end() ? v->second.base : a.tensor);
+    const std::string L4 = half ? "LOAD4H(" : "LOAD4F(", L1 = half ? "LOAD1H(" : "LOAD1F(", S4 = half ? "STORE4H(" : "STORE4F(";
+    sig += std::string("__global ") + (a.kind == KernelBuilder::Arg::kIn ? "const " : "") + (half ? "half* " : "float* ") + a.name;
     const std::string& n = a.name;
     src += "#define " + n + "_B " + std::to_string(s.b) + "\n#define " + n + "_H " + std::to_string(s.h) + "\n#define " + n +
            "_W " + std::to_string(s.w) + "\n#define " + n + "_C " + std::to_string(s.c) + "\n#define " + n + "_S " +
            std::to_string(s.slices()) + "\n";
-    auto v = a.kind == KernelBuilder::Arg::kIn ? views_.find(a.tensor) : views_.end();
     if (v != views_.end()) {
       // A read view: index the base tensor at the shifted coordinates, zero outside it.
       const View& vw = v->second;
@@ -524,9 +574,9 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
              std::to_string(bs.h) + " + " + c[1] + ") * " + std::to_string(bs.w) + ") + " + c[2] + ")\n";
       if (cond.empty()) cond = "1";
       src += "#define INB_" + n + "(b, y, x, s) (" + cond + ")\n";
-      src += "#define READ_" + n + "(b, y, x, s) (INB_" + n + "(b, y, x, s) ? LOAD4(" + n + ", IDX_" + n +
+      src += "#define READ_" + n + "(b, y, x, s) (INB_" + n + "(b, y, x, s) ? " + L4 + n + ", IDX_" + n +
              "(b, y, x, s)) : (float4)(0.0f))\n";
-      src += "#define LD_" + n + "(b, y, x, c) (INB_" + n + "(b, y, x, (c) >> 2) ? LOAD1(" + n + ", IDX_" + n +
+      src += "#define LD_" + n + "(b, y, x, c) (INB_" + n + "(b, y, x, (c) >> 2) ? " + L1 + n + ", IDX_" + n +
              "(b, y, x, (c) >> 2) * 4 + ((c) & 3)) : 0.0f)\n";
       continue;
     }
@@ -537,8 +587,8 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
     else
       src += "#define IDX_" + n + "(b, y, x, s) (((((b) * " + n + "_S + (s)) * " + n + "_H + (y)) * " + n + "_W) + (x))\n";
     if (a.kind == KernelBuilder::Arg::kIn) {
-      src += "#define READ_" + n + "(b, y, x, s) LOAD4(" + n + ", IDX_" + n + "(b, y, x, s))\n";
-      src += "#define LD_" + n + "(b, y, x, c) LOAD1(" + n + ", IDX_" + n + "(b, y, x, (c) >> 2) * 4 + ((c) & 3))\n";
+      src += "#define READ_" + n + "(b, y, x, s) " + L4 + n + ", IDX_" + n + "(b, y, x, s))\n";
+      src += "#define LD_" + n + "(b, y, x, c) " + L1 + n + ", IDX_" + n + "(b, y, x, (c) >> 2) * 4 + ((c) & 3))\n";
     } else {
       std::string pad;
       if (real.c % 4) {
@@ -562,9 +612,9 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
         const size_t split = std::min(a.post_split, post_ops.size());
         post_ops = post_ops.substr(0, split) + shift + post_ops.substr(split);
       }
-      src += "#define READ_" + n + "(b, y, x, s) LOAD4(" + n + ", IDX_" + n + "(" + rb + ", " + ry + ", " + rx + ", " + rs + "))\n";
+      src += "#define READ_" + n + "(b, y, x, s) " + L4 + n + ", IDX_" + n + "(" + rb + ", " + ry + ", " + rx + ", " + rs + "))\n";
       src += "#define WRITE_" + n + "(v_w, b_w, y_w, x_w, s_w) do { float4 wr_ = (v_w); int wb_ = (b_w), wy_ = (y_w), wx_ = (x_w), ws_ = (s_w); " +
-             a.post + post_ops + pad + "STORE4(" + n + ", IDX_" + n +
+             a.post + post_ops + pad + S4 + n + ", IDX_" + n +
              "(wb_, wy_, wx_, ws_), wr_); (void)wb_; (void)wy_; (void)wx_; } while (0)\n";
       first_out = false;
     }
@@ -583,7 +633,7 @@ Status Builder::Assemble() {
     // Host tensors are FLOAT32, or (for BOOL, quantized and FLOAT16 boundaries) values the device
     // holds as float: bools as 0/1, integers exactly, halves widened.
     const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
-    k.source = ToDeviceSource(precision_, s, bt);
+    k.source = ToDeviceSource(m_->tensor_precision(b.gpu_tensor), s, bt);
     k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
     k.args = {{GpuKernelArg::kStaging, b.staging}, {GpuKernelArg::kTensor, b.gpu_tensor}};
     m_->kernels.push_back(std::move(k));
@@ -599,8 +649,12 @@ Status Builder::Assemble() {
     // Constants of this builder move into the model; renumber.
     size_t base = m_->consts.size();
     for (auto& c : kb.consts()) {
+      // A weight past fp16's range would be inf in half: such a buffer stays float.
+      bool big = false;
+      if (precision_ != Precision::kF32)
+        for (float v : c) big = big || !(std::fabs(v) <= float(kHalfMax));
       m_->consts.push_back(std::move(c));
-      m_->const_exact.push_back(false);
+      m_->const_exact.push_back(big);
     }
     for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kb.args()))
       if (a.kind == KernelBuilder::Arg::kConst) {
@@ -617,7 +671,7 @@ Status Builder::Assemble() {
     GpuKernelDesc k;
     k.name = "from_phwc4";
     const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
-    k.source = FromDeviceSource(precision_, s, bt);
+    k.source = FromDeviceSource(m_->tensor_precision(b.gpu_tensor), s, bt);
     k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
     k.args = {{GpuKernelArg::kTensor, b.gpu_tensor}, {GpuKernelArg::kStaging, b.staging}};
     m_->kernels.push_back(std::move(k));
@@ -638,7 +692,7 @@ void Builder::PlanMemory() {
     for (int t = 0; t < nt; ++t) {
       if (m_->tensors[t].const_index >= 0) continue;
       m_->tensor_slot[t] = int(m_->slot_bytes.size());
-      m_->slot_bytes.push_back(size_t(m_->tensors[t].shape.elements4()) * m_->storage_bytes());
+      m_->slot_bytes.push_back(size_t(m_->tensors[t].shape.elements4()) * m_->tensor_bytes(t));
     }
     return;
   }
@@ -656,7 +710,7 @@ void Builder::PlanMemory() {
   m_->tensor_slot.assign(nt, -1);
   std::vector<int> busy_until;
   for (int t : order) {
-    size_t need = size_t(m_->tensors[t].shape.elements4()) * m_->storage_bytes();
+    size_t need = size_t(m_->tensors[t].shape.elements4()) * m_->tensor_bytes(t);
     need = std::max<size_t>(need, 16);
     int best = -1;
     for (int s = 0; s < int(m_->slot_bytes.size()); ++s) {

@@ -54,6 +54,11 @@ struct GpuPartitionModel {
   std::vector<GpuTensorDesc> tensors;
   std::vector<std::vector<float>> consts;
   std::vector<bool> const_exact;  // kept in float even in fp16 modes
+  // Mixed storage (precision_plan.h): per GPU tensor, 1 = stored as float even in the fp16 modes
+  // (a value the plan expects past fp16's range). Kernels declare and read each tensor argument
+  // with its own type, so fp16 and float tensors meet at kernel boundaries with no conversion
+  // kernel. A constant tensor's flag equals its const_exact entry; a read view reads its base's.
+  std::vector<uint8_t> tensor_f32;
   std::vector<GpuKernelDesc> kernels;
   struct Boundary { int cpu_tensor; int gpu_tensor; int staging; };
   std::vector<Boundary> inputs, outputs;
@@ -63,7 +68,13 @@ struct GpuPartitionModel {
   // Debug (env TFLITE_GPU_DEBUG_SENTINELS=1): no buffer sharing, and the runtime surrounds every
   // buffer's end with a sentinel pattern it checks after each run (out-of-bounds writes).
   bool debug_sentinels = false;
-  size_t storage_bytes() const { return precision == Precision::kF32 ? 4 : 2; }
+  // Whether GPU tensor t is stored as half, and its bytes per element.
+  bool tensor_half(int t) const {
+    return precision != Precision::kF32 && !(t >= 0 && size_t(t) < tensor_f32.size() && tensor_f32[size_t(t)]);
+  }
+  size_t tensor_bytes(int t) const { return tensor_half(t) ? 2 : 4; }
+  // The precision the boundary conversion kernels of tensor t use (kF32 for a float-stored one).
+  Precision tensor_precision(int t) const { return tensor_half(t) ? precision : Precision::kF32; }
 };
 
 // Builds the model of `nodes` (a contiguous run of the plan, all passing their GPU check).

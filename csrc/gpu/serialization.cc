@@ -157,6 +157,7 @@ std::string EncodeSerializedPartition(const std::string& key, const SerializedPa
     w.I32(t.cpu_tensor);
     w.I32(t.const_index);
   }
+  for (size_t i = 0; i < m.tensors.size(); ++i) w.U8(i < m.tensor_f32.size() && m.tensor_f32[i] ? 1 : 0);
   w.U64(m.consts.size());
   for (size_t i = 0; i < m.consts.size(); ++i) {
     w.U8(i < m.const_exact.size() && m.const_exact[i] ? 1 : 0);
@@ -240,6 +241,12 @@ Status DecodeSerializedPartition(const std::string& image, const std::string& ke
     t.cpu_tensor = r.I32("tensor");
     t.const_index = r.I32("tensor");
   }
+  m.tensor_f32.assign(m.tensors.size(), 0);
+  for (size_t i = 0; i < m.tensors.size() && r.ok(); ++i) {
+    const uint8_t f = r.U8("tensor storage flag");
+    if (r.ok() && f > 1) r.Fail(Idx("bad storage flag of GPU tensor", i));
+    m.tensor_f32[i] = f;
+  }
   size_t nconsts = r.Count(9, "constants");
   m.consts.resize(nconsts);
   m.const_exact.resize(nconsts);
@@ -316,10 +323,14 @@ Status ValidatePartitionModel(const GpuPartitionModel& m, const Subgraph& sg, co
         static_cast<unsigned __int128>(sh.b) * sh.h * sh.w * (uint64_t(sh.slices()) * 4) > kMaxBufferBytes)
       return InvalidArgument(Idx("bad shape of GPU tensor", i));
     const uint64_t need = uint64_t(sh.elements4());
-    if (s >= 0 && m.slot_bytes[size_t(s)] < need * m.storage_bytes())
+    if (s >= 0 && m.slot_bytes[size_t(s)] < need * m.tensor_bytes(int(i)))
       return InvalidArgument(Idx("buffer slot too small for GPU tensor", i));
     if (t.const_index >= 0 && m.consts[size_t(t.const_index)].size() < need)
       return InvalidArgument(Idx("constant too small for GPU tensor", i));
+    // A float-stored constant is uploaded as float (const_exact), as its readers declare it.
+    if (t.const_index >= 0 && m.precision != Precision::kF32 &&
+        bool(m.tensor_f32[i]) != bool(m.const_exact[size_t(t.const_index)]))
+      return InvalidArgument(Idx("storage flag and constant flag disagree for GPU tensor", i));
   }
   for (size_t b : m.slot_bytes)
     if (b > kMaxBufferBytes) return InvalidArgument("a buffer slot size is out of range");
@@ -502,6 +513,7 @@ std::unique_ptr<ModelSerializer> MakeModelSerializer(const TfLiteGpuDelegateOpti
   AppendKeyField(&k, "library", TfLiteVersion());
   AppendKeyField(&k, "model_token", token);
   AppendKeyField(&k, "precision", std::to_string(int(precision)));
+  AppendKeyField(&k, "fp16_all_half", env::Fp16AllHalf() ? "1" : "0");
   AppendKeyField(&k, "is_precision_loss_allowed", std::to_string(o.is_precision_loss_allowed));
   AppendKeyField(&k, "inference_preference", std::to_string(o.inference_preference));
   AppendKeyField(&k, "priorities", std::to_string(o.inference_priority1) + "," + std::to_string(o.inference_priority2) +

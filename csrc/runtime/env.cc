@@ -34,6 +34,11 @@ uint64_t MaxWhileIterations() {
   return (end && *end == 0) ? uint64_t(v) : 0;
 }
 
+bool Fp16AllHalf() {
+  std::string s = Get("TFLITE_GPU_FP16_ALL_HALF");
+  return !s.empty() && s != "0";
+}
+
 bool DebugSentinels() {
   std::string s = Get("TFLITE_GPU_DEBUG_SENTINELS");
   return !s.empty() && s != "0";

@@ -53,6 +53,11 @@ size_t MaxLoopTensorBytes();
 // run untrusted models; 0 (also when unset or not an integer): unbounded, as TFLite.
 uint64_t MaxWhileIterations();
 
+// TFLITE_GPU_FP16_ALL_HALF: any value but "0" stores every GPU tensor as half in the fp16 modes,
+// turning off the mixed-storage plan that keeps tensors expected past fp16's range in float
+// (gpu/precision_plan.h; tests and measurements; default off).
+bool Fp16AllHalf();
+
 // TFLITE_GPU_DEBUG_SENTINELS: any value but "0" pads every GPU buffer with a sentinel pattern
 // checked after each run (tests; default off).
 bool DebugSentinels();

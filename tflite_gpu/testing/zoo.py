@@ -1004,13 +1004,22 @@ def hand_landmark_like(input_size=224, seed=0, num_landmarks=21):
     return net.finish({"input_1": x_in}, {"landmarks": lm, "hand_flag_handedness": flags})
 
 
-def pose_landmark_like(input_size=256, seed=0, num_landmarks=39):
+def pose_landmark_like(input_size=256, seed=0, num_landmarks=39, heatmap_decode=False, heat_gain=1.0):
     """Pose landmark net: blaze encoder (residual depthwise 3x3 blocks, RELU
     fused into the ADDs, MAX_POOL_2D + channel PAD shortcuts) to stride 32,
     decoder of RESIZE_BILINEAR x2 + 1x1 lateral convs + skip ADDs back to
     stride 4; heads: heatmap (1x1 conv, num_landmarks channels), segmentation
     (1x1 conv + LOGISTIC) and landmarks (stride-2 depthwise blocks down to
-    2x2, 2x2 VALID conv to 5N, RESHAPE)."""
+    2x2, 2x2 VALID conv to 5N, RESHAPE).
+
+    ``heatmap_decode=True`` adds a soft-argmax decode of the heatmap, written
+    as a converter writes ``exp(h) / reduce_sum(exp(h))`` without the max
+    subtraction: EXP, SUM over H and W, DIV, then MUL by the pixel-centre
+    grids and SUM, giving output ``heatmap_xy`` [1, 2N] in input pixels.
+    Unnormalised heatmap logits (random weights give RMS ~8, peaks ~28;
+    ``heat_gain`` scales the heatmap weights' variance) make EXP and the SUM
+    of 64x64 exponentials exceed 65504: the fp16-storage hazard of a real
+    pose landmark model (fp32 exact, fp16 storage garbage)."""
     net = _Net(seed, "float32", "pose_landmark_like (tflite_gpu zoo)")
     s = input_size
     x_in = net.mb.add_input([1, s, s, 3], name="input_1")
@@ -1026,7 +1035,7 @@ def pose_landmark_like(input_size=256, seed=0, num_landmarks=39):
         y = net.resize_bilinear(y, [fh, fw])
         y = net.binary("ADD", y, net.conv(f, 48, 1, act="RELU", prefix="lat"), prefix="skip_add")
         y = _res_block(net, y, 48, act="RELU")
-    heat = net.conv(y, num_landmarks, 1, act="NONE", gain=1.0, prefix="heatmap")
+    heat = net.conv(y, num_landmarks, 1, act="NONE", gain=heat_gain, prefix="heatmap")
     sg = net.conv(y, 1, 1, act="NONE", gain=1.0, prefix="seg_logits")
     seg = net.mb.add_tensor(net.shape(sg), name="segmentation")
     net.mb.add_op("LOGISTIC", [sg], [seg])
@@ -1036,7 +1045,31 @@ def pose_landmark_like(input_size=256, seed=0, num_landmarks=39):
     _, zh, _, _ = net.shape(z)
     lm = net.conv(z, 5 * num_landmarks, zh, 1, padding="VALID", gain=1.0, prefix="ld", act="NONE")
     lm = net.reshape(lm, [1, 5 * num_landmarks], name="ld_3d", new_shape_option=False)
-    return net.finish({"input_1": x_in}, {"ld_3d": lm, "heatmap": heat, "segmentation": seg})
+    outputs = {"ld_3d": lm, "heatmap": heat, "segmentation": seg}
+    if heatmap_decode:
+        outputs["heatmap_xy"] = _soft_argmax(net, heat, s)
+    return net.finish({"input_1": x_in}, outputs)
+
+
+def _soft_argmax(net, heat, input_size):
+    """exp(h) / sum_hw(exp(h)) weighted by the pixel centres of each heatmap
+    cell: [1, H, W, K] -> [1, 2K] (x of every landmark, then y)."""
+    _, h, w, k = net.shape(heat)
+    axes = net.mb.add_const(np.asarray([1, 2], np.int32), name=net.name("hw_axes"))
+
+    def reduce_sum(x, name):
+        y = net.mb.add_tensor([1, 1, 1, net.shape(x)[-1]], name=net.name(name))
+        net.mb.add_op("SUM", [x, axes], [y], options=dict(keep_dims=True))
+        return y
+    e = net.unary("EXP", heat, prefix="heat_exp")
+    z = reduce_sum(e, "heat_sum")
+    p = net.binary("DIV", e, z, prefix="heat_prob")
+    gx = net.weight(((np.arange(w) + 0.5) * input_size / w).reshape(1, 1, w, 1), net.name("grid_x"))
+    gy = net.weight(((np.arange(h) + 0.5) * input_size / h).reshape(1, h, 1, 1), net.name("grid_y"))
+    xs = reduce_sum(net.binary("MUL", p, gx, prefix="heat_px"), "heat_x")
+    ys = reduce_sum(net.binary("MUL", p, gy, prefix="heat_py"), "heat_y")
+    xy = net.concat([xs, ys], axis=3)
+    return net.reshape(xy, [1, 2 * k], name="heatmap_xy", new_shape_option=False)
 
 
 def palm_detection_like(input_size=192, seed=0, num_coords=18):
