@@ -195,3 +195,18 @@ def test_quantized_sqrt_of_a_negative_value_fails_at_invoke():
     it.allocate_tensors()
     it.set_tensor(it.get_input_details()[0]["index"], np.array([-10, 0, 5, 100], np.int8))
     it.invoke()
+
+
+@pytest.mark.parametrize("op,in_t,w_t,litert_too", [
+    ("CONV_2D", "INT8", "INT2", True), ("CONV_2D", "INT16", "INT2", True),
+    ("CONV_2D", "FLOAT32", "INT2", False),           # LiteRT runs it but reads the packed bytes (garbage)
+    ("DEPTHWISE_CONV_2D", "INT8", "INT2", True), ("DEPTHWISE_CONV_2D", "FLOAT32", "INT4", True),
+    ("DEPTHWISE_CONV_2D", "INT16", "INT4", False),   # LiteRT's results differ from the INT4 values'
+])
+def test_conv_packed_weights_refused(op, in_t, w_t, litert_too):
+    """INT4 filters run (op_cases/versions.py); the other packed mixes are refused with the op and
+    the weight type named."""
+    from op_cases.versions import _conv_int4
+    m = _conv_int4(op, in_t, True, w_t=w_t)[0]()
+    assert litert_refuses(m) == litert_too
+    assert_refused(m, words=[op, w_t])

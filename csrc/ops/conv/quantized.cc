@@ -71,7 +71,7 @@ struct QSpec {
   bool i16_bias32 = false;
   bool i16_w16 = false;  // BATCH_MATMUL int16: both operands INT16
   bool bias_required = false;  // TFLite's int8/uint8 CONV_2D needs the bias
-  bool packed_weights = false;  // INT4 / INT2 weights (held unpacked as int8) stand for INT8: FULLY_CONNECTED
+  bool packed_weights = false;  // INT4 / INT2 weights (held unpacked as int8) stand for INT8: FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D
 };
 
 // INT4 / INT2 weights are held unpacked, one sign-extended byte an element: where an op takes them
@@ -317,9 +317,12 @@ Status PrepareConv2D(OpContext& ctx, const conv::WindowParams& p) {
   s->dw = p.dil_w;
   conv::WindowOutput(p.padding, s->in_h, s->in_w, s->k_h, s->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, &s->out_h,
                      &s->out_w, &s->pad_t, &s->pad_l);
+  // INT4 weights (CONV_2D v7+) run the INT8-weight kernels; LiteRT 2.3 refuses INT2 ones.
+  if (f.type == DType::kInt2)
+    return ctx.Error("INT2 weights are not supported (LiteRT refuses them for CONV_2D; INT4 weights are)");
   s->hybrid = in.type == DType::kFloat32;
   if (s->hybrid) {
-    TFG_RETURN_IF_ERROR(SetupHybrid(ctx, 1, 2, 0, s->out_c, p.act, &s->h));
+    TFG_RETURN_IF_ERROR(SetupHybrid(ctx, 1, 2, 0, s->out_c, p.act, &s->h, /*packed_weights=*/true));
     // TFLite's hybrid CONV_2D: per-channel weights quantize the input asymmetrically (EvalHybridPerChannel),
     // per-tensor weights symmetrically (EvalHybrid).
     s->h.asymmetric = ctx.input(1).quant.scale.size() > 1;
@@ -327,6 +330,7 @@ Status PrepareConv2D(OpContext& ctx, const conv::WindowParams& p) {
     return EnsurePacked(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, 0, &s->packed, &s->key, &s->packed_valid, false);
   }
   QSpec spec;
+  spec.packed_weights = true;  // CONV_2D v7+: INT4 weights (LiteRT 2.3 runs int8, int16x8 and hybrid)
   spec.w_channel_axis = 0;
   spec.per_tensor = ScaleProduct::kDouble;  // PopulateConvolutionQuantizationParams (int8, int16)
   if (in.type == DType::kUInt8) spec.per_tensor = ScaleProduct::kFloatThenDouble;  // GetQuantizedConvolutionMultipler
@@ -906,6 +910,12 @@ Status PrepareDepthwise(OpContext& ctx, const conv::WindowParams& p) {
   s->dw = p.dil_w;
   conv::WindowOutput(p.padding, s->in_h, s->in_w, s->k_h, s->k_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, &s->out_h,
                      &s->out_w, &s->pad_t, &s->pad_l);
+  // INT4 weights (DEPTHWISE_CONV_2D v7) with INT8 activations run the INT8-weight kernel. LiteRT 2.3
+  // refuses INT2 and hybrid INT4; with INT16 activations it runs INT4 but its results are not those
+  // of the INT4 values (they differ from the same values as INT8 weights), so that is refused too.
+  if (f.type == DType::kInt2 || (f.type == DType::kInt4 && in.type != DType::kInt8))
+    return ctx.Error(std::string("input type ") + DTypeName(in.type) + " with " + DTypeName(f.type) +
+                     " weights is not supported (DEPTHWISE_CONV_2D takes INT4 weights with INT8 input only)");
   s->hybrid = in.type == DType::kFloat32;
   if (s->hybrid) {
     TFG_RETURN_IF_ERROR(SetupHybrid(ctx, 1, 2, 3, s->out_c, p.act, &s->h));
@@ -914,6 +924,7 @@ Status PrepareDepthwise(OpContext& ctx, const conv::WindowParams& p) {
     return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
   }
   QSpec spec;
+  spec.packed_weights = true;  // DEPTHWISE_CONV_2D v7: INT4 weights (LiteRT 2.3: int8, int16x8; not hybrid)
   spec.w_channel_axis = 3;
   spec.per_tensor = in.type == DType::kUInt8 ? ScaleProduct::kFloatThenDouble : ScaleProduct::kDouble;
   spec.check_bias_scale_u8 = true;
