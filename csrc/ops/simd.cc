@@ -33,7 +33,7 @@ static Isa DetectIsa() {
     if (s == "scalar") want = Isa::kScalar;
     else if (s == "sse2") want = Isa::kSse2;
     else if (s == "avx2") want = Isa::kAvx2;
-    else if (s == "avx512") want = Isa::kAvx512;
+    else if (s == "avx512" || s == "avx512vnni") want = Isa::kAvx512;
     if (int(want) < int(best)) best = want;  // can only lower what the CPU has
   }
   return best;
@@ -42,6 +42,21 @@ static Isa DetectIsa() {
 Isa ActiveIsa() {
   static const Isa isa = DetectIsa();
   return isa;
+}
+
+bool HaveAvx512Vnni() {
+  static const bool vnni = [] {
+    if (ActiveIsa() < Isa::kAvx512) return false;
+#if TFG_X86 && (defined(__GNUC__) || defined(__clang__))
+    if (!(__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni")))
+      return false;
+    return env::CpuIsa() != "avx512";
+#else
+    return false;
+#endif
+  }();
+  return vnni;
 }
 
 }  // namespace simd

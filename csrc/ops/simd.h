@@ -23,10 +23,14 @@
 #if TFG_X86 && defined(__clang__)
 #define TFG_TARGET_AVX2_BEGIN _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
 #define TFG_TARGET_AVX512_BEGIN _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx2,fma\"))), apply_to = function)")
+#define TFG_TARGET_AVX512VNNI_BEGIN \
+  _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma\"))), apply_to = function)")
 #define TFG_TARGET_END _Pragma("clang attribute pop")
 #elif TFG_X86 && defined(__GNUC__)
 #define TFG_TARGET_AVX2_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
 #define TFG_TARGET_AVX512_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx2,fma\")")
+#define TFG_TARGET_AVX512VNNI_BEGIN \
+  _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma\")")
 #define TFG_TARGET_END _Pragma("GCC pop_options")
 #endif
 
@@ -38,6 +42,10 @@ const char* IsaName(Isa isa);
 // The widest ISA this CPU (and OS) supports, lowered by the environment variable
 // TFLITE_GPU_CPU_ISA=scalar|sse2|avx2|avx512 (for testing every path on one machine). Chosen once.
 Isa ActiveIsa();
+// The 8-bit integer kernels' AVX-512 level: ActiveIsa() is kAvx512 and the CPU also has AVX512BW,
+// AVX512VL, AVX512DQ and AVX512_VNNI (vpdpbusd / vpdpwssd). TFLITE_GPU_CPU_ISA=avx512 turns it off
+// (AVX-512 without VNNI: the int8 kernels take their AVX2 path); =avx512vnni (or unset) leaves it on.
+bool HaveAvx512Vnni();
 
 struct Scalar {
   using T = float;

@@ -197,3 +197,230 @@ void MicroKernel(const int16_t* A, int64_t lda, int rows, const int16_t* panel, 
 
 }  // namespace qgemm
 }  // namespace tflite_gpu
+
+// ======================================================================= AVX-512 VNNI
+
+namespace tflite_gpu {
+namespace qgemm {
+
+bool HaveVnni() { return simd::HaveAvx512Vnni(); }
+
+void PackB8(int N, int K, const int8_t* src, PackedB8* out) {
+  out->N = N;
+  out->K = K;
+  out->Kq = (K + 3) / 4;
+  const int full = N / kNr8, rem = N % kNr8;
+  out->width.assign(full, kNr8);
+  if (rem) out->width.push_back(rem <= 16 ? 16 : kNr8);
+  out->Np = 0;
+  out->offset.clear();
+  int64_t bytes = 0;
+  for (int w : out->width) {
+    out->offset.push_back(bytes);
+    bytes += int64_t(out->Kq) * w * 4;
+    out->Np += w;
+  }
+  out->data.assign(size_t(bytes), 0);
+  out->colsum.assign(size_t(out->Np), 0);
+  for (int p = 0; p < out->panels(); ++p) {
+    const int w = out->width[p];
+    int8_t* d = out->data.data() + out->offset[p];
+    for (int c = 0; c < w; ++c) {
+      const int n = p * kNr8 + c;
+      if (n >= N) continue;
+      uint32_t sum = 0;
+      for (int k = 0; k < K; ++k) {
+        const int8_t v = src[int64_t(n) * K + k];
+        d[(int64_t(k / 4) * w + c) * 4 + k % 4] = v;
+        sum += uint32_t(int32_t(v));
+      }
+      out->colsum[n] = int32_t(sum);
+    }
+  }
+}
+
+Split8 PlanSplit8(int64_t M, const PackedB8& B, int slots) {
+  const int lda = B.Kq * 4;
+  // A block ~32 KiB (stays in L1 while the panels stream through), at least one tile.
+  int64_t mb = std::max<int64_t>(kMr8, int64_t(32768) / std::max(1, lda) / kMr8 * kMr8);
+  mb = std::min<int64_t>(mb, 512);
+  Split8 sp{std::min<int64_t>(mb, (M + kMr8 - 1) / kMr8 * kMr8), B.panels()};
+  const double macs = double(M) * B.Np * B.Kq * 4;
+  if (slots <= 1 || macs < 400000.0) return sp;  // small layers: one thread, no hand-off
+  // ~3 tasks per slot so the dynamic hand-out evens out; split the rows first, then the panels.
+  const int64_t want = 3 * int64_t(slots);
+  const int64_t mtiles = (M + kMr8 - 1) / kMr8;
+  const int64_t mblocks = std::min<int64_t>(mtiles, std::max<int64_t>((M + sp.mb - 1) / sp.mb, want));
+  sp.mb = (mtiles + mblocks - 1) / mblocks * kMr8;
+  const int64_t have = (M + sp.mb - 1) / sp.mb;
+  if (have < want) {
+    const int groups = int(std::min<int64_t>(B.panels(), (want + have - 1) / have));
+    sp.pg = (B.panels() + groups - 1) / groups;
+  }
+  return sp;
+}
+
+#if TFG_X86
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_* temporaries.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+TFG_TARGET_AVX512VNNI_BEGIN
+namespace {
+
+// kMr8 rows x NV zmm columns of vpdpbusd accumulators over kq steps of 4 bytes (named registers in
+// the loop: an array of __m512i there made GCC shuffle them through the stack every step).
+template <int NV>
+inline void VnniCore(const uint8_t* a, int64_t lda, int rows, const int8_t* b, int kq, __m512i (&acc)[kMr8][2]) {
+  const uint8_t* a0 = a;
+  const uint8_t* a1 = a + (rows > 1 ? 1 : 0) * lda;  // short tiles repeat the last row
+  const uint8_t* a2 = a + (rows > 2 ? 2 : rows - 1) * lda;
+  const uint8_t* a3 = a + (rows > 3 ? 3 : rows - 1) * lda;
+  const uint8_t* a4 = a + (rows > 4 ? 4 : rows - 1) * lda;
+  const uint8_t* a5 = a + (rows > 5 ? 5 : rows - 1) * lda;
+  const uint8_t* a6 = a + (rows > 6 ? 6 : rows - 1) * lda;
+  const uint8_t* a7 = a + (rows > 7 ? 7 : rows - 1) * lda;
+  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+  __m512i c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+  for (int kk = 0; kk < kq; ++kk) {
+    const __m512i b0 = _mm512_loadu_si512(b);
+    const __m512i b1 = NV > 1 ? _mm512_loadu_si512(b + 64) : b0;
+    b += 64 * NV;
+#define TFG_VNNI_ROW(R)                                                  \
+  {                                                                      \
+    int32_t v;                                                           \
+    std::memcpy(&v, a##R + 4 * kk, 4);                                   \
+    const __m512i av = _mm512_set1_epi32(v);                             \
+    c##R##0 = _mm512_dpbusd_epi32(c##R##0, av, b0);                      \
+    if (NV > 1) c##R##1 = _mm512_dpbusd_epi32(c##R##1, av, b1);          \
+  }
+    TFG_VNNI_ROW(0) TFG_VNNI_ROW(1) TFG_VNNI_ROW(2) TFG_VNNI_ROW(3)
+    TFG_VNNI_ROW(4) TFG_VNNI_ROW(5) TFG_VNNI_ROW(6) TFG_VNNI_ROW(7)
+#undef TFG_VNNI_ROW
+  }
+  acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11, acc[2][0] = c20, acc[2][1] = c21;
+  acc[3][0] = c30, acc[3][1] = c31, acc[4][0] = c40, acc[4][1] = c41, acc[5][0] = c50, acc[5][1] = c51;
+  acc[6][0] = c60, acc[6][1] = c61, acc[7][0] = c70, acc[7][1] = c71;
+}
+
+// HalfUp requantization of 16 lanes (RequantAvx2's arithmetic), clamped.
+struct Rq16 {
+  __m512i bias, m, mo, left, right, r1, rbit;
+};
+inline Rq16 LoadRq(const Requant8& rq, int n) {
+  Rq16 q;
+  q.bias = _mm512_loadu_si512(rq.bias.data() + n);
+  q.m = _mm512_loadu_si512(rq.mult.data() + n);
+  q.mo = _mm512_srli_epi64(q.m, 32);
+  q.left = _mm512_loadu_si512(rq.left.data() + n);
+  q.right = _mm512_loadu_si512(rq.right.data() + n);
+  q.r1 = _mm512_loadu_si512(rq.r1.data() + n);
+  q.rbit = _mm512_loadu_si512(rq.rbit.data() + n);
+  return q;
+}
+inline __m512i Requant16(__m512i acc, const Rq16& q, __m512i vzp, __m512i vlo, __m512i vhi) {
+  const __m512i round = _mm512_set1_epi64(int64_t(1) << 30);
+  const __m512i x = _mm512_sllv_epi32(_mm512_add_epi32(acc, q.bias), q.left);
+  const __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(x, q.m), round);
+  const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), q.mo), round);
+  const __m512i h = _mm512_mask_blend_epi32(__mmask16(0xAAAA), _mm512_srli_epi64(pe, 31), _mm512_slli_epi64(po, 1));
+  const __m512i qv = _mm512_add_epi32(_mm512_srav_epi32(h, q.right), _mm512_and_si512(_mm512_srav_epi32(h, q.r1), q.rbit));
+  return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(qv, vzp), vlo), vhi);
+}
+
+template <int NV>
+void FusedPanel(const uint8_t* a, int64_t lda, int rows, const int8_t* panel, int kq, int n0, int ncols,
+                const Requant8& rq, uint8_t* out, int64_t ldc, bool u8) {
+  const __m512i vzp = _mm512_set1_epi32(rq.zp), vlo = _mm512_set1_epi32(rq.lo), vhi = _mm512_set1_epi32(rq.hi);
+  for (int r0 = 0; r0 < rows; r0 += kMr8) {
+    const int rr = std::min(kMr8, rows - r0);
+    __m512i acc[kMr8][2];
+    VnniCore<NV>(a + r0 * lda, lda, rr, panel, kq, acc);
+    for (int v = 0; v < NV; ++v) {
+      const int nc = std::min(16, ncols - 16 * v);
+      if (nc <= 0) break;
+      const __mmask16 mk = __mmask16((1u << nc) - 1);
+      const Rq16 q = LoadRq(rq, n0 + 16 * v);
+      uint8_t* o = out + (r0)*ldc + n0 + 16 * v;
+      for (int r = 0; r < rr; ++r) {
+        const __m512i y = Requant16(acc[r][v], q, vzp, vlo, vhi);
+        const __m128i b = u8 ? _mm512_cvtusepi32_epi8(y) : _mm512_cvtsepi32_epi8(y);
+        _mm_mask_storeu_epi8(o + r * ldc, mk, b);
+      }
+    }
+  }
+}
+
+template <int NV>
+void RawTile(const uint8_t* a, int64_t lda, int rows, const int8_t* panel, int kq, const int32_t* colsum,
+             const int32_t* corr, int32_t* C) {
+  __m512i acc[kMr8][2];
+  VnniCore<NV>(a, lda, rows, panel, kq, acc);
+  for (int v = 0; v < NV; ++v) {
+    const __m512i cs = _mm512_loadu_si512(colsum + 16 * v);
+    for (int r = 0; r < rows; ++r)
+      _mm512_storeu_si512(C + r * kNr8 + 16 * v,
+                          _mm512_add_epi32(acc[r][v], _mm512_mullo_epi32(cs, _mm512_set1_epi32(corr[r]))));
+  }
+}
+
+void XorRowAvx512(const int8_t* src, int n, int np, uint8_t* dst) {
+  const __m512i flip = _mm512_set1_epi8(char(0x80));
+  int i = 0;
+  for (; i + 64 <= n; i += 64)
+    _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), flip));
+  if (i < n) {
+    const __mmask64 mk = (~uint64_t(0)) >> (64 - (n - i));
+    _mm512_mask_storeu_epi8(dst + i, mk, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, src + i), flip));
+  }
+  for (int k = n; k < np; ++k) dst[k] = 0x80;
+}
+
+}  // namespace
+TFG_TARGET_END
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+void Vnni8Fused(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p0, int p1, const Requant8& rq,
+                void* out, int64_t ldc, bool u8) {
+#if TFG_X86
+  // Row blocks of up to 64 rows against each panel: the panel stays in L1 while its rows pass.
+  for (int rb = 0; rb < rows; rb += 64) {
+    const int nr = std::min(64, rows - rb);
+    for (int p = p0; p < p1; ++p) {
+      const int n0 = p * kNr8, ncols = std::min(B.width[p], B.N - n0);
+      const int8_t* panel = B.data.data() + B.offset[p];
+      uint8_t* o = static_cast<uint8_t*>(out) + rb * ldc;
+      if (B.width[p] == kNr8) FusedPanel<2>(a + rb * lda, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc, u8);
+      else FusedPanel<1>(a + rb * lda, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc, u8);
+    }
+  }
+#else
+  (void)a, (void)lda, (void)rows, (void)B, (void)p0, (void)p1, (void)rq, (void)out, (void)ldc, (void)u8;
+#endif
+}
+
+void Vnni8Tile(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p, const int32_t* corr, int32_t* C) {
+#if TFG_X86
+  const int8_t* panel = B.data.data() + B.offset[p];
+  const int32_t* cs = B.colsum.data() + p * kNr8;
+  if (B.width[p] == kNr8) RawTile<2>(a, lda, rows, panel, B.Kq, cs, corr, C);
+  else RawTile<1>(a, lda, rows, panel, B.Kq, cs, corr, C);
+#else
+  (void)a, (void)lda, (void)rows, (void)B, (void)p, (void)corr, (void)C;
+#endif
+}
+
+void XorRow(const int8_t* src, int n, int np, uint8_t* dst) {
+#if TFG_X86
+  if (HaveVnni()) return XorRowAvx512(src, n, np, dst);
+#endif
+  for (int k = 0; k < n; ++k) dst[k] = uint8_t(src[k]) ^ 0x80;
+  for (int k = n; k < np; ++k) dst[k] = 0x80;
+}
+
+}  // namespace qgemm
+}  // namespace tflite_gpu

@@ -113,6 +113,104 @@ inline void WidenRow(const T* src, int K, int Kp, int32_t offset, int16_t* dst) 
   for (int k = K; k < Kp; ++k) dst[k] = 0;
 }
 
+// ---------------------------------------------------------------- AVX-512 VNNI path
+//
+// int8 x int8 with a zero weight offset (TFLite's int8 CONV_2D / FULLY_CONNECTED / the hybrid
+// kernels): vpdpbusd multiplies unsigned by signed bytes, so A is stored as x + 128 (x ^ 0x80) and
+//   sum_k (x + a_off) * w = sum_k (x + 128) * w + (a_off - 128) * colsum(w)
+// exactly modulo 2^32 (TFLite's int32 accumulators wrap the same way). The column sums are taken
+// once at packing; (a_off - 128) * colsum folds into the bias of the fused output stage (or is added
+// per row for per-row offsets). B panels: 32 columns (the last one 16 when N % 32 is 1..16), laid
+// out [K/4][columns][4 bytes], zero past K. A: rows of Kq * 4 bytes (any value past K).
+
+constexpr int kMr8 = 8;    // rows per VNNI micro tile
+constexpr int kNr8 = 32;   // columns per VNNI panel
+
+bool HaveVnni();
+
+struct PackedB8 {
+  std::vector<int8_t> data;
+  std::vector<int32_t> colsum;  // per column, padded to Np
+  std::vector<int64_t> offset;  // byte offset of each panel
+  std::vector<int> width;       // 16 or 32
+  int N = 0, K = 0, Kq = 0, Np = 0;
+  int panels() const { return int(width.size()); }
+};
+// Packs B[n, k] = src[n * K + k] (int8, weight offset 0).
+void PackB8(int N, int K, const int8_t* src, PackedB8* out);
+
+// Per-column vectors of the fused HalfUp requantization (padded to Np): the bias with the offset
+// correction folded in, multiplier, left shift, right shift, max(right - 1, 0), right > 0.
+struct Requant8 {
+  std::vector<int32_t> bias, mult, left, right, r1, rbit;
+  int32_t zp = 0, lo = 0, hi = 0;
+};
+
+// A block: rows m0.. of A at `a` (row stride lda bytes), `rows` <= any; runs every panel in
+// [p0, p1). Fused: writes clamp(HalfUp(acc + bias) + zp) as int8 (or uint8 when u8) at
+// out + m * ldc + n. Raw: acc + corr[r] * colsum[n] into tile (rows x 32 int32 per kMr8 rows) and
+// calls back per tile. Both return false without VNNI.
+void Vnni8Fused(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p0, int p1, const Requant8& rq,
+                void* out, int64_t ldc, bool u8);
+// Raw tile: rows (<= kMr8) x panel p; C gets rows x 32 int32 (row stride 32), corrected by corr[r]*colsum.
+void Vnni8Tile(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p, const int32_t* corr, int32_t* C);
+
+// Copies n int8 values as x ^ 0x80 (uint8 x + 128) and pads to np with 0x80.
+void XorRow(const int8_t* src, int n, int np, uint8_t* dst);
+
+// How many row blocks / panel groups to split an M x N x K VNNI GEMM into.
+struct Split8 {
+  int64_t mb;   // rows per block (multiple of kMr8)
+  int pg;       // panels per group
+};
+Split8 PlanSplit8(int64_t M, const PackedB8& B, int slots);
+
+// Drives the VNNI GEMM: fill(m0, rows, dst) writes rows m0..m0+rows-1 of A (Kq*4 bytes each, row
+// stride Kq*4). Fused output (rq, out, ldc) when rq is not null; else write(m, n0, ncols, acc) per
+// row with the true sums, corr(m) = a_off(m) - 128.
+template <typename Fill, typename Corr, typename Write>
+void Run8(int64_t M, const PackedB8& B, const Fill& fill, const Requant8* rq, void* out, int64_t ldc, bool u8,
+          const Corr& corr, const Write& write, ThreadPool* pool) {
+  if (M <= 0 || B.N <= 0) return;
+  const int lda = B.Kq * 4;
+  const Split8 sp = PlanSplit8(M, B, pool ? gemm::NumSlots(pool) : 1);
+  const int64_t mblocks = (M + sp.mb - 1) / sp.mb;
+  const int ngroups = (B.panels() + sp.pg - 1) / sp.pg;
+  auto task = [&](int64_t t, int) {
+    thread_local std::vector<uint8_t> abuf;
+    const int64_t mbi = t / ngroups;
+    const int g = int(t % ngroups);
+    const int64_t m0 = mbi * sp.mb;
+    const int rows = int(std::min<int64_t>(sp.mb, M - m0));
+    const size_t need = size_t(rows) * lda + 64;
+    if (abuf.size() < need) abuf.resize(need);
+    fill(m0, rows, abuf.data());
+    const int p0 = g * sp.pg, p1 = std::min(B.panels(), p0 + sp.pg);
+    if (rq) {
+      Vnni8Fused(abuf.data(), lda, rows, B, p0, p1, *rq, static_cast<char*>(out) + m0 * ldc, ldc, u8);
+      return;
+    }
+    int32_t tile[kMr8 * kNr8];
+    int32_t cr[kMr8];
+    for (int p = p0; p < p1; ++p) {
+      const int n0 = p * kNr8;
+      const int ncols = std::min(B.width[p], B.N - n0);
+      for (int r0 = 0; r0 < rows; r0 += kMr8) {
+        const int rr = std::min(kMr8, rows - r0);
+        for (int r = 0; r < rr; ++r) cr[r] = corr(m0 + r0 + r);
+        Vnni8Tile(abuf.data() + size_t(r0) * lda, lda, rr, B, p, cr, tile);
+        for (int r = 0; r < rr; ++r) write(m0 + r0 + r, n0, ncols, tile + r * kNr8);
+      }
+    }
+  };
+  const int64_t ntasks = mblocks * ngroups;
+  if (ntasks == 1 || !pool) {
+    for (int64_t t = 0; t < ntasks; ++t) task(t, 0);
+    return;
+  }
+  gemm::ParallelTasks(pool, ntasks, task);
+}
+
 // ---------------------------------------------------------------- output stage
 
 enum class Rounding : uint8_t {
@@ -194,6 +292,30 @@ struct OutputStage {
     return Apply<T>(int32_t(uint32_t(acc) + uint32_t(int32_t(bias[c]))), c);
   }
 };
+
+// The fused VNNI output stage of `os` (HalfUp, int32 bias) for activations offset by a_off.
+inline void BuildRequant8(const OutputStage& os, const PackedB8& B, int32_t a_off, Requant8* rq) {
+  const int Np = B.Np;
+  rq->bias.assign(Np, 0);
+  rq->mult.assign(Np, 0);
+  rq->left.assign(Np, 0);
+  rq->right.assign(Np, 0);
+  rq->r1.assign(Np, 0);
+  rq->rbit.assign(Np, 0);
+  const uint32_t corr = uint32_t(a_off - 128);
+  for (int n = 0; n < B.N; ++n) {
+    rq->bias[n] = int32_t(uint32_t(os.bias32[n]) + corr * uint32_t(B.colsum[n]));
+    rq->mult[n] = os.mult[n];
+    const int sh = os.shift[n];
+    rq->left[n] = sh > 0 ? sh : 0;
+    rq->right[n] = sh > 0 ? 0 : -sh;
+    rq->r1[n] = std::max(rq->right[n] - 1, 0);
+    rq->rbit[n] = rq->right[n] > 0 ? 1 : 0;
+  }
+  rq->zp = os.zp;
+  rq->lo = os.lo;
+  rq->hi = os.hi;
+}
 
 // How the multiplier of (input scale, weight scale, output scale) is formed, as each TFLite kernel
 // does it (the result can differ in the last bit of the fixed-point multiplier).

@@ -24,7 +24,9 @@
 //     ties away from zero), as measured.
 // Multipliers are formed as the TFLite kernel forms them (qgemm::ScaleProduct).
 //
-// Fast kernels: 8-bit types run on qgemm (int16-widened operands, AVX2 madd); int16x8 runs a
+// Fast kernels: 8-bit types run on qgemm (int8 x int8 with weight offset 0 and a HalfUp output stage,
+// and the hybrid kernels: AVX-512 VNNI vpdpbusd with the requantization fused in registers, where the
+// CPU has it; otherwise int16-widened operands, AVX2 madd); int16x8 runs a
 // threaded int64 loop (TFLite itself has only reference kernels for 16x8). Reference kernels
 // (eval_ref) are plain loops with int64 sums over the original tensors.
 #include "ops/conv/quantized.h"
@@ -263,11 +265,37 @@ struct QConvState {
   qgemm::PackedB packed;
   conv::PackKey key;
   bool packed_valid = false;
+  qgemm::PackedB8 packed8;  // the VNNI path's weights (UseVnni)
+  qgemm::Requant8 rq8;
 };
 
 template <typename T>
 void PackWeights(const Tensor& w, int N, int K, int32_t offset, qgemm::PackedB* out) {
   qgemm::PackB(N, K, w.as<T>(), K, 1, offset, out);
+}
+
+// The AVX-512 VNNI GEMM applies: int8 activations and weights, weight offset 0, HalfUp output stage
+// on every channel (or a hybrid kernel: int8 x int8 with a per-row offset and a float output).
+bool UseVnni(const QCommon& q) {
+  return qgemm::HaveVnni() && q.type == DType::kInt8 && q.wtype == DType::kInt8 && q.w_offset == 0 &&
+         q.os.rounding == Rounding::kHalfUp && q.os.body_end >= q.channels;
+}
+
+// As EnsurePacked, for the VNNI layout (int8 weights, offset 0).
+Status EnsurePacked8(OpContext& ctx, int w_index, int N, int K, qgemm::PackedB8* packed, conv::PackKey* key,
+                     bool* valid, bool at_eval) {
+  const Tensor& w = ctx.input(w_index);
+  const bool constant = ctx.IsConstantOrPersistent(w);
+  if (!constant && !at_eval) {
+    *valid = false;
+    return OkStatus();
+  }
+  conv::PackKey k{w.data, nullptr, w.shape, -int64_t(K) - 1};
+  if (constant && *valid && *key == k) return OkStatus();
+  qgemm::PackB8(N, K, w.as<int8_t>(), packed);
+  *key = k;
+  *valid = constant;
+  return OkStatus();
 }
 
 Status EnsurePacked(OpContext& ctx, int w_index, int N, int K, int32_t w_offset, qgemm::PackedB* packed,
@@ -327,6 +355,8 @@ Status PrepareConv2D(OpContext& ctx, const conv::WindowParams& p) {
     // per-tensor weights symmetrically (EvalHybrid).
     s->h.asymmetric = ctx.input(1).quant.scale.size() > 1;
     TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c}));
+    if (qgemm::HaveVnni())
+      return EnsurePacked8(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, &s->packed8, &s->key, &s->packed_valid, false);
     return EnsurePacked(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, 0, &s->packed, &s->key, &s->packed_valid, false);
   }
   QSpec spec;
@@ -338,6 +368,8 @@ Status PrepareConv2D(OpContext& ctx, const conv::WindowParams& p) {
   spec.bias_required = true;
   TFG_RETURN_IF_ERROR(SetupQuant(ctx, spec, s->out_c, p.act, &s->q));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c}));
+  if (UseVnni(s->q))
+    return EnsurePacked8(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, &s->packed8, &s->key, &s->packed_valid, false);
   if (s->q.type != DType::kInt16)
     TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, s->q.w_offset, &s->packed, &s->key,
                                      &s->packed_valid, false));
@@ -416,6 +448,48 @@ void ConvFast(const QConvState& s, const TI* in, TI* out, ThreadPool* pool) {
   qgemm::Run(int64_t(s.batch) * hw, s.packed, fill, write, pool);
 }
 
+// im2col rows for the VNNI GEMM: x ^ 0x80 (x + 128 as uint8), padding taps the input zero point
+// (0 after the offset, as TFLite's), K padded to Kq * 4. qin: int8 input, a_off its offset.
+void FillConv8(const QConvState& s, const int8_t* qin, int32_t a_off, int64_t m0, int rows, uint8_t* dst) {
+  const int lda = s.packed8.Kq * 4;
+  const int64_t hw = int64_t(s.out_h) * s.out_w;
+  const bool pointwise = s.k_h == 1 && s.k_w == 1 && s.sh == 1 && s.sw == 1 && s.pad_t == 0 && s.pad_l == 0;
+  if (pointwise) {
+    for (int r = 0; r < rows; ++r) qgemm::XorRow(qin + (m0 + r) * s.in_c, s.in_c, lda, dst + int64_t(r) * lda);
+    return;
+  }
+  const int K = s.k_h * s.k_w * s.in_c;
+  const uint8_t pad = uint8_t(uint8_t(int8_t(-a_off)) ^ 0x80);
+  for (int r = 0; r < rows; ++r) {
+    const int64_t m = m0 + r;
+    uint8_t* d = dst + int64_t(r) * lda;
+    const int b = int(m / hw), oy = int(m / s.out_w % s.out_h), ox = int(m % s.out_w);
+    uint8_t* dp = d;
+    for (int ky = 0; ky < s.k_h; ++ky) {
+      const int iy = oy * s.sh - s.pad_t + ky * s.dh;
+      for (int kx = 0; kx < s.k_w; ++kx, dp += s.in_c) {
+        const int ix = ox * s.sw - s.pad_l + kx * s.dw;
+        if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) {
+          std::memset(dp, pad, size_t(s.in_c));
+          continue;
+        }
+        const int8_t* ip = qin + ((int64_t(b) * s.in_h + iy) * s.in_w + ix) * s.in_c;
+        for (int c = 0; c < s.in_c; ++c) dp[c] = uint8_t(ip[c]) ^ 0x80;
+      }
+    }
+    for (int k = K; k < lda; ++k) d[k] = 0x80;
+  }
+}
+
+void ConvFast8(QConvState& s, const int8_t* in, int8_t* out, ThreadPool* pool) {
+  const int32_t off = s.q.in_offset;
+  qgemm::BuildRequant8(s.q.os, s.packed8, off, &s.rq8);
+  auto fill = [&](int64_t m0, int rows, uint8_t* dst) { FillConv8(s, in, off, m0, rows, dst); };
+  auto corr = [](int64_t) { return 0; };
+  auto write = [](int64_t, int, int, const int32_t*) {};
+  qgemm::Run8(int64_t(s.batch) * s.out_h * s.out_w, s.packed8, fill, &s.rq8, out, s.out_c, false, corr, write, pool);
+}
+
 
 // Hybrid CONV_2D: out = float(acc) * weight_scale[c] * input_scale[b] + bias[c], clamped. Padding
 // taps hold the input's zero point (contribute 0).
@@ -444,6 +518,26 @@ Status EvalHybridConv(OpContext& ctx, QConvState* s, bool ref) {
       for (int c = 0; c < s->out_c; ++c)
         finish(px, c, int32_t(uint32_t(uint64_t(ConvDot(t, h.in.q.data(), w, b, oy, ox, c)))));
     }
+    return OkStatus();
+  }
+  if (qgemm::HaveVnni()) {
+    TFG_RETURN_IF_ERROR(
+        EnsurePacked8(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, &s->packed8, &s->key, &s->packed_valid, true));
+    const int8_t* qin = h.in.q.data();
+    auto fill = [&](int64_t m0, int rows, uint8_t* dst) {
+      // one batch's offset per row; FillConv8 takes it for the padding value, so split at batches
+      for (int r = 0; r < rows;) {
+        const int64_t b = (m0 + r) / hw;
+        const int n = int(std::min<int64_t>(rows - r, (b + 1) * hw - (m0 + r)));
+        FillConv8(*s, qin, -h.in.zp[b], m0 + r, n, dst + int64_t(r) * s->packed8.Kq * 4);
+        r += n;
+      }
+    };
+    auto corr = [&](int64_t m) { return -h.in.zp[m / hw] - 128; };
+    auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) {
+      for (int j = 0; j < ncols; ++j) finish(m, n0 + j, acc[j]);
+    };
+    qgemm::Run8(int64_t(s->batch) * hw, s->packed8, fill, nullptr, nullptr, 0, false, corr, write, ctx.pool());
     return OkStatus();
   }
   TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, 0, &s->packed, &s->key, &s->packed_valid, true));
@@ -497,6 +591,12 @@ Status EvalConv2D(OpContext& ctx, bool ref) {
     }
     return OkStatus();
   }
+  if (UseVnni(s->q)) {
+    TFG_RETURN_IF_ERROR(
+        EnsurePacked8(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, &s->packed8, &s->key, &s->packed_valid, true));
+    ConvFast8(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
+    return OkStatus();
+  }
   TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, s->q.w_offset, &s->packed, &s->key,
                                    &s->packed_valid, true));
   if (s->q.type == DType::kInt8) ConvFast(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
@@ -516,6 +616,8 @@ struct QFcState {
   qgemm::PackedB packed;
   conv::PackKey key;
   bool packed_valid = false;
+  qgemm::PackedB8 packed8;
+  qgemm::Requant8 rq8;
 };
 }  // namespace
 
@@ -553,6 +655,8 @@ Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims, bool a
     s->h.asymmetric = asymmetric;
     TFG_RETURN_IF_ERROR(SetupHybrid(ctx, 1, 2, 0, s->units, act, &s->h, /*packed_weights=*/true));
     TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
+    if (qgemm::HaveVnni())
+      return EnsurePacked8(ctx, 1, s->units, s->depth, &s->packed8, &s->key, &s->packed_valid, false);
     return EnsurePacked(ctx, 1, s->units, s->depth, 0, &s->packed, &s->key, &s->packed_valid, false);
   }
   QSpec spec;
@@ -568,6 +672,7 @@ Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims, bool a
   spec.i16_bias32 = true;
   TFG_RETURN_IF_ERROR(SetupQuant(ctx, spec, s->units, act, &s->q));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
+  if (UseVnni(s->q)) return EnsurePacked8(ctx, 1, s->units, s->depth, &s->packed8, &s->key, &s->packed_valid, false);
   if (s->q.type != DType::kInt16)
     TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->units, s->depth, s->q.w_offset, &s->packed, &s->key, &s->packed_valid, false));
   return OkStatus();
@@ -601,6 +706,17 @@ void FcFast(const QFcState& s, const TI* in, TI* out, ThreadPool* pool) {
   qgemm::Run(s.batch, s.packed, fill, write, pool);
 }
 
+void FcFast8(QFcState& s, const int8_t* in, int8_t* out, ThreadPool* pool) {
+  const int lda = s.packed8.Kq * 4;
+  qgemm::BuildRequant8(s.q.os, s.packed8, s.q.in_offset, &s.rq8);
+  auto fill = [&](int64_t m0, int rows, uint8_t* dst) {
+    for (int r = 0; r < rows; ++r) qgemm::XorRow(in + (m0 + r) * s.depth, s.depth, lda, dst + int64_t(r) * lda);
+  };
+  auto corr = [](int64_t) { return 0; };
+  auto write = [](int64_t, int, int, const int32_t*) {};
+  qgemm::Run8(s.batch, s.packed8, fill, &s.rq8, out, s.units, false, corr, write, pool);
+}
+
 // Hybrid FULLY_CONNECTED: out = bias + float(acc) * (input_scale[b] * weight_scale[u]), clamped.
 Status EvalHybridFc(OpContext& ctx, QFcState* s, bool ref) {
   if (s->batch == 0 || s->units == 0) return OkStatus();
@@ -623,6 +739,20 @@ Status EvalHybridFc(OpContext& ctx, QFcState* s, bool ref) {
           acc += (int64_t(h.in.q[b * s->depth + k]) - h.in.zp[b]) * int64_t(w[int64_t(u) * s->depth + k]);
         finish(b, u, int32_t(uint32_t(uint64_t(acc))));
       }
+    return OkStatus();
+  }
+  if (qgemm::HaveVnni()) {
+    TFG_RETURN_IF_ERROR(EnsurePacked8(ctx, 1, s->units, s->depth, &s->packed8, &s->key, &s->packed_valid, true));
+    const int lda = s->packed8.Kq * 4;
+    auto fill = [&](int64_t m0, int rows, uint8_t* dst) {
+      for (int r = 0; r < rows; ++r)
+        qgemm::XorRow(h.in.q.data() + (m0 + r) * s->depth, s->depth, lda, dst + int64_t(r) * lda);
+    };
+    auto corr = [&](int64_t m) { return -h.in.zp[m] - 128; };
+    auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) {
+      for (int j = 0; j < ncols; ++j) finish(m, n0 + j, acc[j]);
+    };
+    qgemm::Run8(s->batch, s->packed8, fill, nullptr, nullptr, 0, false, corr, write, ctx.pool());
     return OkStatus();
   }
   TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->units, s->depth, 0, &s->packed, &s->key, &s->packed_valid, true));
@@ -655,6 +785,11 @@ Status EvalFullyConnected(OpContext& ctx, bool ref) {
       case DType::kInt16: FcLoops(*s, in.as<int16_t>(), w.as<int8_t>(), out.as<int16_t>(), pool); break;
       default: return ctx.Error("unsupported type");
     }
+    return OkStatus();
+  }
+  if (UseVnni(s->q)) {
+    TFG_RETURN_IF_ERROR(EnsurePacked8(ctx, 1, s->units, s->depth, &s->packed8, &s->key, &s->packed_valid, true));
+    FcFast8(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
     return OkStatus();
   }
   TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->units, s->depth, s->q.w_offset, &s->packed, &s->key, &s->packed_valid, true));
