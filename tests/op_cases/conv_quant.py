@@ -149,6 +149,10 @@ CONV_CASES = [
     _qconv("i8_big_k", _spec(I8, out_qp=Q.QParams(1.2, 0)), (1, 6, 6, 96), 40),
     _qconv("i8_ties", _ties(I8), (2, 6, 6, 8), 16, padding="VALID"),
     _qconv("i8_ties_pt", _ties(I8, 4.0, per_channel=False), (1, 6, 6, 8), 16),
+    # The AVX-512 VNNI GEMM: im2col rows copied whole (k_w * in_c contiguous bytes) with a zero point
+    # at the padding; K not a multiple of 4; a 16-wide last panel partly used (N = 40 = 32 + 8).
+    _qconv("i8_3x3_s2_c3_zp", _spec(I8, in_qp=Q.QParams(0.05, 37)), (2, 11, 10, 3), 40, stride=(2, 2)),
+    _qconv("i8_1x1_k27_n48", _spec(I8), (1, 5, 7, 27), 48, k=(1, 1)),
     _qconv("u8_same", _spec(U8), (2, 6, 7, 5), 6),
     _qconv("u8_zp0_255", _spec(U8, in_qp=Q.QParams(0.05, 0), out_qp=Q.QParams(0.4, 255), w_zp=255), (1, 5, 5, 4), 6),
     _qconv("u8_zp255_0_relu", _spec(U8, in_qp=Q.QParams(0.05, 255), out_qp=Q.QParams(0.3, 0), w_zp=0), (1, 5, 5, 4), 6,
@@ -262,6 +266,10 @@ DW_CASES = [
     _qdw("i8_c37_relu6", _dw_spec(I8, out_qp=Q.QParams(0.03, -128)), (1, 7, 9, 37), act="RELU6"),
     _qdw("i8_c4", _dw_spec(I8), (1, 6, 7, 4)),
     _qdw("i8_5x5_s2_c40", _dw_spec(I8), (1, 11, 12, 40), k=(5, 5), stride=(2, 2)),
+    # The AVX-512 VNNI depthwise: C = 32 (two pixels per 64-lane block; odd pixel counts), C = 96 (a
+    # full and a half block), input zero point -128 at the padding.
+    _qdw("i8_c32_pairs_b2", _dw_spec(I8, in_qp=Q.QParams(0.05, -128)), (2, 7, 5, 32)),
+    _qdw("i8_c96_s2", _dw_spec(I8), (1, 9, 9, 96), stride=(2, 2)),
     _qdw("u8_5x5_c27", _dw_spec(U8, w_zp=131), (1, 9, 8, 27), k=(5, 5)),
     _qdw("i8_ties", _ties(I8), (2, 6, 6, 16), padding="VALID"),
     _qdw("i8_ties_tail", _ties(I8), (1, 6, 6, 13), padding="VALID"),

@@ -377,6 +377,80 @@ void XorRowAvx512(const int8_t* src, int n, int np, uint8_t* dst) {
   for (int k = n; k < np; ++k) dst[k] = 0x80;
 }
 
+// 4 taps' bytes x0..x3 (64 channels each) -> 4 zmm of (x_t0..x_t3) ^ 0x80 per channel, unpack order.
+inline void Interleave4(__m512i x0, __m512i x1, __m512i x2, __m512i x3, __m512i (&q)[4]) {
+  const __m512i flip = _mm512_set1_epi8(char(0x80));
+  x0 = _mm512_xor_si512(x0, flip);
+  x1 = _mm512_xor_si512(x1, flip);
+  x2 = _mm512_xor_si512(x2, flip);
+  x3 = _mm512_xor_si512(x3, flip);
+  const __m512i l01 = _mm512_unpacklo_epi8(x0, x1), h01 = _mm512_unpackhi_epi8(x0, x1);
+  const __m512i l23 = _mm512_unpacklo_epi8(x2, x3), h23 = _mm512_unpackhi_epi8(x2, x3);
+  q[0] = _mm512_unpacklo_epi16(l01, l23);
+  q[1] = _mm512_unpackhi_epi16(l01, l23);
+  q[2] = _mm512_unpacklo_epi16(h01, h23);
+  q[3] = _mm512_unpackhi_epi16(h01, h23);
+}
+// 32 channels of pixel a in the low half, 32 of pixel b in the high half (C == 32 pair mode).
+inline __m512i LoadPair(const int8_t* a, const int8_t* b) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
+}
+
+void DwVnni8Impl(const int8_t* const* ptrs, int npx, const DwPacked8& W, const Requant8& rq, int8_t* out) {
+  const int C = W.C, G = W.groups, T4 = 4 * G;
+  const __m512i vzp = _mm512_set1_epi32(rq.zp), vlo = _mm512_set1_epi32(rq.lo), vhi = _mm512_set1_epi32(rq.hi);
+  // C == 32: two pixels share a 64-lane block (weights and output stage packed twice), and their
+  // outputs are adjacent, so one 64-byte store writes both.
+  const bool pair = C == 32;
+  const int units = pair ? (npx + 1) / 2 : npx;
+  alignas(64) int32_t accbuf[8][64];
+  for (int cb = 0; cb < W.cblocks; ++cb) {
+    const int c0 = cb * 64;
+    const int nc = std::min(64, C - c0);
+    const __mmask64 mk = nc == 64 ? ~__mmask64(0) : (__mmask64(1) << nc) - 1;
+    const int8_t* wb = W.w.data() + int64_t(cb) * G * 256;
+    for (int u = 0; u < units; ++u) {
+      const int p = pair ? 2 * u : u;
+      const bool two = pair && p + 1 < npx;
+      const int8_t* const* tp = ptrs + p * T4;
+      const int8_t* const* tq = ptrs + (two ? p + 1 : p) * T4;
+      __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+      for (int g = 0; g < G; ++g) {
+        __m512i q[4];
+        const int t = 4 * g;
+        if (two)
+          Interleave4(LoadPair(tp[t], tq[t]), LoadPair(tp[t + 1], tq[t + 1]), LoadPair(tp[t + 2], tq[t + 2]),
+                      LoadPair(tp[t + 3], tq[t + 3]), q);
+        else
+          Interleave4(_mm512_maskz_loadu_epi8(mk, tp[t] + c0), _mm512_maskz_loadu_epi8(mk, tp[t + 1] + c0),
+                      _mm512_maskz_loadu_epi8(mk, tp[t + 2] + c0), _mm512_maskz_loadu_epi8(mk, tp[t + 3] + c0), q);
+        const int8_t* wg = wb + g * 256;
+        a0 = _mm512_dpbusd_epi32(a0, q[0], _mm512_loadu_si512(wg));
+        a1 = _mm512_dpbusd_epi32(a1, q[1], _mm512_loadu_si512(wg + 64));
+        a2 = _mm512_dpbusd_epi32(a2, q[2], _mm512_loadu_si512(wg + 128));
+        a3 = _mm512_dpbusd_epi32(a3, q[3], _mm512_loadu_si512(wg + 192));
+      }
+      _mm512_store_si512(accbuf[u], a0);
+      _mm512_store_si512(accbuf[u] + 16, a1);
+      _mm512_store_si512(accbuf[u] + 32, a2);
+      _mm512_store_si512(accbuf[u] + 48, a3);
+    }
+    for (int k = 0; k < 4; ++k) {
+      const Rq16 q = LoadRq(rq, c0 + 16 * k);
+      for (int u = 0; u < units; ++u)
+        _mm512_store_si512(accbuf[u] + 16 * k, Requant16(_mm512_load_si512(accbuf[u] + 16 * k), q, vzp, vlo, vhi));
+    }
+    for (int u = 0; u < units; ++u) {
+      const int p = pair ? 2 * u : u;
+      const __mmask64 sm = pair && p + 1 < npx ? ~__mmask64(0) : mk;
+      const __m512i s01 = _mm512_packs_epi32(_mm512_load_si512(accbuf[u]), _mm512_load_si512(accbuf[u] + 16));
+      const __m512i s23 = _mm512_packs_epi32(_mm512_load_si512(accbuf[u] + 32), _mm512_load_si512(accbuf[u] + 48));
+      _mm512_mask_storeu_epi8(out + int64_t(p) * C + c0, sm, _mm512_packs_epi16(s01, s23));
+    }
+  }
+}
+
 }  // namespace
 TFG_TARGET_END
 #if defined(__GNUC__) && !defined(__clang__)
@@ -411,6 +485,61 @@ void Vnni8Tile(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p
   else RawTile<1>(a, lda, rows, panel, B.Kq, cs, corr, C);
 #else
   (void)a, (void)lda, (void)rows, (void)B, (void)p, (void)corr, (void)C;
+#endif
+}
+
+void PackDw8(const int8_t* f, int taps, int C, DwPacked8* out) {
+  out->C = C;
+  out->taps = taps;
+  out->groups = (taps + 3) / 4;
+  out->cblocks = (C + 63) / 64;
+  out->w.assign(size_t(out->cblocks) * out->groups * 256, 0);
+  out->wsum.assign(size_t(C), 0);
+  for (int cb = 0; cb < out->cblocks; ++cb)
+    for (int g = 0; g < out->groups; ++g)
+      for (int k = 0; k < 4; ++k)
+        for (int byte = 0; byte < 64; ++byte) {
+          const int j = byte / 4, t = 4 * g + byte % 4;
+          int c = cb * 64 + 16 * (j / 4) + 4 * k + j % 4;
+          if (C == 32) c %= 32;  // pair mode (DwVnni8Impl): the block holds two pixels' 32 channels
+          if (t < taps && c < C) out->w[((size_t(cb) * out->groups + g) * 4 + k) * 64 + byte] = f[int64_t(t) * C + c];
+        }
+  for (int t = 0; t < taps; ++t)
+    for (int c = 0; c < C; ++c) out->wsum[c] = int32_t(uint32_t(out->wsum[c]) + uint32_t(int32_t(f[int64_t(t) * C + c])));
+}
+
+void BuildRequantDw8(const OutputStage& os, const DwPacked8& W, int32_t a_off, Requant8* rq) {
+  const int Np = W.cblocks * 64;
+  rq->bias.assign(Np, 0);
+  rq->mult.assign(Np, 0);
+  rq->left.assign(Np, 0);
+  rq->right.assign(Np, 0);
+  rq->r1.assign(Np, 0);
+  rq->rbit.assign(Np, 0);
+  const uint32_t corr = uint32_t(a_off - 128);
+  for (int i = 0; i < Np; ++i) {
+    const int cb = i / 64, k = (i % 64) / 16, j = i % 16;
+    int c = cb * 64 + 16 * (j / 4) + 4 * k + j % 4;
+    if (W.C == 32) c %= 32;  // pair mode
+    if (c >= W.C) continue;
+    rq->bias[i] = int32_t(uint32_t(os.bias32[c]) + corr * uint32_t(W.wsum[c]));
+    rq->mult[i] = os.mult[c];
+    const int sh = os.shift[c];
+    rq->left[i] = sh > 0 ? sh : 0;
+    rq->right[i] = sh > 0 ? 0 : -sh;
+    rq->r1[i] = std::max(rq->right[i] - 1, 0);
+    rq->rbit[i] = rq->right[i] > 0 ? 1 : 0;
+  }
+  rq->zp = os.zp;
+  rq->lo = os.lo;
+  rq->hi = os.hi;
+}
+
+void DwVnni8(const int8_t* const* ptrs, int npx, const DwPacked8& W, const Requant8& rq, int8_t* out) {
+#if TFG_X86
+  DwVnni8Impl(ptrs, npx, W, rq, out);
+#else
+  (void)ptrs, (void)npx, (void)W, (void)rq, (void)out;
 #endif
 }
 

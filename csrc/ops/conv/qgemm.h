@@ -317,6 +317,30 @@ inline void BuildRequant8(const OutputStage& os, const PackedB8& B, int32_t a_of
   rq->hi = os.hi;
 }
 
+// ---------------------------------------------------------------- VNNI depthwise (multiplier 1)
+//
+// int8 input and weights (offset 0), HalfUp output stage on every channel (C % 8 == 0). Per output
+// pixel and 64-channel block, the taps (all k_h * k_w of them; taps outside the input point at a
+// row of the input zero point, which contributes 0 after the offset, as TFLite's padding does;
+// the list is padded to a multiple of 4 with zero weights) are taken 4 at a time: their bytes
+// (x ^ 0x80) are interleaved by two levels of unpacks into 4 zmm holding (x_t0, x_t1, x_t2, x_t3)
+// per channel, and vpdpbusd adds the 4 products per int32 lane. The lanes hold the channels in the
+// unpacks' order (accumulator k, lane j: channel 16 * (j / 4) + 4 * k + j % 4); the weights and the
+// output stage vectors are packed in that order, and two levels of packs (packssdw, packsswb)
+// restore the natural order while narrowing. Sum: (x + 128) * w + (a_off - 128) * sum_t w, exact
+// modulo 2^32 as TFLite's int32 accumulators.
+struct DwPacked8 {
+  std::vector<int8_t> w;       // [cblocks][groups][4][64]
+  std::vector<int32_t> wsum;   // per channel, natural order
+  int C = 0, cblocks = 0, groups = 0, taps = 0;
+};
+void PackDw8(const int8_t* f, int taps, int C, DwPacked8* out);
+// Output stage vectors in the kernel's channel order (cblocks * 64 entries).
+void BuildRequantDw8(const OutputStage& os, const DwPacked8& W, int32_t a_off, Requant8* rq);
+// npx (<= 8) consecutive output pixels: ptrs[p * groups * 4 + t] is the int8 address of tap t's
+// channel 0 for pixel p; out: the first pixel's output, pixels C bytes apart.
+void DwVnni8(const int8_t* const* ptrs, int npx, const DwPacked8& W, const Requant8& rq, int8_t* out);
+
 // How the multiplier of (input scale, weight scale, output scale) is formed, as each TFLite kernel
 // does it (the result can differ in the last bit of the fixed-point multiplier).
 enum class ScaleProduct : uint8_t {

@@ -460,13 +460,22 @@ void FillConv8(const QConvState& s, const int8_t* qin, int32_t a_off, int64_t m0
   }
   const int K = s.k_h * s.k_w * s.in_c;
   const uint8_t pad = uint8_t(uint8_t(int8_t(-a_off)) ^ 0x80);
+  const int row_bytes = s.k_w * s.in_c;
   for (int r = 0; r < rows; ++r) {
     const int64_t m = m0 + r;
     uint8_t* d = dst + int64_t(r) * lda;
     const int b = int(m / hw), oy = int(m / s.out_w % s.out_h), ox = int(m % s.out_w);
+    const int ix0 = ox * s.sw - s.pad_l;
+    // dilation 1 and the whole filter row inside: its k_w taps are k_w * in_c contiguous bytes
+    const bool row_inside = s.dw == 1 && ix0 >= 0 && ix0 + s.k_w <= s.in_w;
     uint8_t* dp = d;
     for (int ky = 0; ky < s.k_h; ++ky) {
       const int iy = oy * s.sh - s.pad_t + ky * s.dh;
+      if (row_inside && iy >= 0 && iy < s.in_h) {
+        qgemm::XorRow(qin + ((int64_t(b) * s.in_h + iy) * s.in_w + ix0) * s.in_c, row_bytes, row_bytes, dp);
+        dp += row_bytes;
+        continue;
+      }
       for (int kx = 0; kx < s.k_w; ++kx, dp += s.in_c) {
         const int ix = ox * s.sw - s.pad_l + kx * s.dw;
         if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) {
@@ -814,7 +823,74 @@ struct QDwState {
   int batch = 0, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0, k_h = 0, k_w = 0, mult = 1;
   int pad_t = 0, pad_l = 0, sh = 1, sw = 1, dh = 1, dw = 1;
   std::vector<int32_t> w32;  // weights + offset, [k_h * k_w][out_c]
+  qgemm::DwPacked8 dw8;      // the VNNI kernel's weights (UseVnniDw)
+  conv::PackKey key8;
+  bool dw8_valid = false;
+  qgemm::Requant8 rq8;
+  std::vector<int8_t> zpbuf;  // a row of the input zero point (padding taps)
 };
+
+bool UseVnniDw(const QDwState& s) {
+  return qgemm::HaveVnni() && s.mult == 1 && UseVnni(s.q) && s.in_c % 8 == 0;
+}
+
+void DwFast8(OpContext& ctx, QDwState& s, const int8_t* in, int8_t* out, ThreadPool* pool) {
+  const Tensor& f = ctx.input(1);
+  const bool constant = ctx.IsConstantOrPersistent(f);
+  conv::PackKey k{f.data, nullptr, f.shape, 8};
+  if (!(constant && s.dw8_valid && s.key8 == k)) {
+    qgemm::PackDw8(f.as<int8_t>(), s.k_h * s.k_w, s.out_c, &s.dw8);
+    s.key8 = k;
+    s.dw8_valid = constant;
+  }
+  const int32_t off = s.q.in_offset;
+  qgemm::BuildRequantDw8(s.q.os, s.dw8, off, &s.rq8);
+  s.zpbuf.assign(size_t(s.dw8.cblocks) * 64, int8_t(-off));
+  const int T4 = s.dw8.groups * 4, C = s.out_c;
+  const int64_t pixels = int64_t(s.batch) * s.out_h * s.out_w;
+  const int8_t* zp = s.zpbuf.data();
+  auto body = [&](int64_t b0, int64_t b1) {
+    const int8_t* ptrs[8 * 64];
+    std::vector<const int8_t*> big;
+    const int8_t** pp = ptrs;
+    if (T4 > 64) {
+      big.resize(size_t(8) * T4);
+      pp = big.data();
+    }
+    for (int64_t px0 = b0; px0 < b1; px0 += 8) {
+      const int n = int(std::min<int64_t>(8, b1 - px0));
+      for (int p = 0; p < n; ++p) {
+        const int64_t px = px0 + p;
+        const int b = int(px / (int64_t(s.out_h) * s.out_w));
+        const int oy = int(px / s.out_w % s.out_h), ox = int(px % s.out_w);
+        const int8_t** tp = pp + p * T4;
+        int t = 0;
+        for (int ky = 0; ky < s.k_h; ++ky) {
+          const int iy = oy * s.sh - s.pad_t + ky * s.dh;
+          const bool row_in = iy >= 0 && iy < s.in_h;
+          for (int kx = 0; kx < s.k_w; ++kx, ++t) {
+            const int ix = ox * s.sw - s.pad_l + kx * s.dw;
+            tp[t] = row_in && ix >= 0 && ix < s.in_w ? in + ((int64_t(b) * s.in_h + iy) * s.in_w + ix) * s.in_c : zp;
+          }
+        }
+        for (; t < T4; ++t) tp[t] = zp;
+      }
+      qgemm::DwVnni8(pp, n, s.dw8, s.rq8, out + px0 * C);
+    }
+  };
+  const double work = double(pixels) * C * s.k_h * s.k_w;
+  const int slots = pool ? gemm::NumSlots(pool) : 1;
+  if (slots <= 1 || work < 300000.0) {
+    body(0, pixels);
+    return;
+  }
+  // ~3 ranges per thread, whole 8-pixel chunks
+  const int64_t chunks = (pixels + 7) / 8;
+  const int64_t tasks = std::min<int64_t>(chunks, 3 * slots);
+  const int64_t per = (chunks + tasks - 1) / tasks * 8;
+  gemm::ParallelTasks(pool, (pixels + per - 1) / per,
+                      [&](int64_t t, int) { body(t * per, std::min(pixels, (t + 1) * per)); });
+}
 
 // Multiplier 1, one output pixel: acc[c] = sum over its taps t inside the input of
 // (ips[t][c] + off) * wps[t][c], int32 wrapping as TFLite's (the sum is taken modulo 2^32, so the
@@ -1088,6 +1164,10 @@ Status EvalDepthwise(OpContext& ctx, bool ref) {
       case DType::kInt16: DwLoops(*s, in.as<int16_t>(), f.as<int8_t>(), out.as<int16_t>(), pool); break;
       default: return ctx.Error("unsupported type");
     }
+    return OkStatus();
+  }
+  if (s->q.type == DType::kInt8 && UseVnniDw(*s)) {
+    DwFast8(ctx, *s, in.as<int8_t>(), out.as<int8_t>(), pool);
     return OkStatus();
   }
   FillW32(f, s->q.w_offset, &s->w32);
