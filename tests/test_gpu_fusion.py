@@ -142,3 +142,86 @@ def test_concatenation_inputs_written_in_place(precision):
     # Two placed (no kernel); the unaligned one and the one reading the model input run.
     assert sum(1 for n in names if n.startswith("CONCATENATION")) == 2, names
     assert "CONV_2D+ADD" in names and "LOGISTIC" in names, names
+
+
+def dwpw_model(batch=1):
+    """Depthwise + 1x1 conv pairs (the depthwise computed inside the 1x1 conv's kernel):
+    3x3 SAME RELU6 -> 1x1 (8 -> 16 channels, 32 output channels: more than one item group);
+    3x3 stride 2 over a zero-PAD view, 6 channels (padding lanes) -> 1x1 with 5 outputs and a
+    residual ADD fused behind it; 5x5 VALID dilation 2 -> 1x1 RELU. Kept as two kernels: a
+    depthwise read twice (1x1 conv and ADD), one followed by a 3x3 conv, and multiplier 2."""
+    net = _Net(6, "float32", "depthwise + pointwise")
+    x = net.mb.add_input([batch, 12, 11, 8], name="x")
+    a = net.conv(net.dwconv(x, k=3, act="RELU6", gain=1.0), 32, k=1, act="NONE", gain=1.0, prefix="pw1")
+    a6 = net.conv(a, 6, k=1, act="RELU", gain=1.0, prefix="to6")                          # [b, 12, 11, 6]
+    p = pad(net, a6, [[0, 0], [0, 0], [0, 1], [0, 0]])                                    # [b, 12, 12, 6]
+    d = net.dwconv(p, k=3, stride=2, act="NONE", gain=1.0)                                # [b, 6, 6, 6]
+    short = net.conv(net.max_pool(a6, k=2, stride=2), 5, k=1, act="NONE", gain=1.0, prefix="short")
+    b = net.binary("ADD", net.conv(d, 5, k=1, act="NONE", gain=1.0, prefix="pw2"), short)  # [b, 6, 6, 5]
+    c = net.conv(net.dwconv(a, k=5, dilation=2, padding="VALID", act="NONE", gain=1.0), 12, k=1, act="RELU",
+                 gain=1.0, prefix="pw3")                                                  # [b, 4, 3, 12]
+    e = net.dwconv(c, k=3, act="NONE", gain=1.0)
+    twice = net.binary("ADD", net.conv(e, 12, k=1, act="NONE", gain=1.0, prefix="pw4"), e)
+    f = net.conv(net.dwconv(twice, k=3, act="RELU", gain=1.0), 4, k=3, act="NONE", gain=1.0, prefix="c3")
+    g = net.conv(net.dwconv(twice, k=3, mult=2, act="NONE", gain=1.0), 8, k=1, act="NONE", gain=1.0, prefix="pw5")
+    return net.finish({"x": x}, {"b": b, "f": f, "g": g})
+
+
+def kernel_labels(names, label):
+    return sum(1 for n in names if n == label or n.startswith(label + "+"))
+
+
+@pytest.mark.parametrize("precision,batch", [("F32", 1), ("F32_F16", 1), ("F32", 2)])
+def test_depthwise_computed_in_pointwise_conv(precision, batch, monkeypatch):
+    require_gpu()
+    monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION", raising=False)
+    monkeypatch.delenv("TFLITE_GPU_FUSION_DWPW_MAX_MACS", raising=False)
+    x = np.random.default_rng(6).standard_normal([batch, 12, 11, 8]).astype(np.float32)
+    model = dwpw_model(batch)
+    names = check(model, [x], precision)
+    assert kernel_labels(names, "DEPTHWISE_CONV_2D+CONV_2D") == 3, names
+    assert "DEPTHWISE_CONV_2D+CONV_2D+ADD" in names, names  # the residual ADD stays fused
+    assert names.count("DEPTHWISE_CONV_2D") == 3, names  # read twice, 3x3 consumer, multiplier 2
+    # Turned off (the lead's A/B switch): three more kernels, same outputs.
+    monkeypatch.setenv("TFLITE_GPU_DISABLE_FUSION", "dwpw")
+    off = check(model, [x], precision)
+    assert len(off) == len(names) + 3, (names, off)
+    assert kernel_labels(off, "DEPTHWISE_CONV_2D+CONV_2D") == 0, off
+    # A recomputation budget below every pair's cost keeps them apart too.
+    monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION")
+    monkeypatch.setenv("TFLITE_GPU_FUSION_DWPW_MAX_MACS", "100")
+    assert len(check(model, [x], precision)) == len(names) + 3
+
+
+def tail_model(batch=1):
+    """Classifier tails: global AVERAGE_POOL_2D (RELU6) -> 1x1 CONV_2D -> RESHAPE -> SOFTMAX, and
+    MEAN over H, W (keep_dims false) -> FULLY_CONNECTED with 10 units; a MEAN that is also a graph
+    output keeps its kernel."""
+    net = _Net(7, "float32", "classifier tails")
+    x = net.mb.add_input([batch, 5, 6, 20], name="x")
+    pooled = net.mb.add_tensor([batch, 1, 1, 20], name="pooled")
+    net.mb.add_op("AVERAGE_POOL_2D", [x], [pooled], options=dict(
+        padding="VALID", stride_w=1, stride_h=1, filter_width=6, filter_height=5, fused_activation_function="RELU6"))
+    probs = net.softmax(net.reshape(net.conv(pooled, 37, k=1, act="NONE", gain=1.0, prefix="logits"), [batch, 37]))
+    axes = net.mb.add_const(np.asarray([1, 2], np.int32), name="axes")
+    m = net.mb.add_tensor([batch, 20], name="mean")
+    net.mb.add_op("MEAN", [x, axes], [m], options=dict(keep_dims=False))
+    fc = net.fc(m, 10, act="RELU")
+    m2 = net.mb.add_tensor([batch, 20], name="mean_out")
+    net.mb.add_op("MEAN", [x, axes], [m2], options=dict(keep_dims=False))
+    return net.finish({"x": x}, {"probs": probs, "fc": fc, "mean_out": m2})
+
+
+@pytest.mark.parametrize("precision,batch", [("F32", 1), ("F32_F16", 1), ("F32", 3)])
+def test_global_average_computed_in_classifier(precision, batch, monkeypatch):
+    require_gpu()
+    monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION", raising=False)
+    monkeypatch.delenv("TFLITE_GPU_FUSION_DWPW_MAX_MACS", raising=False)
+    x = np.random.default_rng(7).standard_normal([batch, 5, 6, 20]).astype(np.float32) + 0.5
+    model = tail_model(batch)
+    names = check(model, [x], precision)
+    assert "AVERAGE_POOL_2D+CONV_2D" in names and "MEAN+FULLY_CONNECTED" in names, names
+    assert names.count("MEAN") == 1 and "AVERAGE_POOL_2D" not in names, names
+    monkeypatch.setenv("TFLITE_GPU_DISABLE_FUSION", "tail")
+    off = check(model, [x], precision)
+    assert len(off) == len(names) + 2 and "AVERAGE_POOL_2D" in off, (names, off)

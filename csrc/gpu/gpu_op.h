@@ -161,6 +161,7 @@ class KernelBuilder {
   std::vector<std::vector<float>>& consts() { return consts_; }
   std::string post_ops;  // fused elementwise code applied by WRITE_ of the first output
   std::vector<std::string> fused_ops;  // names of the ops linked into it (for profiles)
+  std::vector<std::string> inlined_ops;  // producers whose values it computes (label prefix)
 
  private:
   std::string name_;
@@ -191,8 +192,12 @@ class GpuBuildContext {
   // op whose chain entered as input 1); the snippet reads the other operand(s) itself.
   virtual int chain_input() const = 0;
   // Whether READ_ of tensor t may use flattened coordinates (y = 0, x = y * W + x): false for a
-  // read view that pads H or W (see GpuReadView), whose reads need the true coordinates.
+  // read view that pads H or W (see GpuReadView), whose reads need the true coordinates, and for
+  // a computed input (see GpuInlineFn).
   virtual bool flat_readable(const GpuTensorRef& t) const = 0;
+  // Whether tensor t is computed by its readers (GpuInlineFn): each READ_ of it runs the
+  // producer's code, so generators should read each value as few times as they can.
+  virtual bool computed(const GpuTensorRef& t) const = 0;
 };
 
 // Elementwise ops also provide a snippet so they can be fused into the producer of their
@@ -222,6 +227,26 @@ using GpuViewFn = bool (*)(GpuBuildContext& ctx, GpuReadView* v);
 // it) and runs the op's kernel when one does not qualify.
 using GpuPlaceFn = bool (*)(GpuBuildContext& ctx, std::vector<GpuReadView>* at);
 
+// Producer/consumer fusion by recomputation ("computed inputs"). A producer op (DEPTHWISE_CONV_2D,
+// a global AVERAGE_POOL_2D / MEAN) whose output value at one (b, y, x, slice) is cheap to compute
+// from its own inputs may have no kernel: its single consumer's kernel computes every value it
+// reads (READ_/LD_ of that input call a function). The framework does this only when the consumer's GpuAcceptInlineFn accepts the
+// input and the recomputation stays within budget (TFLITE_GPU_FUSION_DWPW_MAX_MACS); it is off
+// with TFLITE_GPU_DISABLE_FUSION=dwpw (depthwise) / tail (pool, mean).
+//
+// GpuInlineFn (producer, node() = the producer): adds the inputs and constants the computation
+// needs to the reader's kernel `kb` under names starting with `prefix`, and sets `*body` to
+// statements computing float4 r_ (declared by the framework) at the coordinates b, y, x, s of its
+// output 0 (all in range), reading through the READ_/LD_/LOADW macros of those names. The
+// framework applies the output's quantization snap and zeroes the padding lanes. `*macs` gets the
+// multiply-adds per float4 value (the recomputation budget).
+using GpuInlineFn = Status (*)(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& prefix, std::string* body,
+                               int64_t* macs);
+// GpuAcceptInlineFn (consumer, node() = the consumer): how many times its kernel will compute each
+// value of input `input` when that input is computed (>= 1), or 0 to refuse (the producer then
+// runs its own kernel).
+using GpuAcceptInlineFn = int64_t (*)(GpuBuildContext& ctx, int input);
+
 }  // namespace gpu
 
 // Rank > 4 and zero-sized tensors never reach a check: the partitioner refuses them first.
@@ -236,6 +261,8 @@ struct GpuOpSupport {
   bool commutative = false;  // the fused chain may enter as input 1 (ADD, MUL, MAXIMUM, MINIMUM)
   gpu::GpuViewFn view = nullptr;  // data-movement ops readable in place (see GpuReadView)
   gpu::GpuPlaceFn place = nullptr;  // ops whose inputs can be written in place (see GpuPlaceFn)
+  gpu::GpuInlineFn inline_read = nullptr;  // producers their reader may compute (see GpuInlineFn)
+  gpu::GpuAcceptInlineFn accept_inline = nullptr;  // consumers that may compute an input
 };
 
 }  // namespace tflite_gpu

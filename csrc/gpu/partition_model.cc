@@ -162,11 +162,13 @@ class Builder : public GpuBuildContext {
   const GpuDeviceCaps& caps() const override { return caps_; }
   int chain_input() const override { return chain_input_; }
   bool flat_readable(const GpuTensorRef& t) const override {
+    if (inlined_.count(t.id)) return false;
     auto it = views_.find(t.id);
     if (it == views_.end()) return true;
     const BHWC& bs = m_->tensors[it->second.base].shape;
     return !it->second.off[1] && !it->second.off[2] && bs.h == t.shape.h && bs.w == t.shape.w;
   }
+  bool computed(const GpuTensorRef& t) const override { return inlined_.count(t.id) > 0; }
   int chain_input_ = 0;
 
  private:
@@ -202,6 +204,8 @@ class Builder : public GpuBuildContext {
   bool FuseElementwise(const Node& n, const GpuOpSupport* g);
   bool TryView(const Node& n, const GpuOpSupport* g);
   bool TryPlace(const Node& n, const GpuOpSupport* g);
+  bool TryInline(const Node& n, const GpuOpSupport* g);
+  Status LinkInlined(size_t first_kb);
   // The tensor a GPU tensor's reads resolve to (itself unless it is a read view).
   int BaseOf(int gpu) const {
     auto it = views_.find(gpu);
@@ -233,13 +237,122 @@ class Builder : public GpuBuildContext {
     int64_t off[4];
   };
   std::map<int, View> views_;
+  // Computed tensors (GpuInlineFn): GPU tensor -> the node that makes it (no kernel, no buffer);
+  // each kernel reading one computes it through a function: (kernel, arg name) -> the function's
+  // parameters (the args the producer added) and its body.
+  std::map<int, int> inlined_;
+  struct InlineUse {
+    std::vector<std::string> params;
+    std::string body;
+  };
+  std::map<std::pair<const KernelBuilder*, std::string>, InlineUse> inline_uses_;
 };
+
+// Extra multiply-adds one DEPTHWISE_CONV_2D + CONV_2D fusion may cost by default: MobileNet's
+// pairs at batch 1 need 7-15M (224x224); at batch 32 they keep two kernels.
+constexpr int64_t kDefaultInlineMacs = int64_t(1) << 25;
+
+// A producer with GpuInlineFn whose only reader is a consumer that accepts computing it: no kernel,
+// the consumer's kernel computes each value it reads, within the recomputation budget.
+bool Builder::TryInline(const Node& n, const GpuOpSupport* g) {
+  if (!g->inline_read) return false;
+  // Levers: "dwpw" for the depthwise + 1x1 conv pairs, "tail" for a global average computed by
+  // the classifier after it.
+  if (env::FusionDisabled(std::string(n.op->name) == "DEPTHWISE_CONV_2D" ? "dwpw" : "tail")) return false;
+  if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0) return false;
+  const int t = n.outputs[0];
+  if (consumers_[t] != 1 || in_partition_outputs_.count(t) || gpu_of_cpu_.count(t)) return false;
+  // The reader, looking through RESHAPEs that keep the BHWC layout (aliases, see TryView).
+  auto reader_of = [&](int tensor, int* input) -> const Node* {
+    const Node* r = nullptr;
+    for (int ni : m_->nodes) {
+      const Node& c = sg_.nodes()[size_t(ni)];
+      for (int i = 0; i < int(c.inputs.size()); ++i)
+        if (c.inputs[i] == tensor) {
+          r = &c;
+          *input = i;
+        }
+    }
+    return r;
+  };
+  int input = -1;
+  const Node* reader = reader_of(t, &input);
+  BHWC ts;
+  if (!ToBHWC(sg_.tensor(t).shape, &ts)) return false;
+  for (int hops = 0; hops < 4 && reader && reader->op->gpu && input == 0 && reader->outputs.size() == 1 &&
+                     std::string(reader->op->name) == "RESHAPE" && !env::FusionDisabled("view");
+       ++hops) {
+    const int ro = reader->outputs[0];
+    BHWC rs;
+    if (ro < 0 || consumers_[ro] != 1 || in_partition_outputs_.count(ro) || !ToBHWC(sg_.tensor(ro).shape, &rs) || rs != ts ||
+        IsQuantizedActivation(sg_.tensor(ro)) || IsQuantizedActivation(sg_.tensor(t)))
+      return false;
+    reader = reader_of(ro, &input);
+  }
+  if (!reader || reader->index <= n.index || !reader->op->gpu || !reader->op->gpu->accept_inline) return false;
+  node_ = reader;
+  const int64_t times = reader->op->gpu->accept_inline(*this, input);
+  node_ = &n;
+  if (times <= 0) return false;
+  KernelBuilder probe("probe");
+  std::string body;
+  int64_t macs = 0;
+  if (!g->inline_read(*this, probe, "p_", &body, &macs).ok() || macs <= 0) return false;
+  BHWC s;
+  if (!ToBHWC(sg_.tensor(t).shape, &s)) return false;
+  const int64_t values = int64_t(s.b) * s.h * s.w * s.slices();
+  const int64_t budget = env::FusionDwPwMaxMacs(kDefaultInlineMacs);
+  if (values * macs > budget / times) return false;  // (times) x (macs per value) x values
+  const GpuTensorRef out = output(0);
+  inlined_[out.id] = n.index;
+  return true;
+}
+
+// Kernels built since first_kb that read a computed tensor get its producer's code: the
+// producer's inputs and constants join the kernel under a prefix, and READ_/LD_ of the computed
+// input call a function (see Source).
+Status Builder::LinkInlined(size_t first_kb) {
+  const Node* self = node_;
+  for (size_t k = first_kb; k < kbs_.size(); ++k) {
+    KernelBuilder& kb = *kbs_[k];
+    std::vector<std::pair<std::string, int>> reads;
+    for (const auto& a : kb.args())
+      if (a.kind == KernelBuilder::Arg::kIn && inlined_.count(a.tensor)) reads.push_back({a.name, a.tensor});
+    for (const auto& r : reads) {
+      const Node& prod = sg_.nodes()[size_t(inlined_[r.second])];
+      node_ = &prod;
+      const size_t before = kb.args().size();
+      InlineUse use;
+      int64_t macs = 0;
+      const std::string prefix = "in_" + r.first + "_";
+      Status st = prod.op->gpu->inline_read(*this, kb, prefix, &use.body, &macs);
+      node_ = self;
+      if (!st.ok()) return Status(st.code(), std::string(prod.op->name) + " computed in its reader: " + st.message());
+      for (size_t i = before; i < kb.args().size(); ++i) use.params.push_back(kb.args()[i].name);
+      // The output's quantization snap, then zero padding lanes (as WRITE_ leaves them).
+      const Tensor& tt = sg_.tensor(prod.outputs[0]);
+      if (IsQuantizedActivation(tt)) use.body += SnapCode(tt, "r_") + "\n";
+      BHWC s;
+      ToBHWC(tt.shape, &s);
+      if (s.c % 4) {
+        use.body += "if (s == " + std::to_string(s.slices() - 1) + ") {";
+        for (int l = s.c % 4; l < 4; ++l) use.body += std::string(" r_.") + "xyzw"[l] + " = 0.0f;";
+        use.body += " }\n";
+      }
+      inline_uses_[{&kb, r.first}] = std::move(use);
+      kb.inlined_ops.push_back(prod.op->name);
+    }
+  }
+  node_ = self;
+  return OkStatus();
+}
 
 // A node whose inputs the kernels making them can write straight into its output (no kernel):
 // each input must be the first output of exactly one kernel of this partition, read by nothing
 // else, on the same quantization grid as the output.
 bool Builder::TryPlace(const Node& n, const GpuOpSupport* g) {
-  if (!g->place || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty()) return false;
+  if (!g->place || env::FusionDisabled("place") || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty())
+    return false;
   const Tensor& to = sg_.tensor(n.outputs[0]);
   std::vector<std::pair<int, KernelBuilder::Arg*>> targets;
   std::set<int> kernels;
@@ -288,7 +401,8 @@ bool Builder::TryPlace(const Node& n, const GpuOpSupport* g) {
 // A data-movement node whose output can be read in place (no kernel). Not for partition or graph
 // outputs (the boundary conversion reads a real buffer) nor when the quantization grid changes.
 bool Builder::TryView(const Node& n, const GpuOpSupport* g) {
-  if (!g->view || n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
+  if (!g->view || env::FusionDisabled("view")) return false;
+  if (n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
   const int in = n.inputs[0], out = n.outputs[0];
   if (consumers_[out] >= 100 || in_partition_outputs_.count(out)) return false;
   const Tensor& ti = sg_.tensor(in);
@@ -440,8 +554,8 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
     const Node& n = sg_.nodes()[ni];
     node_ = &n;
     const GpuOpSupport* g = n.op->gpu;
-    if (g->elementwise && FuseElementwise(n, g)) continue;
-    if (TryView(n, g) || TryPlace(n, g)) continue;
+    if (g->elementwise && !env::FusionDisabled("elementwise") && FuseElementwise(n, g)) continue;
+    if (TryView(n, g) || TryPlace(n, g) || TryInline(n, g)) continue;
     node_ = &n;
     size_t before = kbs_.size();
     Status st;
@@ -466,6 +580,7 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
                 "float4 v = " + kb.ReadBroadcastDims("src", cpu_input(0).shape, cpu_output(0).shape, "b", "y", "x", "s") + ";\n"
                 "WRITE_dst(v, b, y, x, s);\n";
     }
+    if (st.ok()) st = LinkInlined(before);
     if (!st.ok()) {
       *failed_node = n.index;
       return Status(st.code(), std::string(n.op->name) + " GPU kernel: " + st.message());
@@ -530,10 +645,11 @@ void Builder::ChooseStorage() {
 
 std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) {
   std::string src = PrecisionHeader(precision_) + kAccessMacros;
-  std::string sig;
+  std::string sig, inline_fns;
   bool first_out = true;
   for (const auto& a : kb.args()) {
-    if (!sig.empty()) sig += ", ";
+    const bool computed = a.kind == KernelBuilder::Arg::kIn && inline_uses_.count({&kb, a.name});
+    if (!sig.empty() && !computed) sig += ", ";
     if (a.kind == KernelBuilder::Arg::kConst) {
       bool exact = a.exact || precision_ == Precision::kF32 || m_->const_exact[size_t(a.const_index)];
       sig += std::string("__global const ") + (exact ? "float* " : "half* ") + a.name;
@@ -550,11 +666,37 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
     auto v = a.kind == KernelBuilder::Arg::kIn ? views_.find(a.tensor) : views_.end();
     const bool half = m_->tensor_half(v != views_.end() ? v->second.base : a.tensor);
     const std::string L4 = half ? "LOAD4H(" : "LOAD4F(", L1 = half ? "LOAD1H(" : "LOAD1F(", S4 = half ? "STORE4H(" : "STORE4F(";
-    sig += std::string("__global ") + (a.kind == KernelBuilder::Arg::kIn ? "const " : "") + (half ? "half* " : "float* ") + a.name;
+    if (!computed) sig += std::string("__global ") + (a.kind == KernelBuilder::Arg::kIn ? "const " : "") + (half ? "half* " : "float* ") + a.name;
     const std::string& n = a.name;
     src += "#define " + n + "_B " + std::to_string(s.b) + "\n#define " + n + "_H " + std::to_string(s.h) + "\n#define " + n +
            "_W " + std::to_string(s.w) + "\n#define " + n + "_C " + std::to_string(s.c) + "\n#define " + n + "_S " +
            std::to_string(s.slices()) + "\n";
+    auto inl = a.kind == KernelBuilder::Arg::kIn ? inline_uses_.find({&kb, a.name}) : inline_uses_.end();
+    if (inl != inline_uses_.end()) {
+      // A computed input (GpuInlineFn): no buffer; reads call the producer's code.
+      std::string params, call;
+      for (const std::string& pn : inl->second.params) {
+        for (const auto& pa : kb.args()) {
+          if (pa.name != pn) continue;
+          if (pa.kind == KernelBuilder::Arg::kConst) {
+            const bool exact = pa.exact || precision_ == Precision::kF32 || m_->const_exact[size_t(pa.const_index)];
+            params += std::string("__global const ") + (exact ? "float* " : "half* ");
+          } else {
+            auto pv = views_.find(pa.tensor);
+            params += std::string("__global const ") +
+                      (m_->tensor_half(pv != views_.end() ? pv->second.base : pa.tensor) ? "half* " : "float* ");
+          }
+          params += pn + ", ";
+          call += pn + ", ";
+          break;
+        }
+      }
+      inline_fns += "float4 inl_" + n + "(" + params + "int b, int y, int x, int s) {\nfloat4 r_ = (float4)(0.0f);\n" +
+                    inl->second.body + "return r_;\n}\n";
+      src += "#define READ_" + n + "(b, y, x, s) inl_" + n + "(" + call + "(b), (y), (x), (s))\n";
+      src += "#define LD_" + n + "(b, y, x, c) tfg_lane_(inl_" + n + "(" + call + "(b), (y), (x), (c) >> 2), (c) & 3)\n";
+      continue;
+    }
     if (v != views_.end()) {
       // A read view: index the base tensor at the shifted coordinates, zero outside it.
       const View& vw = v->second;
@@ -619,6 +761,9 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
       first_out = false;
     }
   }
+  if (!inline_fns.empty())
+    src += "float tfg_lane_(float4 v, int k) { return k == 0 ? v.x : (k == 1 ? v.y : (k == 2 ? v.z : v.w)); }\n" +
+           inline_fns;
   src += kb.defines();
   src += "__kernel void main_function(" + sig + ") {\n" + kb.body + "}\n";
   return src;
@@ -646,6 +791,7 @@ Status Builder::Assemble() {
     k.op = sg_.nodes()[k.node].op->name;
     for (const std::string& f : kb.fused_ops) k.label += "+" + f;
     k.label = k.op + k.label;
+    for (auto it = kb.inlined_ops.rbegin(); it != kb.inlined_ops.rend(); ++it) k.label = *it + "+" + k.label;
     // Constants of this builder move into the model; renumber.
     size_t base = m_->consts.size();
     for (auto& c : kb.consts()) {

@@ -44,5 +44,31 @@ bool DebugSentinels() {
   return !s.empty() && s != "0";
 }
 
+bool FusionDisabled(const char* lever) {
+  const std::string v = Get("TFLITE_GPU_DISABLE_FUSION");
+  size_t i = 0;
+  while (i <= v.size()) {
+    size_t j = v.find(',', i);
+    if (j == std::string::npos) j = v.size();
+    std::string tok = v.substr(i, j - i);
+    while (!tok.empty() && tok.front() == ' ') tok.erase(tok.begin());
+    while (!tok.empty() && tok.back() == ' ') tok.pop_back();
+    if (tok == lever || tok == "all") return true;
+    i = j + 1;
+  }
+  return false;
+}
+
+int64_t FusionDwPwMaxMacs(int64_t dflt) {
+  const std::string v = Get("TFLITE_GPU_FUSION_DWPW_MAX_MACS");
+  if (v.empty() || v.size() > 18) return dflt;
+  int64_t r = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9') return dflt;
+    r = r * 10 + (c - '0');
+  }
+  return r;
+}
+
 }  // namespace env
 }  // namespace tflite_gpu

@@ -66,5 +66,18 @@ bool DebugSentinels();
 // broken driver would (fault-injection tests; default none).
 std::string DebugBreakKernel();
 
+// TFLITE_GPU_DISABLE_FUSION: comma-separated kernel-count levers of the GPU delegate to turn off
+// (for measuring each one): "dwpw" (DEPTHWISE_CONV_2D computed inside the following 1x1
+// CONV_2D), "tail" (a global AVERAGE_POOL_2D / MEAN computed inside the 1x1 CONV_2D /
+// FULLY_CONNECTED classifier after it), "elementwise" (elementwise ops linked into their producer's kernel), "view" (zero PAD
+// / RESHAPE read in place), "place" (CONCATENATION written in place by its producers), "all".
+// Default: none off.
+bool FusionDisabled(const char* lever);
+
+// TFLITE_GPU_FUSION_DWPW_MAX_MACS: most extra multiply-adds (depthwise values recomputed by the
+// 1x1 conv's work items) one DEPTHWISE_CONV_2D + CONV_2D fusion may cost; larger pairs keep two
+// kernels. A non-negative integer; unset or malformed: `dflt`.
+int64_t FusionDwPwMaxMacs(int64_t dflt);
+
 }  // namespace env
 }  // namespace tflite_gpu

@@ -47,8 +47,20 @@ Status BuildConv2D(GpuBuildContext& ctx) {
   return EmitConv(ctx, "conv2d", src, dst, c);
 }
 
+// A 1x1, stride-1 convolution may compute its input (a DEPTHWISE_CONV_2D, see GpuInlineFn): each
+// of its ceil(slices / FusedSliceTile) item groups computes every input value of its positions.
+int64_t AcceptInline(GpuBuildContext& ctx, int input) {
+  if (input != 0) return 0;
+  conv::ConvGeometry g;
+  if (!conv::Conv2DGeometryOf(ctx.node(), ctx.cpu_input(0).shape, ctx.cpu_input(1).shape, &g).ok()) return 0;
+  if (g.k_h != 1 || g.k_w != 1 || g.stride_h != 1 || g.stride_w != 1 || g.pad_t != 0 || g.pad_l != 0 || g.groups != 1)
+    return 0;
+  const int dS = (g.out_c + 3) / 4;
+  return CeilDiv(dS, FusedSliceTile(dS));
+}
+
 }  // namespace
 
-const GpuOpSupport kGpu_CONV_2D = {CheckConv2D, BuildConv2D, nullptr, false};
+const GpuOpSupport kGpu_CONV_2D = {CheckConv2D, BuildConv2D, nullptr, false, nullptr, nullptr, nullptr, AcceptInline};
 
 }  // namespace tflite_gpu

@@ -18,6 +18,10 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   bool gslices = false;
   const int per_group = c.OC / c.groups, fc = c.IC / c.groups;
   int ST = std::min(4, dS);
+  // A computed input (a depthwise conv recomputed here, see FusedSliceTile): each item group of ST
+  // destination slices recomputes the values it reads, so ST stays at its fused size.
+  const bool computed = ctx.computed(src);
+  if (computed) ST = FusedSliceTile(dS);
   if (c.groups > 1 && fc % 4 == 0 && per_group % 4 == 0) {
     gslices = true;
     ST = (per_group / 4) % 4 == 0 && dS >= 4 ? 4 : ((per_group / 4) % 2 == 0 && dS >= 2 ? 2 : 1);
@@ -28,6 +32,7 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   // of them, p = tile + t * NT, and ST destination slices.
   const int64_t P = int64_t(so.h) * so.w, PB = P * so.b;
   int XT = (c.transposed || c.remap || !c.allow_xt) ? 1 : int(std::min<int64_t>(kMaxXT, PB));
+  if (computed) XT = std::min(XT, kMaxFusedXT);
   int KSPLIT = 1;
   const size_t max_wg = std::max<size_t>(1, std::min<size_t>(256, ctx.caps().max_work_group_size));
   auto tiles = [&]() { return CeilDiv(PB, XT) * CeilDiv(dS, ST); };
@@ -38,8 +43,10 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
       KSPLIT *= 2;
   };
   choose_split();
-  while (tiles() * KSPLIT < kTargetItems / 4 && (XT > 1 || ST > 1)) {
-    if (XT > 2)
+  while (tiles() * KSPLIT < kTargetItems / 4 && (XT > 1 || (ST > 1 && !computed))) {
+    if (computed)
+      XT = XT > 2 ? 2 : 1;
+    else if (XT > 2)
       XT = XT > 4 ? 4 : 2;
     else if (ST > 2 || (ST == 2 && XT == 1))
       ST = ST >= 4 ? 2 : 1;

@@ -67,6 +67,13 @@ constexpr int kMaxXT = 4;  // positions per item (8 measured slower on an H200)
 constexpr int kMaxSplit = 16;
 constexpr int kMinSplitWork = 8;  // source slices x taps per item when the loop is split
 constexpr int64_t kDwTargetItems = 16384;
+// A 1x1 conv computing its depthwise input (DEPTHWISE_CONV_2D + CONV_2D fusion): destination
+// slices per item (each item group recomputes the depthwise values it reads, so the fused work is
+// pointwise x (1 + taps / (4 * ST))), and at most this many positions per item (ST x XT float4
+// accumulators, as the unfused 4 x 4). Not tuned on a GPU yet.
+constexpr int kFusedST = 8;
+constexpr int kMaxFusedXT = 2;
+inline int FusedSliceTile(int dst_slices) { return std::min(kFusedST, dst_slices); }
 
 // ------------------------------------------------------------------ convolution-like generator
 

@@ -125,8 +125,60 @@ Status BuildDepthwise(GpuBuildContext& ctx) {
   return OkStatus();
 }
 
+// Computed by its reader (GpuInlineFn; depth multiplier 1): the value at (b, y, x, s) from the
+// input slice s, taps unrolled, bounds checks only where the window can leave the input.
+Status InlineDepthwise(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& P, std::string* body, int64_t* macs) {
+  conv::ConvGeometry g;
+  TFG_RETURN_IF_ERROR(conv::DepthwiseGeometryOf(ctx.node(), ctx.cpu_input(0).shape, ctx.cpu_input(1).shape, &g));
+  if (g.mult != 1) return Unimplemented("depth multiplier other than 1");
+  GpuTensorRef src = ctx.input(0);
+  if (src.shape.h != g.in_h || src.shape.w != g.in_w || src.shape.c != g.in_c) return Internal("input shape differs");
+  const int KH = g.k_h, KW = g.k_w, OC = g.out_c, dS = (OC + 3) / 4;
+  std::vector<float> w(size_t(dS) * KH * KW * 4, 0.f);
+  const float* fw = ctx.const_input(1).data();
+  for (int ky = 0; ky < KH; ++ky)
+    for (int kx = 0; kx < KW; ++kx)
+      for (int oc = 0; oc < OC; ++oc)
+        w[((size_t(oc / 4) * KH + ky) * KW + kx) * 4 + oc % 4] = fw[(int64_t(ky) * KW + kx) * OC + oc];
+  const std::string X = P + "x", Wn = P + "w", Bn = P + "bias";
+  kb.AddInput(X, src);
+  kb.AddConstBuffer(Wn, std::move(w));
+  const bool has_bias = ctx.has_input(2);
+  if (has_bias) {
+    std::vector<float> bias(size_t(dS) * 4, 0.f);
+    const float* bp = ctx.const_input(2).data();
+    for (int oc = 0; oc < OC; ++oc) bias[oc] = bp[oc];
+    kb.AddConstBuffer(Bn, std::move(bias));
+  }
+  const bool need_y = g.pad_t > 0 || int64_t(g.out_h - 1) * g.stride_h - g.pad_t + int64_t(KH - 1) * g.dil_h >= g.in_h;
+  const bool need_x = g.pad_l > 0 || int64_t(g.out_w - 1) * g.stride_w - g.pad_l + int64_t(KW - 1) * g.dil_w >= g.in_w;
+  std::string b;
+  b += "const int wi_ = s * " + I(KH * KW) + ";\n";
+  b += "const int yb_ = y * " + I(g.stride_h) + " - " + I(g.pad_t) + ", xb_ = x * " + I(g.stride_w) + " - " + I(g.pad_l) + ";\n";
+  for (int kx = 0; kx < KW; ++kx) {
+    const std::string ix = "(xb_ + " + I(kx * g.dil_w) + ")";
+    b += "const bool okx" + I(kx) + "_ = " + (need_x ? ix + " >= 0 && " + ix + " < " + X + "_W" : std::string("true")) + ";\n";
+  }
+  for (int ky = 0; ky < KH; ++ky) {
+    b += "{\nconst int iy_ = yb_ + " + I(ky * g.dil_h) + ";\n";
+    b += need_y ? "if (iy_ >= 0 && iy_ < " + X + "_H) {\n" : "{\n";
+    for (int kx = 0; kx < KW; ++kx) {
+      const std::string rd = "READ_" + X + "(b, iy_, xb_ + " + I(kx * g.dil_w) + ", s)";
+      const std::string wv = "LOADW4_" + Wn + "(wi_ + " + I(ky * KW + kx) + ")";
+      b += need_x ? "if (okx" + I(kx) + "_) r_ += " + rd + " * " + wv + ";\n" : "r_ += " + rd + " * " + wv + ";\n";
+    }
+    b += "}\n}\n";
+  }
+  if (has_bias) b += "r_ += LOADW4_" + Bn + "(s);\n";
+  b += ActivationCode(g.act, "r_");
+  *body = b;
+  *macs = int64_t(KH) * KW * 4;
+  return OkStatus();
+}
+
 }  // namespace
 
-const GpuOpSupport kGpu_DEPTHWISE_CONV_2D = {CheckDepthwise, BuildDepthwise, nullptr, false};
+const GpuOpSupport kGpu_DEPTHWISE_CONV_2D = {CheckDepthwise, BuildDepthwise, nullptr, false, nullptr, nullptr,
+                                             InlineDepthwise};
 
 }  // namespace tflite_gpu

@@ -76,8 +76,21 @@ Status BuildFullyConnected(GpuBuildContext& ctx) {
   return EmitConv(ctx, "fully_connected", src, dst, c);
 }
 
+// Rows that are whole pixels, same pixels in and out (a classifier after a global average): the
+// input may be computed here (GpuInlineFn), by each of the ceil(slices / FusedSliceTile) item groups.
+int64_t AcceptInline(GpuBuildContext& ctx, int input) {
+  if (input != 0 || ctx.cpu_input(1).shape.size() != 2) return 0;
+  BHWC in, out;
+  gpu::ToBHWC(ctx.cpu_input(0).shape, &in);
+  gpu::ToBHWC(ctx.cpu_output(0).shape, &out);
+  std::string why;
+  if (FcMapping(in, out, ctx.cpu_input(1).shape[1], &why) != FcMap::kPerPixel) return 0;
+  return CeilDiv(out.slices(), FusedSliceTile(out.slices()));
+}
+
 }  // namespace
 
-const GpuOpSupport kGpu_FULLY_CONNECTED = {CheckFullyConnected, BuildFullyConnected, nullptr, false};
+const GpuOpSupport kGpu_FULLY_CONNECTED = {CheckFullyConnected, BuildFullyConnected, nullptr, false,
+                                           nullptr, nullptr, nullptr, AcceptInline};
 
 }  // namespace tflite_gpu

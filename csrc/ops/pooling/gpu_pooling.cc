@@ -153,6 +153,53 @@ Status BuildPool(GpuBuildContext& ctx) {
   return OkStatus();
 }
 
+// (defined with MEAN / SUM below)
+Status ReducedAxes(const Tensor& in, const Tensor& axes, bool red[4]);
+
+// A global average (output 1x1, the window covering the whole input from its origin) computed by
+// its reader (GpuInlineFn: the 1x1 conv / FULLY_CONNECTED classifier after it), one slice at a
+// time; `count` values (the clipped window), clamped to [lo, hi].
+std::string GlobalAverageBody(const std::string& X, const BHWC& in, float lo, float hi) {
+  std::string b = "float4 acc_ = (float4)(0.0f);\n";
+  b += "for (int yy_ = 0; yy_ < " + I(in.h) + "; ++yy_)\n";
+  b += "  for (int xx_ = 0; xx_ < " + I(in.w) + "; ++xx_) acc_ += READ_" + X + "(b, yy_, xx_, s);\n";
+  b += "r_ = acc_ / " + F(float(int64_t(in.h) * in.w)) + ";\n";
+  if (lo > -std::numeric_limits<float>::infinity()) b += "r_ = select(r_, (float4)(" + F(lo) + "), r_ < (float4)(" + F(lo) + "));\n";
+  if (hi < std::numeric_limits<float>::infinity()) b += "r_ = select(r_, (float4)(" + F(hi) + "), r_ > (float4)(" + F(hi) + "));\n";
+  return b;
+}
+
+Status InlinePool(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& P, std::string* body, int64_t* macs) {
+  int padding, sh, sw, fh, fw, act;
+  pooling::Pool2DParamsOf(ctx.node(), &padding, &sh, &sw, &fh, &fw, &act);
+  const BHWC in = ctx.input(0).shape;
+  BHWC o;
+  gpu::ToBHWC(ctx.cpu_output(0).shape, &o);
+  Padding pad = static_cast<Padding>(padding);
+  if (o.h != 1 || o.w != 1 || fh < in.h || fw < in.w || ConvPadBefore(pad, in.h, fh, sh, 1, o.h) != 0 ||
+      ConvPadBefore(pad, in.w, fw, sw, 1, o.w) != 0)
+    return Unimplemented("not a global average");
+  float lo, hi;
+  pooling::FloatActivationRange(act, &lo, &hi);
+  kb.AddInput(P + "x", ctx.input(0));
+  *body = GlobalAverageBody(P + "x", in, lo, hi);
+  *macs = int64_t(in.h) * in.w * 4;
+  return OkStatus();
+}
+
+Status InlineMean(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& P, std::string* body, int64_t* macs) {
+  bool red[4];
+  TFG_RETURN_IF_ERROR(ReducedAxes(ctx.cpu_input(0), ctx.cpu_input(1), red));
+  const BHWC in = ctx.input(0).shape;
+  BHWC o;
+  gpu::ToBHWC(ctx.cpu_output(0).shape, &o);
+  if (red[0] || red[3] || o.b != in.b || o.h != 1 || o.w != 1 || o.c != in.c) return Unimplemented("not a mean over H and W");
+  kb.AddInput(P + "x", ctx.input(0));
+  *body = GlobalAverageBody(P + "x", in, -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity());
+  *macs = int64_t(in.h) * in.w * 4;
+  return OkStatus();
+}
+
 // ------------------------------------------------------------------ RESIZE
 template <bool kBilinear>
 Status CheckResize(const GpuCheckContext& c) {
@@ -435,12 +482,12 @@ Status BuildRefused(GpuBuildContext&) { return Unimplemented("not supported on t
 
 }  // namespace
 
-const GpuOpSupport kGpu_AVERAGE_POOL_2D = {CheckPool, BuildPool<false>, nullptr, false};
+const GpuOpSupport kGpu_AVERAGE_POOL_2D = {CheckPool, BuildPool<false>, nullptr, false, nullptr, nullptr, InlinePool};
 const GpuOpSupport kGpu_MAX_POOL_2D = {CheckPool, BuildPool<true>, nullptr, false};
 const GpuOpSupport kGpu_RESIZE_BILINEAR = {CheckResize<true>, BuildResize<true>, nullptr, false};
 const GpuOpSupport kGpu_RESIZE_NEAREST_NEIGHBOR = {CheckResize<false>, BuildResize<false>, nullptr, false};
 const GpuOpSupport kGpu_SOFTMAX = {CheckSoftmax, BuildSoftmax, nullptr, false};
-const GpuOpSupport kGpu_MEAN = {CheckReduce, BuildReduce<1>, nullptr, false};
+const GpuOpSupport kGpu_MEAN = {CheckReduce, BuildReduce<1>, nullptr, false, nullptr, nullptr, InlineMean};
 const GpuOpSupport kGpu_SUM = {CheckReduce, BuildReduce<0>, nullptr, false};
 const GpuOpSupport kGpu_REDUCE_MAX = {CheckReduce, BuildReduce<2>, nullptr, false};
 const GpuOpSupport kGpu_REDUCE_MIN = {CheckReduce, BuildReduce<3>, nullptr, false};
