@@ -210,3 +210,18 @@ def test_conv_packed_weights_refused(op, in_t, w_t, litert_too):
     m = _conv_int4(op, in_t, True, w_t=w_t)[0]()
     assert litert_refuses(m) == litert_too
     assert_refused(m, words=[op, w_t])
+
+
+def test_embedding_lookup_packed_tables_refused_where_litert_misreads():
+    """INT4 / INT2 tables look up into FLOAT32 (op_cases/versions.py); into INT8 LiteRT copies the
+    packed bytes, a UINT4 table and rows that do not fill whole bytes it misreads: refused with the
+    reason."""
+    for w_t, out_t, row, words in (("INT4", np.int8, 4, ["INT4", "FLOAT32 output"]), ("UINT4", F32, 4, ["UINT4"]),
+                                   ("INT4", F32, 3, ["INT4", "whole bytes"]), ("INT2", F32, 6, ["INT2", "whole bytes"])):
+        mb = ModelBuilder()
+        ids = mb.add_input([2], np.int32)
+        w = mb.add_tensor([4, row], w_t, data=np.ones((4, row), np.int64), quant=dict(scale=[0.5], zero_point=[0]))
+        y = mb.add_tensor([2, row], out_t, quant=None if out_t == F32 else dict(scale=[0.5], zero_point=[0]))
+        mb.add_op("EMBEDDING_LOOKUP", [ids, w], [y], version=5)
+        mb.mark_output(y)
+        assert_refused(mb.build(), words=["EMBEDDING_LOOKUP"] + words)

@@ -466,3 +466,32 @@ for _pc in (False, True):
         add("CONV_2D", f"{_in.lower()}_x_int4{'_per_channel' if _pc else ''}", m, i)
     m, i = _conv_int4("DEPTHWISE_CONV_2D", "INT8", _pc, stride=2, padding="VALID")
     add("DEPTHWISE_CONV_2D", f"int8_x_int4{'_per_channel' if _pc else ''}", m, i)
+
+
+
+# ------------------------------------------------------------------ EMBEDDING_LOOKUP (v5): INT4 / INT2 tables
+# LiteRT 2.3 looks INT4 and INT2 tables up into FLOAT32 (dequantized, per-tensor or one scale per
+# row); with an INT8 output it copies packed bytes and UINT4 it misreads: both refused here
+# (test_versions_errors.py).
+def _emb_packed(w_t, per_row, rows=7, dims=(3, 4), n_ids=6):
+    def model():
+        mb = ModelBuilder()
+        ids = mb.add_input([n_ids], np.int32)
+        lo, hi = RANGES[w_t]
+        q = (dict(scale=[0.1 + 0.05 * r for r in range(rows)], zero_point=[0] * rows, quantized_dimension=0)
+             if per_row else dict(scale=[0.25], zero_point=[0]))
+        w = mb.add_tensor([rows, *dims], w_t, data=np.random.default_rng(7).integers(lo, hi + 1, (rows, *dims)), quant=q)
+        y = mb.add_tensor([n_ids, *dims], F32)
+        mb.add_op("EMBEDDING_LOOKUP", [ids, w], [y], version=5)
+        mb.mark_output(y)
+        return mb.build()
+
+    def inputs(rng):
+        return [rng.integers(0, rows, n_ids).astype(np.int32)]
+    return model, inputs
+
+
+for _t in ("INT4", "INT2"):
+    for _pr in (False, True):
+        m, i = _emb_packed(_t, _pr)
+        add("EMBEDDING_LOOKUP", f"{_t.lower()}_to_float32{'_per_row' if _pr else ''}", m, i)
