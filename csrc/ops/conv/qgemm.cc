@@ -304,9 +304,14 @@ inline void VnniCore(const uint8_t* a, int64_t lda, int rows, const int8_t* b, i
   acc[6][0] = c60, acc[6][1] = c61, acc[7][0] = c70, acc[7][1] = c71;
 }
 
-// HalfUp requantization of 16 lanes (RequantAvx2's arithmetic), clamped.
+// HalfUp requantization of 16 lanes: HalfUp(x, m, shift) = round_half_up(round_half_up(xs * m / 2^31) / 2^r)
+// with xs = x << left, r = right. Both roundings are floors of (value + half), and
+// floor((floor(a / 2^31) + c) / 2^r) = floor((a + c * 2^31) / 2^(31 + r)) for integers, so it is one
+// 64-bit add and arithmetic shift per lane: (xs * m + 2^30 + [r > 0] 2^(30 + r)) >> (31 + r)
+// (|xs * m| < 2^62, the constant <= 2^30 + 2^61: no overflow). Even and odd lanes via vpmuldq, the
+// per-channel constant and shift as int64 vectors (Requant8::k64 / s64).
 struct Rq16 {
-  __m512i bias, m, mo, left, right, r1, rbit;
+  __m512i bias, m, mo, left, ke, ko, se, so;
 };
 inline Rq16 LoadRq(const Requant8& rq, int n) {
   Rq16 q;
@@ -314,19 +319,19 @@ inline Rq16 LoadRq(const Requant8& rq, int n) {
   q.m = _mm512_loadu_si512(rq.mult.data() + n);
   q.mo = _mm512_srli_epi64(q.m, 32);
   q.left = _mm512_loadu_si512(rq.left.data() + n);
-  q.right = _mm512_loadu_si512(rq.right.data() + n);
-  q.r1 = _mm512_loadu_si512(rq.r1.data() + n);
-  q.rbit = _mm512_loadu_si512(rq.rbit.data() + n);
+  q.ke = _mm512_loadu_si512(rq.k64.data() + n);
+  q.ko = _mm512_loadu_si512(rq.k64.data() + n + 8);
+  q.se = _mm512_loadu_si512(rq.s64.data() + n);
+  q.so = _mm512_loadu_si512(rq.s64.data() + n + 8);
   return q;
 }
 inline __m512i Requant16(__m512i acc, const Rq16& q, __m512i vzp, __m512i vlo, __m512i vhi) {
-  const __m512i round = _mm512_set1_epi64(int64_t(1) << 30);
   const __m512i x = _mm512_sllv_epi32(_mm512_add_epi32(acc, q.bias), q.left);
-  const __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(x, q.m), round);
-  const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), q.mo), round);
-  const __m512i h = _mm512_mask_blend_epi32(__mmask16(0xAAAA), _mm512_srli_epi64(pe, 31), _mm512_slli_epi64(po, 1));
-  const __m512i qv = _mm512_add_epi32(_mm512_srav_epi32(h, q.right), _mm512_and_si512(_mm512_srav_epi32(h, q.r1), q.rbit));
-  return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(qv, vzp), vlo), vhi);
+  const __m512i qe = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, q.m), q.ke), q.se);
+  const __m512i qo = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_shuffle_epi32(x, _MM_PERM_CDAB), q.mo), q.ko), q.so);
+  // odd lanes from qo's even dwords
+  const __m512i v = _mm512_mask_shuffle_epi32(qe, __mmask16(0xAAAA), qo, _MM_PERM_CDAB);
+  return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, vzp), vlo), vhi);
 }
 
 template <int NV>
@@ -533,6 +538,7 @@ void BuildRequantDw8(const OutputStage& os, const DwPacked8& W, int32_t a_off, R
   rq->zp = os.zp;
   rq->lo = os.lo;
   rq->hi = os.hi;
+  rq->Finish64();
 }
 
 void DwVnni8(const int8_t* const* ptrs, int npx, const DwPacked8& W, const Requant8& rq, int8_t* out) {

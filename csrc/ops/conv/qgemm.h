@@ -143,7 +143,26 @@ void PackB8(int N, int K, const int8_t* src, PackedB8* out);
 // correction folded in, multiplier, left shift, right shift, max(right - 1, 0), right > 0.
 struct Requant8 {
   std::vector<int32_t> bias, mult, left, right, r1, rbit;
+  // The rounding as one 64-bit add and shift (qgemm.cc Requant16): per 16 channels, 8 int64 for the
+  // even channels then 8 for the odd ones: 2^30 + [right > 0] 2^(30 + right), and 31 + right.
+  std::vector<int64_t> k64, s64;
   int32_t zp = 0, lo = 0, hi = 0;
+  void Finish64() {
+    const size_t n = right.size();
+    k64.assign(n, 0);
+    s64.assign(n, 31);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t g = i / 16 * 16, j = i % 16, at = g + (j % 2) * 8 + j / 2;
+      const int r = right[i];
+      if (r >= 32) {  // |rounded product| < 2^31: the result is 0; keep the sum positive and below 2^63
+        k64[at] = int64_t(1) << 62;
+        s64[at] = 63;
+        continue;
+      }
+      k64[at] = (int64_t(1) << 30) + (r > 0 ? (int64_t(1) << (30 + r)) : 0);
+      s64[at] = 31 + r;
+    }
+  }
 };
 
 // A block: rows m0.. of A at `a` (row stride lda bytes), `rows` <= any; runs every panel in
@@ -315,6 +334,7 @@ inline void BuildRequant8(const OutputStage& os, const PackedB8& B, int32_t a_of
   rq->zp = os.zp;
   rq->lo = os.lo;
   rq->hi = os.hi;
+  rq->Finish64();
 }
 
 // ---------------------------------------------------------------- VNNI depthwise (multiplier 1)
