@@ -1,12 +1,15 @@
 """Lookup family beyond the one-invoke op cases (tests/op_cases/lookup.py): bad models and bad
 data give a clear error naming the op (LiteRT BUILTIN_WITHOUT_DEFAULT_DELEGATES refuses them too
-where it says so), never a crash, and the GPU delegate leaves these ops on the CPU with a reason."""
+where it says so), never a crash; hashtables over several invokes and from a CALL_ONCE init
+subgraph (vs LiteRT); STRING tensors through the Python API (as LiteRT: details dtype bytes_,
+object arrays of bytes out, bytes/str arrays in); the GPU delegate leaves these ops on the CPU
+with a reason."""
 import numpy as np
 import pytest
 
 import tflite_gpu
 from harness import assert_refused, invoke_step, litert_interpreter, litert_refuses, our_interpreter
-from op_cases.lookup import els_model, lsh_model
+from op_cases.lookup import els_model, hashtable_model, hl_model, lsh_model, skip_gram_model
 from tflite_gpu.testing.builder import ModelBuilder
 
 F32, I32 = np.float32, np.int32
@@ -128,3 +131,236 @@ def test_gpu_delegate_leaves_them_on_the_cpu(model):
             ins.append(rng.uniform(0.5, 1.0, x["shape"]).astype(x["dtype"]))
     want = invoke_step(litert_interpreter(model), ins)[0]
     np.testing.assert_array_equal(invoke_step(it, ins)[0], want)
+
+
+# ------------------------------------------------------------------ STRING tensors, hashtables
+S = "STRING"
+
+
+def test_string_io_matches_litert_python_api():
+    m = skip_gram_model(2, 1, True)
+    lite, ours = litert_interpreter(m), our_interpreter(m)
+    assert ours.get_input_details()[0]["dtype"] is lite.get_input_details()[0]["dtype"] is np.bytes_
+    assert ours.get_output_details()[0]["dtype"] is np.bytes_
+    for value in (np.array([b"a b c"]), np.array(["x y z w"]), np.array(["gr\u00fc\u00dfe x"], dtype=object)):
+        want, got = invoke_step(lite, [value])[0], invoke_step(ours, [value])[0]
+        assert got.dtype == want.dtype == object and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="STRING"):
+        ours.set_tensor(ours.get_input_details()[0]["index"], np.array([1], I32))
+    with pytest.raises(ValueError, match="Dimension mismatch"):
+        ours.set_tensor(ours.get_input_details()[0]["index"], np.array([b"a", b"b"]))
+    with pytest.raises(ValueError, match="bytes or str"):
+        ours.set_tensor(ours.get_input_details()[0]["index"], np.array([3.5], dtype=object))
+    with pytest.raises(ValueError, match="STRING"):
+        ours.tensor(ours.get_input_details()[0]["index"])()
+
+
+def test_string_input_resize_matches_litert():
+    mb = ModelBuilder()
+    lk = mb.add_input([2], I32)
+    k = mb.add_const(np.array([1, 2, 3], I32))
+    v = mb.add_input([3], S)
+    o = mb.add_tensor([2], S)
+    h = mb.add_tensor([2], np.uint8)
+    mb.add_op("HASHTABLE_LOOKUP", [lk, k, v], [o, h])
+    mb.mark_output(o)
+    mb.mark_output(h)
+    m = mb.build()
+    lite, ours = litert_interpreter(m), our_interpreter(m)
+    for it in (lite, ours):
+        it.resize_tensor_input(0, [4])
+        it.allocate_tensors()
+    ins = [np.array([3, 0, 1, 2], I32), np.array([b"one", b"two", b"three"], dtype=object)]
+    for step in range(2):
+        w, g = invoke_step(lite, ins), invoke_step(ours, ins)
+        for a, b in zip(g, w):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_hashtable_state_over_invokes_matches_litert():
+    m = hashtable_model("INT64", [1, 2, 3], [b"a", b"b", b"c"], b"?", (3,))
+    lite, ours = litert_interpreter(m), our_interpreter(m)
+    for step, keys in enumerate(([1, 5, 3], [2, 2, 9], [3, 1, 0])):
+        x = [np.array(keys, np.int64)]
+        w, g = invoke_step(lite, x), invoke_step(ours, x)
+        for a, b in zip(g, w):
+            np.testing.assert_array_equal(a, b, err_msg=f"invoke {step}")
+    ours.reset_all_variables()  # tables are not variable tensors: they stay (as in LiteRT)
+    lite.reset_all_variables()
+    x = [np.array([1, 2, 3], np.int64)]
+    for a, b in zip(invoke_step(ours, x), invoke_step(lite, x)):
+        np.testing.assert_array_equal(a, b)
+
+
+def _call_once_table_model():
+    """As the converter writes a lookup table: a CALL_ONCE init subgraph creates and imports
+    table 7 (STRING -> INT64); the main subgraph finds keys in it and reports its size."""
+    mb = ModelBuilder()
+    isg = mb.add_subgraph("init")
+    h = isg.add_tensor([1], "RESOURCE")
+    isg.add_op("HASHTABLE", [], [h], options=dict(table_id=7, key_dtype=S, value_dtype="INT64"))
+    k = isg.add_const(np.array([b"cat", b"dog", b"emu"], dtype=object))
+    v = isg.add_const(np.array([10, 20, 30], np.int64))
+    isg.add_op("HASHTABLE_IMPORT", [h, k, v], [])
+    mb.add_op("CALL_ONCE", [], [], options=dict(init_subgraph_index=isg.index))
+    h0 = mb.add_tensor([1], "RESOURCE")
+    mb.add_op("HASHTABLE", [], [h0], options=dict(table_id=7, key_dtype=S, value_dtype="INT64"))
+    q = mb.add_input([4], S, name="words")
+    d = mb.add_const(np.array([-1], np.int64))
+    o = mb.add_tensor([4], np.int64)
+    mb.add_op("HASHTABLE_FIND", [h0, q, d], [o])
+    n = mb.add_tensor([1], np.int64)
+    mb.add_op("HASHTABLE_SIZE", [h0], [n])
+    mb.mark_output(o)
+    mb.mark_output(n)
+    return mb.build()
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_hashtable_from_call_once_init_matches_litert(reference):
+    m = _call_once_table_model()
+    lite, ours = litert_interpreter(m), our_interpreter(m, reference=reference)
+    for words in ([b"dog", b"cow", b"emu", b"cat"], [b"", b"cat", b"cat", b"Dog"]):
+        x = [np.array(words, dtype=object)]
+        for a, b in zip(invoke_step(ours, x), invoke_step(lite, x)):
+            np.testing.assert_array_equal(a, b)
+
+
+def _table_op_model(ops):
+    """ops: list of (op, [input specs], [output specs], options); a spec is ('t', name) for a
+    tensor made earlier, or (shape, dtype) for a new graph input / output, or an ndarray constant."""
+    mb = ModelBuilder()
+    named = {}
+    for op, ins, outs, opts in ops:
+        ii = []
+        for x in ins:
+            if isinstance(x, np.ndarray):
+                ii.append(mb.add_const(x))
+            elif x[0] == "t":
+                ii.append(named[x[1]])
+            else:
+                ii.append(mb.add_input(list(x[0]), x[1]))
+        oo = []
+        for name, shape, dt in outs:
+            named[name] = mb.add_tensor(list(shape), dt)
+            oo.append(named[name])
+            if name.startswith("out"):
+                mb.mark_output(named[name])
+        mb.add_op(op, ii, oo, options=opts)
+    return mb.build()
+
+
+def _ht(key=S, value="INT64", tid=1, out_type="RESOURCE", shape=(1,)):
+    return ("HASHTABLE", [], [("h", shape, out_type)], dict(table_id=tid, key_dtype=key, value_dtype=value))
+
+
+def _hl(keys, values, out_dtype, lookup_shape=(2,), hits=np.uint8):
+    mb = ModelBuilder()
+    lk = mb.add_input(list(lookup_shape), I32)
+    k = mb.add_const(keys)
+    v = mb.add_const(values)
+    o = mb.add_tensor([2], out_dtype)
+    h = mb.add_tensor([2], hits)
+    mb.add_op("HASHTABLE_LOOKUP", [lk, k, v], [o, h])
+    mb.mark_output(o)
+    return mb.build()
+
+
+_SK = np.array([b"a", b"b"], dtype=object)
+_IV = np.array([1, 2], np.int64)
+BAD_STRING_MODELS = [
+    ("hashtable_float_keys", _table_op_model([_ht(key="FLOAT32", value="INT64"),
+                                              ("HASHTABLE_SIZE", [("t", "h")], [("out", (1,), np.int64)], None)]),
+     ["INT64 -> STRING"], True),
+    ("hashtable_int64_to_int64", _table_op_model([_ht(key="INT64", value="INT64"),
+                                                  ("HASHTABLE_SIZE", [("t", "h")], [("out", (1,), np.int64)], None)]),
+     ["only INT64 -> STRING"], True),
+    ("hashtable_handle_not_resource", _table_op_model([_ht(out_type=I32),
+                                                       ("HASHTABLE_SIZE", [("t", "h")], [("out", (1,), np.int64)], None)]),
+     ["RESOURCE"], True),
+    ("import_shape_mismatch", _table_op_model([_ht(), ("HASHTABLE_IMPORT", [("t", "h"), _SK, np.array([1, 2, 3], np.int64)],
+                                                                      [], None),
+                                               ("HASHTABLE_SIZE", [("t", "h")], [("out", (1,), np.int64)], None)]),
+     ["same shape"], True),
+    ("import_wrong_types", _table_op_model([_ht(), ("HASHTABLE_IMPORT", [("t", "h"), _SK, np.array([1, 2], I32)], [], None),
+                                            ("HASHTABLE_SIZE", [("t", "h")], [("out", (1,), np.int64)], None)]),
+     ["only INT64 -> STRING"], True),
+    ("find_default_type", _table_op_model([_ht(), ("HASHTABLE_FIND", [("t", "h"), ((2,), S), np.array([0], I32)],
+                                                   [("out", (2,), np.int64)], None)]), ["default value"], True),
+    ("find_float_keys", _table_op_model([_ht(), ("HASHTABLE_FIND", [("t", "h"), ((2,), F32), np.array([0], np.int64)],
+                                                 [("out", (2,), np.int64)], None)]), ["only INT64 -> STRING"], True),
+    ("size_output_int32", _table_op_model([_ht(), ("HASHTABLE_SIZE", [("t", "h")], [("out", (1,), I32)], None)]),
+     ["INT64"], True),
+    ("size_handle_2d", _table_op_model([_ht(), ("RESHAPE", [("t", "h"), np.array([1, 1], I32)], [("h2", (1, 1), "RESOURCE")],
+                                                None),
+                                        ("HASHTABLE_SIZE", [("t", "h2")], [("out", (1,), np.int64)], None)]),
+     None, True),
+    ("skip_gram_int_input", _model("SKIP_GRAM", [((1,), I32)], ((1,), S), dict(ngram_size=2)), ["STRING"], True),
+    ("skip_gram_int_output", _model("SKIP_GRAM", [((1,), S)], ((1,), I32), dict(ngram_size=2)), ["STRING"], True),
+    ("hl_keys_float", _hl(np.array([1.0, 2.0], F32), np.ones(2, F32), F32), ["keys", "INT32"], True),
+    ("hl_lookup_2d", _hl(np.array([1, 2], I32), np.ones(2, F32), F32, lookup_shape=(1, 2)), ["1-D"], True),
+    ("hl_key_value_rows", _hl(np.array([1, 2], I32), np.ones(3, F32), F32), ["value rows"], True),
+    ("hl_output_type", _hl(np.array([1, 2], I32), np.ones(2, F32), I32), ["output has type INT32"], True),
+    ("hl_hits_type", _hl(np.array([1, 2], I32), np.ones(2, F32), F32, hits=I32), ["hits"], True),
+    # LiteRT reshapes strings; here only the lookup ops take STRING tensors, others refuse clearly.
+    ("string_into_other_op", _model("RESHAPE", [((2,), S), np.array([2], I32)], ((2,), S)), ["STRING"], False),
+]
+
+
+@pytest.mark.parametrize("name,model,words,litert", BAD_STRING_MODELS, ids=[b[0] for b in BAD_STRING_MODELS])
+def test_bad_string_and_table_model_is_a_clear_error(name, model, words, litert):
+    if litert:
+        assert litert_refuses(model)
+    assert_refused(model, words=words or ())
+
+
+def test_find_on_a_table_nobody_created_is_a_runtime_error():
+    # HASHTABLE_SIZE of a handle read from a constant resource id: no HASHTABLE op made table 0.
+    mb = ModelBuilder()
+    h = mb.add_input([1], "RESOURCE", name="handle")
+    n = mb.add_tensor([1], np.int64)
+    mb.add_op("HASHTABLE_SIZE", [h], [n])
+    mb.mark_output(n)
+    m = mb.build()
+    it = our_interpreter(m)
+    with pytest.raises(RuntimeError, match="no hashtable has id"):
+        it.invoke()
+
+
+def test_table_used_with_other_types_is_a_runtime_error():
+    m = _table_op_model([_ht(key="INT64", value=S, tid=4),
+                         ("HASHTABLE", [], [("h2", (1,), "RESOURCE")], dict(table_id=4, key_dtype=S, value_dtype="INT64")),
+                         ("HASHTABLE_FIND", [("t", "h2"), ((2,), S), np.array([0], np.int64)], [("out", (2,), np.int64)],
+                          None)])
+    ins = [np.array([b"a", b"b"], dtype=object)]
+    assert litert_refuses(m, ins)
+    assert_refused(m, ins, words=["maps INT64 to STRING"], at_invoke=True)
+
+
+def test_corrupt_constant_string_buffer_is_refused_at_load():
+    mb = ModelBuilder()
+    lk = mb.add_input([2], I32)
+    k = mb.add_const(np.array([1, 2], I32))
+    bad = np.array([2, 16, 17, 99], "<i4").tobytes() + b"ab"  # offsets past the end
+    v = mb.add_tensor([2], S, data=bad)
+    o = mb.add_tensor([2], S)
+    h = mb.add_tensor([2], np.uint8)
+    mb.add_op("HASHTABLE_LOOKUP", [lk, k, v], [o, h])
+    mb.mark_output(o)
+    with pytest.raises(ValueError, match="corrupt string buffer"):
+        tflite_gpu.Interpreter(model_content=mb.build())
+
+
+def test_skip_gram_negative_ngram_is_refused():
+    assert_refused(skip_gram_model(-1, 0, False), words=["ngram_size is negative"])
+
+
+@pytest.mark.parametrize("model", [hashtable_model("INT64", [1], [b"a"], b"?", (2,)), skip_gram_model(2, 1, False)],
+                         ids=["hashtable", "skip_gram"])
+def test_gpu_delegate_leaves_string_ops_on_the_cpu(model):
+    from gpu_util import delegate
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[delegate("F32")])
+    it.allocate_tensors()
+    rep = it.delegation_report()
+    assert rep["delegated_nodes"] == 0 and rep["unsupported"] and all(u[3] for u in rep["unsupported"]), rep

@@ -20,14 +20,7 @@ LIST = os.path.join(HERE, "data", "litert_builtin_ops.txt")
 # Ops (name: LiteRT's highest version) our table lacks or supports only up to a lower version.
 # ==> OP HELPERS: when you add an op (or raise its max version to LiteRT's), REMOVE ITS LINE HERE
 # ==> in the same commit; test_pending_list_only_shrinks fails until you do.
-PENDING = {
-    "HASHTABLE_LOOKUP": 1,
-    "SKIP_GRAM": 1,
-    "HASHTABLE": 1,
-    "HASHTABLE_FIND": 1,
-    "HASHTABLE_IMPORT": 1,
-    "HASHTABLE_SIZE": 1,
-}
+PENDING = {}
 
 
 def _litert_ops():

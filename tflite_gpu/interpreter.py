@@ -49,7 +49,7 @@ import numpy as np
 from . import _core
 
 _NP_TYPES = {
-    0: np.float32, 1: np.float16, 2: np.int32, 3: np.uint8, 4: np.int64, 5: np.object_, 6: np.bool_,
+    0: np.float32, 1: np.float16, 2: np.int32, 3: np.uint8, 4: np.int64, 5: np.bytes_, 6: np.bool_,
     7: np.int16, 8: np.complex64, 9: np.int8, 10: np.float64, 11: np.complex128, 12: np.uint64,
     15: np.uint32, 16: np.uint16,
     # Packed types are held unpacked, one byte per element (LiteRT's Python API reports these too).

@@ -239,15 +239,84 @@ class PyInterpreter {
     Tensor& t = tensor(sgi, index);
     CheckReadable(t, index);
     if (t.data_is_stale && sgi == 0) ThrowStatus(interp_->EnsureTensorDataIsReadable(index));
+    if (t.type == DType::kString) return GetStrings(t);
     py::array out(NumpyDType(t.type), std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
     size_t bytes = size_t(std::max<int64_t>(0, t.num_elements())) * DTypeSize(t.type);
     if (bytes) std::memcpy(out.mutable_data(), t.data, bytes);
     return out;
   }
 
+  // STRING tensors (TFLite's layout: int32 count, count + 1 int32 offsets, bytes) come out as
+  // LiteRT gives them: a numpy object array of bytes of the tensor's shape.
+  static py::array GetStrings(const Tensor& t) {
+    const int64_t n = std::max<int64_t>(0, t.num_elements());
+    int32_t count = 0;
+    if (t.data && t.bytes >= 4) std::memcpy(&count, t.data, 4);
+    py::list items;
+    for (int64_t i = 0; i < n; ++i) {
+      if (i < count) {
+        int32_t a, b;
+        std::memcpy(&a, t.data + 4 * (i + 1), 4);
+        std::memcpy(&b, t.data + 4 * (i + 2), 4);
+        items.append(py::bytes(reinterpret_cast<const char*>(t.data) + a, size_t(b - a)));
+      } else {
+        items.append(py::bytes());
+      }
+    }
+    py::module_ np = py::module_::import("numpy");
+    py::object arr = np.attr("empty")(py::make_tuple(n), py::arg("dtype") = "object");
+    for (int64_t i = 0; i < n; ++i) arr.attr("__setitem__")(i, items[size_t(i)]);
+    py::tuple shape(t.shape.size());
+    for (size_t i = 0; i < t.shape.size(); ++i) shape[i] = t.shape[i];
+    return arr.attr("reshape")(shape).cast<py::array>();
+  }
+
+  // A numpy array of bytes / str (kind S, U or O) into a STRING tensor (str as UTF-8).
+  static void SetStrings(Tensor& t, int index, py::array value) {
+    const char kind = value.dtype().kind();
+    if (kind != 'S' && kind != 'U' && kind != 'O')
+      throw py::value_error("Cannot set tensor: Got value of type " + std::string(py::str(value.dtype())) +
+                            " but expected type STRING (bytes or str values) for tensor " + std::to_string(index) +
+                            ", name: " + t.name);
+    py::list flat = value.attr("ravel")().attr("tolist")();
+    std::vector<std::string> items;
+    items.reserve(flat.size());
+    uint64_t total = 4 * (uint64_t(flat.size()) + 2);
+    for (py::handle h : flat) {
+      if (py::isinstance<py::bytes>(h))
+        items.push_back(h.cast<std::string>());
+      else if (py::isinstance<py::str>(h))
+        items.push_back(py::reinterpret_borrow<py::str>(h).attr("encode")("utf-8").cast<std::string>());
+      else
+        throw py::value_error("Cannot set tensor " + std::to_string(index) + " ('" + t.name +
+                              "'): a STRING tensor takes bytes or str values, got " +
+                              std::string(py::str(h.get_type().attr("__name__"))));
+      total += items.back().size();
+    }
+    if (total > uint64_t(INT32_MAX))
+      throw py::value_error("Cannot set tensor " + std::to_string(index) + " ('" + t.name + "'): " +
+                            std::to_string(total) + " bytes of strings (the STRING layout allows 2 GiB)");
+    t.owned.assign(size_t(total) + 1, 0);
+    uint8_t* p = t.owned.data();
+    auto put = [&](size_t at, int32_t x) { std::memcpy(p + at, &x, 4); };
+    put(0, int32_t(items.size()));
+    int32_t off = int32_t(4 * (items.size() + 2));
+    for (size_t i = 0; i < items.size(); ++i) {
+      put(4 * (i + 1), off);
+      if (!items[i].empty()) std::memcpy(p + off, items[i].data(), items[i].size());
+      off += int32_t(items[i].size());
+    }
+    put(4 * (items.size() + 1), off);
+    t.data = p;
+    t.bytes = size_t(total);
+  }
+
   py::array TensorView(py::object self, int sgi, int index) {
     auto l = Lock();
     Tensor& t = tensor(sgi, index);
+    if (t.type == DType::kString)
+      throw py::value_error("Tensor " + std::to_string(index) + " ('" + t.name +
+                            "') is a STRING tensor: tensor() gives no view of it, use get_tensor()");
     CheckReadable(t, index);
     // A delegate output kept on the device is copied to host memory first (as get_tensor does).
     if (t.data_is_stale && sgi == 0) ThrowStatus(interp_->EnsureTensorDataIsReadable(index));
@@ -274,7 +343,8 @@ class PyInterpreter {
   void SetTensor(int sgi, int index, py::array value) {
     auto l = Lock();
     Tensor& t = tensor(sgi, index);
-    py::dtype want = NumpyDType(t.type);
+    const bool str = t.type == DType::kString;
+    py::dtype want = str ? value.dtype() : NumpyDType(t.type);
     if (!value.dtype().is(want) && !value.dtype().equal(want))
       throw py::value_error("Cannot set tensor: Got value of type " + std::string(py::str(value.dtype())) +
                             " but expected type " + std::string(py::str(want)) + " (" + DTypeName(t.type) +
@@ -296,6 +366,13 @@ class PyInterpreter {
                             "it); write the buffer instead, or unbind it (bind_buffer_to_tensor(" +
                             std::to_string(index) + ", None)) to use host copies again");
     CheckReadable(t, index);
+    if (str) {  // the memory planner keeps STRING tensors in resizable heap storage (kDynamic)
+      if (t.alloc != Allocation::kDynamic && t.alloc != Allocation::kOwned)
+        throw py::value_error("Cannot set tensor " + std::to_string(index) + " ('" + t.name + "'): call allocate_tensors() first");
+      SetStrings(t, index, value);
+      t.data_is_stale = false;
+      return;
+    }
     py::array c = py::array::ensure(value, py::array::c_style | py::array::forcecast);
     size_t bytes = size_t(std::max<int64_t>(0, t.num_elements())) * DTypeSize(t.type);
     if (const int bits = DTypePackedBits(t.type)) {  // one byte per element: the values must fit the type

@@ -1,4 +1,5 @@
 #include "model/model_reader.h"
+#include "runtime/string_tensor.h"
 
 #include <climits>
 #include <limits>
@@ -211,6 +212,10 @@ void ReadModelImpl(const fb::Reader& r, ModelDef* m) {
                                                                       " elements a byte)"
                                                                 : std::string()) +
                                       " but its buffer has " + std::to_string(have)));
+        }
+        if (td.type == DType::kString && !td.sparsity) {
+          const std::string why = CheckStringBuffer(m->buffers[td.buffer].data, have, n);
+          if (!why.empty()) throw FbError(Ctx(tw, "'" + td.name + "' (STRING) " + why));
         }
         if (DTypePackedBits(td.type) && td.is_variable)
           throw FbError(Ctx(tw, "'" + td.name + "': variable " + std::string(DTypeName(td.type)) +

@@ -1,6 +1,7 @@
 // State one interpreter shares between its subgraphs: the subgraph list (control-flow ops call
 // other subgraphs), TFLite's resource variables (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE)
-// keyed by (container, shared_name), and which CALL_ONCE init subgraphs have run.
+// keyed by (container, shared_name), which CALL_ONCE init subgraphs have run, and TFLite's
+// hashtables (HASHTABLE / HASHTABLE_IMPORT / HASHTABLE_FIND / HASHTABLE_SIZE) keyed by table_id.
 //
 // Lifetimes follow LiteRT 2.3 (measured with its Python interpreter): resource variables and the
 // CALL_ONCE "done" marks live as long as the interpreter; they persist across invokes and across
@@ -39,11 +40,17 @@ constexpr size_t kDefaultMaxLoopTensorBytes = size_t(1) << 30;  // 1 GiB
 // iterations per invoke with TFLITE_GPU_MAX_WHILE_ITERATIONS (read when the interpreter is built;
 // unset or 0: no bound); past it the invoke fails with an error naming the node.
 
+// TFLite's hashtable resource (HASHTABLE and friends), defined in ops/lookup/hashtable.cc.
+struct HashtableResource;
+
 struct SharedState {
   std::vector<std::unique_ptr<Subgraph>>* subgraphs = nullptr;
   std::map<std::pair<std::string, std::string>, int32_t> resource_ids;  // (container, shared_name)
   std::map<int32_t, ResourceVariable> variables;                        // resource id -> value
   std::set<int> initialized_subgraphs;                                  // CALL_ONCE
+  // Hashtables by table_id (HASHTABLE's option): like the variables they live as long as the
+  // interpreter, across invokes, subgraphs and signature runners.
+  std::map<int32_t, std::shared_ptr<HashtableResource>> hashtables;
   size_t max_loop_tensor_bytes = kDefaultMaxLoopTensorBytes;
   uint64_t max_while_iterations = 0;  // 0: unbounded
   // The model's flatbuffer bytes (owned by the FlatBufferModel, which outlives the interpreter)

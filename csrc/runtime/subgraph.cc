@@ -1,4 +1,5 @@
 #include "runtime/subgraph.h"
+#include "runtime/string_tensor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -244,10 +245,17 @@ void Subgraph::ResetPlan() {
 
 Status Subgraph::PrepareNode(Node& node, bool* outputs_dynamic) {
   OpContext ctx(this, &node, pool_);
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    int t = node.inputs[i];
-    if (t >= 0 && tensors_[t].type == DType::kString)
-      return Unimplemented(NodeName(node) + ": string tensors are not supported");
+  if (!OpTakesStrings(node.op)) {  // STRING tensors: only the ops that handle them (runtime/string_tensor.h)
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      int t = node.inputs[i];
+      if (t >= 0 && tensors_[t].type == DType::kString)
+        return Unimplemented(NodeName(node) + ": input " + std::to_string(i) + " is a STRING tensor, which this op does not take");
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      int t = node.outputs[i];
+      if (t >= 0 && tensors_[t].type == DType::kString)
+        return Unimplemented(NodeName(node) + ": output " + std::to_string(i) + " is a STRING tensor, which this op does not write");
+    }
   }
   Status st = node.op->impl->prepare ? node.op->impl->prepare(ctx) : OkStatus();
   // An absent input the op read explains whatever prepare said about the placeholder; an absent
@@ -417,6 +425,11 @@ Status Subgraph::PlanMemory() {
     if (NumElements(ten.shape) < 0)
       return InvalidArgument("tensor " + std::to_string(t) + " ('" + ten.name + "') has an invalid or too large shape " +
                              DimsToString(ten.shape));
+    if (ten.type == DType::kString) {  // heap storage sized by each write; n empty strings until then
+      ten.alloc = Allocation::kDynamic;
+      TFG_RETURN_IF_ERROR(WriteEmptyStrings(ten, NumElements(ten.shape)));
+      continue;
+    }
     if (first[t] == INT_MAX) continue;  // read and written by no step (e.g. inside a delegated partition)
     items.push_back({t, 0, AlignUp(std::max<size_t>(TensorBytes(ten), 1)), first[t], last[t]});
   }

@@ -1,10 +1,13 @@
-"""Lookup family: LSH_PROJECTION, EMBEDDING_LOOKUP_SPARSE (oracle: LiteRT
-BUILTIN_WITHOUT_DEFAULT_DELEGATES). Each op has one plain kernel, which is also its reference
-kernel, so the "fast" and "reference" runs check the same code. LSH_PROJECTION is exact (int32
-bits from FarmHash Fingerprint64); its keys (4 seed bytes + one input row) cover every length
-branch of the hash (4..7, 8..16, 17..32, 33..64, one and several 64-byte blocks).
-EMBEDDING_LOOKUP_SPARSE sums in float in TFLite's order: tol 0 as well.
-Bad models and bad data are in tests/test_lookup_ops.py.
+"""Lookup family: LSH_PROJECTION, EMBEDDING_LOOKUP_SPARSE, HASHTABLE_LOOKUP, SKIP_GRAM and the
+hashtable resource ops HASHTABLE / HASHTABLE_IMPORT / HASHTABLE_FIND / HASHTABLE_SIZE (oracle:
+LiteRT BUILTIN_WITHOUT_DEFAULT_DELEGATES). Each op has one plain kernel, which is also its
+reference kernel, so the "fast" and "reference" runs check the same code. Every case is exact
+(tol 0): LSH_PROJECTION's int32 bits from FarmHash Fingerprint64 (its keys, 4 seed bytes + one
+input row, cover every length branch of the hash: 4..7, 8..16, 17..32, 33..64, one and several
+64-byte blocks; a STRING input hashes its serialized buffer); EMBEDDING_LOOKUP_SPARSE sums in float
+in TFLite's order; STRING outputs (object arrays of bytes) compare element by element.
+Bad models and bad data, several invokes, CALL_ONCE-imported tables and the STRING Python API are
+in tests/test_lookup_ops.py.
 CPU only: TFLite's GPU delegate takes none of these ops.
 """
 import numpy as np
@@ -55,6 +58,11 @@ for _kind in ("SPARSE", "DENSE"):
         CASES.append(OpCase("LSH_PROJECTION", f"{_kind.lower()}_{_name}",
                             (lambda k=_kind, nh=_nh, nb=_nb, s=_shape, d=_dt, w=_w: lsh_model(k, nh, nb, s, d, w)),
                             lsh_inputs(_shape, _dt), tol=0.0, gpu=False))
+    # A STRING input: TFLite hashes its serialized buffer cut into bytes // rows pieces.
+    CASES.append(OpCase("LSH_PROJECTION", f"{_kind.lower()}_string_input",
+                        (lambda k=_kind: lsh_model(k, 3, 5, (3,), "STRING")),
+                        lambda rng: [np.array([b"hello", b"", b"lsh projection of words"], dtype=object)],
+                        tol=0.0, gpu=False))
     CASES.append(OpCase("LSH_PROJECTION", f"{_kind.lower()}_weight_input",
                         (lambda k=_kind: lsh_model(k, 4, 6, (5, 3), weight_input=True)),
                         lsh_inputs((5, 3), weight_input=True), tol=0.0, gpu=False))
@@ -103,3 +111,128 @@ for _comb in ("SUM", "MEAN", "SQRTN"):
 CASES.append(OpCase("EMBEDDING_LOOKUP_SPARSE", "dense_shape_input",
                     lambda: els_model(6, 2, (3, 4), (5, 2), "MEAN", const_meta=False),
                     els_inputs(6, (3, 4), (5, 2), const_meta=False, positive_w=True), tol=0.0, gpu=False))
+
+
+# ------------------------------------------------------------------ HASHTABLE_LOOKUP
+def hl_model(keys, values, n_lookup, values_const=True):
+    mb = ModelBuilder()
+    lk = mb.add_input([n_lookup], I32, name="lookup")
+    k = mb.add_const(np.asarray(keys, I32), name="keys")
+    v = mb.add_const(values, name="values") if values_const else mb.add_input(list(values.shape), values.dtype)
+    is_str = values.dtype == object
+    o = mb.add_tensor([n_lookup] + ([] if is_str else list(values.shape[1:])), "STRING" if is_str else values.dtype,
+                      name="out")
+    h = mb.add_tensor([n_lookup], np.uint8, name="hits")
+    mb.add_op("HASHTABLE_LOOKUP", [lk, k, v], [o, h])
+    mb.mark_output(o)
+    mb.mark_output(h)
+    return mb.build()
+
+
+def lookups(values):
+    return lambda rng: [np.asarray(values, I32)]
+
+
+_SORTED = [-7, -2, 0, 3, 4, 10, 11, 50]
+_PROBE = [3, 4, 5, -7, 50, 51, -8, 0, 10, 10, 2, 11]
+_HL = [
+    ("f32_rows", _SORTED, np.random.default_rng(1).normal(0, 1, (8, 3)).astype(F32), _PROBE),
+    ("f32_1d", _SORTED, np.arange(8, dtype=F32) * 1.5, _PROBE),
+    ("int8_3d", _SORTED, np.arange(8 * 2 * 2, dtype=np.int8).reshape(8, 2, 2), _PROBE),
+    ("int64", _SORTED, np.arange(8, dtype=np.int64) * (1 << 40), _PROBE),
+    ("uint8", _SORTED, np.arange(8, dtype=np.uint8) + 200, _PROBE),
+    ("bool", _SORTED, np.array([1, 0, 1, 1, 0, 0, 1, 0], bool), _PROBE),
+    ("string", _SORTED, np.array([b"minus seven", b"-2", b"", b"three", "f\u00fcnf".encode(), b"ten", b"eleven", b"x" * 70],
+                                 dtype=object), _PROBE),
+    ("unsorted_keys", [9, 1, 5, 3, 7, 0, 2], np.arange(7, dtype=F32), [9, 1, 5, 3, 7, 0, 2, 4, 8]),
+    ("extreme_keys_wrap", [-2147483648, -5, 0, 2147483647], np.arange(4, dtype=I32) + 1,
+     [-2147483648, -5, 0, 2147483647, 1, -1]),
+    ("one_key", [4], np.array([[2.5, -1.0]], F32), [4, 3, 5]),
+]
+for _name, _k, _v, _p in _HL:
+    CASES.append(OpCase("HASHTABLE_LOOKUP", _name, (lambda k=_k, v=_v, n=len(_p): hl_model(k, v, n)), lookups(_p),
+                        tol=0.0, gpu=False))
+CASES.append(OpCase("HASHTABLE_LOOKUP", "values_input",
+                    lambda: hl_model(_SORTED, np.zeros((8, 2), F32), 5, values_const=False),
+                    lambda rng: [np.array([0, 1, 10, 11, -7], I32), rng.normal(0, 1, (8, 2)).astype(F32)],
+                    tol=0.0, gpu=False))
+
+
+# ------------------------------------------------------------------ SKIP_GRAM
+def skip_gram_model(ngram, skip, include_all):
+    mb = ModelBuilder()
+    x = mb.add_input([1], "STRING", name="sentence")
+    y = mb.add_tensor([1], "STRING", name="ngrams")
+    mb.add_op("SKIP_GRAM", [x], [y], options=dict(ngram_size=ngram, max_skip_size=skip, include_all_ngrams=include_all))
+    mb.mark_output(y)
+    return mb.build()
+
+
+def sentence(text):
+    return lambda rng: [np.array([text.encode() if isinstance(text, str) else text], dtype=object)]
+
+
+_TEXT = "the quick brown fox jumps over the lazy dog"
+for _name, _n, _s, _all, _t in [
+        ("bigram_skip1_all", 2, 1, True, _TEXT), ("bigram_skip0", 2, 0, False, _TEXT),
+        ("trigram_skip2", 3, 2, False, _TEXT), ("trigram_skip1_all", 3, 1, True, _TEXT),
+        ("unigram", 1, 0, False, _TEXT), ("unigram_skip3_all", 1, 3, True, "a b c"),
+        ("fourgram_skip2_all", 4, 2, True, "one two three four five six"),
+        ("white_space", 2, 1, True, "  lead\tand\n\ntabs  double  spaces \r\x0bend "),
+        ("leading_space_drops_first_word", 2, 0, False, " alpha beta gamma"),
+        ("utf8", 2, 1, True, "gr\u00fc\u00dfe aus k\u00f6ln \u65e5\u672c"),
+        ("exactly_n_words", 3, 0, False, "a b c"), ("no_skip_limit_large", 2, 100, False, "w x y z"),
+        ("long_words", 2, 1, False, " ".join("w" * (i + 60) for i in range(5)))]:
+    CASES.append(OpCase("SKIP_GRAM", _name, (lambda n=_n, s=_s, a=_all: skip_gram_model(n, s, a)), sentence(_t),
+                        tol=0.0, gpu=False))
+
+
+# ------------------------------------------------------------------ HASHTABLE, _IMPORT, _FIND, _SIZE
+def hashtable_model(key_type, keys, values, default, n_find, table_id=3, import_twice=None):
+    """HASHTABLE -> HASHTABLE_IMPORT (constant keys/values) -> HASHTABLE_FIND (keys input) and
+    HASHTABLE_SIZE, in one subgraph (each invoke imports again: a no-op after the first)."""
+    mb = ModelBuilder()
+    kt, vt = (np.int64, "STRING") if key_type == "INT64" else ("STRING", np.int64)
+    h = mb.add_tensor([1], "RESOURCE", name="table")
+    mb.add_op("HASHTABLE", [], [h], options=dict(table_id=table_id, key_dtype=key_type,
+                                                  value_dtype="STRING" if key_type == "INT64" else "INT64"))
+    ck = mb.add_const(np.asarray(keys, dtype=object if kt == "STRING" else kt), name="import_keys")
+    cv = mb.add_const(np.asarray(values, dtype=object if vt == "STRING" else vt), name="import_values")
+    mb.add_op("HASHTABLE_IMPORT", [h, ck, cv], [])
+    if import_twice is not None:
+        ck2 = mb.add_const(np.asarray(import_twice[0], dtype=object if kt == "STRING" else kt))
+        cv2 = mb.add_const(np.asarray(import_twice[1], dtype=object if vt == "STRING" else vt))
+        mb.add_op("HASHTABLE_IMPORT", [h, ck2, cv2], [])
+    q = mb.add_input(list(n_find), kt, name="find_keys")
+    d = mb.add_const(np.asarray([default], dtype=object if vt == "STRING" else vt), name="default")
+    o = mb.add_tensor(list(n_find), vt, name="found")
+    mb.add_op("HASHTABLE_FIND", [h, q, d], [o])
+    s = mb.add_tensor([1], np.int64, name="size")
+    mb.add_op("HASHTABLE_SIZE", [h], [s])
+    mb.mark_output(o)
+    mb.mark_output(s)
+    return mb.build()
+
+
+_IK = [5, -3, 1 << 40, 0, 77]
+_IV = [b"five", b"minus three", b"big", b"", "n\u00e4chste".encode()]
+_SK = [b"apple", b"banana", b"", b"kiwi fruit", "\u00e9t\u00e9".encode()]
+_SV = [1, -2, 1 << 50, 0, 9]
+# Every model below runs all four ops; each case is listed under the op it is mainly about.
+for _op in ("HASHTABLE", "HASHTABLE_FIND"):
+    _pre = "create" if _op == "HASHTABLE" else "find"
+    CASES.append(OpCase(_op, f"{_pre}_int64_to_string", lambda: hashtable_model("INT64", _IK, _IV, b"?", (2, 3)),
+                        lambda rng: [np.array([[5, 6, 0], [1 << 40, -3, 78]], np.int64)], tol=0.0, gpu=False))
+    CASES.append(OpCase(_op, f"{_pre}_string_to_int64", lambda: hashtable_model("STRING", _SK, _SV, -1, (4,)),
+                        lambda rng: [np.array([b"kiwi fruit", b"kiwi", b"", "\u00e9t\u00e9".encode()], dtype=object)],
+                        tol=0.0, gpu=False))
+CASES.append(OpCase("HASHTABLE_IMPORT", "duplicate_keys_first_wins",
+                    lambda: hashtable_model("INT64", [1, 2, 1, 3, 2], [b"a", b"b", b"c", b"d", b"e"], b"-", (4,)),
+                    lambda rng: [np.array([1, 2, 3, 4], np.int64)], tol=0.0, gpu=False))
+CASES.append(OpCase("HASHTABLE_IMPORT", "second_import_ignored",
+                    lambda: hashtable_model("STRING", [b"x", b"y"], [1, 2], 0, (3,),
+                                            import_twice=([b"x", b"z"], [10, 30])),
+                    lambda rng: [np.array([b"x", b"y", b"z"], dtype=object)], tol=0.0, gpu=False))
+CASES.append(OpCase("HASHTABLE_SIZE", "empty_table",
+                    lambda: hashtable_model("INT64", np.zeros(0, np.int64), np.zeros(0, object), b"none", (3,)),
+                    lambda rng: [np.array([0, 1, 2], np.int64)], tol=0.0, gpu=False))

@@ -131,6 +131,17 @@ def pack_bits(values, bits) -> bytes:
     return (v << shifts).sum(axis=1).astype(np.uint8).tobytes()
 
 
+def string_buffer(values) -> bytes:
+    """TFLite's STRING tensor buffer: int32 count n, n + 1 int32 offsets from the start of the
+    buffer (the last one is its size), then the bytes of each string (str values as UTF-8)."""
+    items = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values]
+    n = len(items)
+    offsets = [4 * (n + 2)]
+    for b in items:
+        offsets.append(offsets[-1] + len(b))
+    return np.array([n] + offsets, "<i4").tobytes() + b"".join(items)
+
+
 def tensor_type(dtype) -> int:
     """TensorType id for a numpy dtype, a TensorType name or an int id."""
     if isinstance(dtype, (int, np.integer)):
@@ -295,6 +306,11 @@ class SubgraphBuilder:
         if data is not None:
             if isinstance(data, (bytes, bytearray, memoryview)):
                 raw = bytes(data)
+            elif t.type == TENSOR_TYPES["STRING"]:  # values: TFLite's string buffer layout
+                arr = np.asarray(data, dtype=object)
+                if arr.size != int(np.prod(t.shape)):
+                    raise ValueError(f"{arr.size} strings for a tensor of shape {t.shape}")
+                raw = string_buffer(arr.reshape(-1))
             elif t.type in PACKED_BITS:  # values in an ndarray: packed as TFLite packs them
                 arr = np.asarray(data)
                 if int(np.prod(arr.shape)) != int(np.prod(t.shape)):

@@ -10,7 +10,7 @@
 //    ([num_hash * num_bits]); SPARSE packs each hash's bits MSB first into an int32 and adds
 //    i << num_bits ([num_hash]). num_bits <= 32, n >= 1; the shift of 1 << 32 wraps as x86's does (the
 //    count mod 32), which is what LiteRT computes there. The input's bytes are hashed as they are:
-//    its type does not matter.
+//    its type does not matter (a STRING input: its serialized buffer, runtime/string_tensor.h).
 //  * Fingerprint64 is farmhash's Fingerprint64 (farmhashna::Hash64, the public FarmHash
 //    algorithm by Geoff Pike), written here from its definition; tests compare every output bit
 //    with LiteRT.
@@ -167,7 +167,7 @@ Status PrepareLsh(OpContext& ctx) {
   if (hash.shape[1] > 32) return ctx.Error("at most 32 bits per hash, got " + std::to_string(hash.shape[1]));
   if (in.shape.empty()) return ctx.Error("the input must have at least one dimension");
   if (in.shape[0] < 1) return ctx.Error("the input must have at least one row, got shape " + DimsToString(in.shape));
-  if (DTypeSize(in.type) == 0 || DTypePackedBits(in.type) || in.type == DType::kResource)
+  if (in.type != DType::kString && (DTypeSize(in.type) == 0 || DTypePackedBits(in.type) || in.type == DType::kResource))
     return ctx.Error(std::string("input type ") + DTypeName(in.type) + " is not supported");
   if (const Tensor* w = ctx.optional_input(2)) {
     TFG_RETURN_IF_ERROR(ctx.CheckType(*w, DType::kFloat32, "the weight"));
@@ -200,7 +200,10 @@ Status EvalLsh(OpContext& ctx) {
   const Tensor* w = ctx.optional_input(2);
   const int64_t rows = in.shape[0];
   const int64_t in_elems = in.num_elements();
-  const size_t row_bytes = rows > 0 ? size_t(in_elems / rows) * DTypeSize(in.type) : 0;
+  // A STRING input is hashed as its serialized buffer (count, offsets, bytes) cut into rows of
+  // bytes / rows bytes, as TFLite reads input->bytes; the same layout here gives the same keys.
+  const size_t row_bytes = in.type == DType::kString ? in.bytes / size_t(rows)
+                                                     : size_t(in_elems / rows) * DTypeSize(in.type);
   const int num_hash = hash.shape[0], num_bits = hash.shape[1];
   std::vector<uint8_t> key(sizeof(float) + row_bytes);
   const float* seeds = hash.as<float>();
