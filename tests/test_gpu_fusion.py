@@ -176,6 +176,7 @@ def test_depthwise_computed_in_pointwise_conv(precision, batch, monkeypatch):
     require_gpu()
     monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION", raising=False)
     monkeypatch.delenv("TFLITE_GPU_FUSION_DWPW_MAX_MACS", raising=False)
+    monkeypatch.setenv("TFLITE_GPU_ENABLE_FUSION", "dwpw,tail")  # opt-in levers (slower on NVIDIA, env.h)
     x = np.random.default_rng(6).standard_normal([batch, 12, 11, 8]).astype(np.float32)
     model = dwpw_model(batch)
     names = check(model, [x], precision)
@@ -190,6 +191,10 @@ def test_depthwise_computed_in_pointwise_conv(precision, batch, monkeypatch):
     # A recomputation budget below every pair's cost keeps them apart too.
     monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION")
     monkeypatch.setenv("TFLITE_GPU_FUSION_DWPW_MAX_MACS", "100")
+    assert len(check(model, [x], precision)) == len(names) + 3
+    # Default (not opted in): no depthwise fusion
+    monkeypatch.delenv("TFLITE_GPU_FUSION_DWPW_MAX_MACS")
+    monkeypatch.delenv("TFLITE_GPU_ENABLE_FUSION")
     assert len(check(model, [x], precision)) == len(names) + 3
 
 
@@ -217,6 +222,7 @@ def test_global_average_computed_in_classifier(precision, batch, monkeypatch):
     require_gpu()
     monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION", raising=False)
     monkeypatch.delenv("TFLITE_GPU_FUSION_DWPW_MAX_MACS", raising=False)
+    monkeypatch.setenv("TFLITE_GPU_ENABLE_FUSION", "dwpw,tail")  # opt-in levers (slower on NVIDIA, env.h)
     x = np.random.default_rng(7).standard_normal([batch, 5, 6, 20]).astype(np.float32) + 0.5
     model = tail_model(batch)
     names = check(model, [x], precision)
@@ -225,3 +231,6 @@ def test_global_average_computed_in_classifier(precision, batch, monkeypatch):
     monkeypatch.setenv("TFLITE_GPU_DISABLE_FUSION", "tail")
     off = check(model, [x], precision)
     assert len(off) == len(names) + 2 and "AVERAGE_POOL_2D" in off, (names, off)
+    monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION")
+    monkeypatch.delenv("TFLITE_GPU_ENABLE_FUSION")
+    assert check(model, [x], precision) == off  # default (not opted in): the tail keeps its kernels

@@ -44,8 +44,8 @@ bool DebugSentinels() {
   return !s.empty() && s != "0";
 }
 
-bool FusionDisabled(const char* lever) {
-  const std::string v = Get("TFLITE_GPU_DISABLE_FUSION");
+static bool ListHas(const char* var, const char* lever) {
+  const std::string v = Get(var);
   size_t i = 0;
   while (i <= v.size()) {
     size_t j = v.find(',', i);
@@ -56,6 +56,13 @@ bool FusionDisabled(const char* lever) {
     if (tok == lever || tok == "all") return true;
     i = j + 1;
   }
+  return false;
+}
+
+bool FusionDisabled(const char* lever) {
+  if (ListHas("TFLITE_GPU_DISABLE_FUSION", lever)) return true;
+  const std::string l = lever;
+  if (l == "dwpw" || l == "tail") return !ListHas("TFLITE_GPU_ENABLE_FUSION", lever);  // opt-in (env.h)
   return false;
 }
 
