@@ -299,10 +299,13 @@ def _hyb_weights(rng, shape, axis, per_channel):
     return w, Q.QParams(0.01, 0)
 
 
-def hconv_model(in_shape, cout, per_channel=True, k=(3, 3), stride=(1, 1), padding="SAME", act="NONE", seed=0):
+def hconv_model(in_shape, cout, per_channel=True, k=(3, 3), stride=(1, 1), padding="SAME", act="NONE", seed=0,
+                equal_scales=False):
     rng = np.random.default_rng(seed)
     n, h, w, cin = in_shape
     wt, wqp = _hyb_weights(rng, (cout, k[0], k[1], cin), 0, per_channel)
+    if equal_scales:  # a per-channel vector whose scales are all the same
+        wqp = Q.QParams([0.05] * cout, [0] * cout, 0)
     mb = ModelBuilder()
     x = mb.add_input(list(in_shape), name="x")
     wi = mb.add_const(wt, name="w", quant=Q.quant_dict(wqp))
@@ -357,6 +360,10 @@ def _h(op, name, model, shape, shift=0.0):
 
 HYB_CASES = [
     _h("CONV_2D", "hyb_pc", lambda: hconv_model((2, 7, 6, 5), 9), (2, 7, 6, 5), shift=0.7),
+    # LiteRT runs per-channel weights whose scales are all equal as per-tensor ones (symmetric input
+    # quantization, EvalHybrid): its output equals the per-tensor model's exactly (measured)
+    _h("CONV_2D", "hyb_pc_equal_scales", lambda: hconv_model((1, 5, 5, 4), 3, padding="VALID", equal_scales=True),
+       (1, 5, 5, 4)),
     _h("CONV_2D", "hyb_pt_s2_relu", lambda: hconv_model((1, 8, 8, 4), 6, per_channel=False, stride=(2, 2), act="RELU"),
        (1, 8, 8, 4)),
     _h("CONV_2D", "hyb_pc_valid_relu6", lambda: hconv_model((1, 6, 6, 8), 8, padding="VALID", act="RELU6"), (1, 6, 6, 8),

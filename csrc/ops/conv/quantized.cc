@@ -352,8 +352,14 @@ Status PrepareConv2D(OpContext& ctx, const conv::WindowParams& p) {
   if (s->hybrid) {
     TFG_RETURN_IF_ERROR(SetupHybrid(ctx, 1, 2, 0, s->out_c, p.act, &s->h, /*packed_weights=*/true));
     // TFLite's hybrid CONV_2D: per-channel weights quantize the input asymmetrically (EvalHybridPerChannel),
-    // per-tensor weights symmetrically (EvalHybrid).
-    s->h.asymmetric = ctx.input(1).quant.scale.size() > 1;
+    // per-tensor weights symmetrically (EvalHybrid). A per-channel vector whose scales are all equal runs
+    // as per-tensor in LiteRT 2.3 (measured: its output equals the per-tensor model's bit for bit).
+    {
+      const auto& sc = ctx.input(1).quant.scale;
+      bool all_equal = true;
+      for (size_t i = 1; i < sc.size(); ++i) all_equal = all_equal && sc[i] == sc[0];
+      s->h.asymmetric = sc.size() > 1 && !all_equal;
+    }
     TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c}));
     if (qgemm::HaveVnni())
       return EnsurePacked8(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, &s->packed8, &s->key, &s->packed_valid, false);
