@@ -1,19 +1,24 @@
 """CPU speed set of issue #14 (and the int8 MobileNets of issue #7): tflite_gpu's CPU kernels vs
 ai-edge-litert with XNNPACK (its default) and with its builtin kernels
-(BUILTIN_WITHOUT_DEFAULT_DELEGATES), side by side in one run, at 1 and 2 threads.
+(BUILTIN_WITHOUT_DEFAULT_DELEGATES), and vs ONNX Runtime, side by side in one run, at 1 and 2 threads.
 
     python benchmarks/bench_speed.py                      # all models, threads 1 and 2
     python benchmarks/bench_speed.py --models face_detector_like --threads 1 --rounds 15
     python benchmarks/bench_speed.py --int8               # the int8 MobileNets too
     python benchmarks/bench_speed.py --profile palm_detection_like   # our time per op type
+    python benchmarks/bench_speed.py --onnx-dir DIR      # ORT reads DIR/NAME.onnx if onnx is missing
 
 Rounds are interleaved (each round times every engine in turn, a few invokes each, so load from
-other processes hits all engines alike); per engine the median of the rounds is kept. The ratio
-column is ours / XNNPACK and ours / the faster of LiteRT's two paths; the geomean and the worst
-ratio over the set are printed at the end (issue #14's target: geomean <= 1.0, none > 1.2).
+other processes hits all engines alike); per engine the median of the rounds is kept. Ratios:
+ours / XNNPACK, ours / LiteRT (the faster of its two paths), ours / ORT, and ours / best (the
+fastest of all three peers); their geomeans and the worst ours / best are printed at the end
+(issue #14's target: geomean <= 1.0, none > 1.2).
 
-onnxruntime is not measured: no .tflite -> ONNX converter is installable here (tf2onnx needs
-TensorFlow), so there is no ONNX model to give it.
+ONNX Runtime (benchmarks/ort_engine.py) runs the model converted by benchmarks/tflite_to_onnx.py
+(NCHW inside, transposed once at the graph inputs/outputs; tests/test_onnx_export.py checks its
+output against LiteRT's), with intra_op_num_threads = the thread count, inter_op 1, all graph
+optimizations, sequential execution. A model the converter does not map (the int8 ones) gets no
+ORT column; the reason is printed. --no-ort leaves ORT out.
 
 The selfie segmentation model uses MediaPipe's Convolution2DTransposeBias custom op: LiteRT's
 builtin kernels cannot run it (only its XNNPACK delegate can), so that engine runs the builtin
@@ -79,14 +84,35 @@ def calibrate(it, target_s):
     return max(1, int(target_s / dt))
 
 
-def bench(name, builders, threads, rounds, target_s):
+def make_ort(name, model, threads, onnx_dir):
+    """benchmarks/ort_engine.py's ORT engine for this model, or None (the reason printed)."""
+    import ort_engine
+    why = ort_engine.unavailable()
+    if why is None:
+        try:
+            it = ort_engine.OrtEngine(ort_engine.onnx_model(name, model, onnx_dir), threads)
+            for _ in range(2):
+                it.invoke()
+            return it
+        except (ValueError, OSError) as e:   # tflite_to_onnx.Unsupported is a ValueError
+            why = str(e)
+    print(f"  ({name}: no ORT column: {why})", flush=True)
+    return None
+
+
+def bench(name, builders, threads, rounds, target_s, ort=True, onnx_dir=None):
     model = builders[name]()
     twin = BUILTIN_TWIN[name]() if name in BUILTIN_TWIN else model
     its = {e: ready(make(e, twin if e == "builtin" else model, threads)) for e in ENGINES}
+    if ort:
+        o = make_ort(name, model, threads, onnx_dir)
+        if o is not None:
+            its["ort"] = o
+    engines = tuple(its)
     reps = {e: calibrate(it, target_s) for e, it in its.items()}
-    times = {e: [] for e in ENGINES}
+    times = {e: [] for e in engines}
     for r in range(rounds):
-        order = ENGINES if r % 2 == 0 else ENGINES[::-1]
+        order = engines if r % 2 == 0 else engines[::-1]
         for e in order:
             it, n = its[e], reps[e]
             t = time.perf_counter()
@@ -119,6 +145,8 @@ def main(argv=None):
     ap.add_argument("--int8", action="store_true", help="add the int8 MobileNets")
     ap.add_argument("--int8-only", action="store_true")
     ap.add_argument("--profile", nargs="*", help="print our time per op type for these models instead")
+    ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
+    ap.add_argument("--onnx-dir", help="pre-converted NAME.onnx files, used where the onnx package is missing")
     args = ap.parse_args(argv)
     builders = dict(FLOAT_MODELS)
     builders.update(INT8_MODELS)
@@ -134,24 +162,33 @@ def main(argv=None):
         ap.error(f"unknown models {unknown}; known: {sorted(builders)}")
     print(f"{os.cpu_count()} CPUs, load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())}; "
           f"{args.rounds} interleaved rounds, median ms per invoke")
-    print(f"{'model':26s} thr {'ours':>8s} {'xnnpack':>8s} {'builtin':>8s}  ours/xnn  ours/best")
+    print(f"{'model':26s} thr {'ours':>8s} {'xnnpack':>8s} {'builtin':>8s} {'ort':>8s}"
+          f"  ours/xnn ours/lrt ours/ort ours/best")
+    cols = ("xnn", "lrt", "ort", "best")
     ratios = {t: {} for t in args.threads}
     for t in args.threads:
         for name in names:
-            m = bench(name, builders, t, args.rounds, args.round_ms / 1e3)
-            r_x = m["ours"] / m["xnnpack"]
-            r_b = m["ours"] / min(m["xnnpack"], m["builtin"])
-            ratios[t][name] = (r_x, r_b)
-            print(f"{name:26s} {t:3d} {m['ours'] * 1e3:8.2f} {m['xnnpack'] * 1e3:8.2f} {m['builtin'] * 1e3:8.2f}"
-                  f"  {r_x:8.2f}  {r_b:9.2f}", flush=True)
+            m = bench(name, builders, t, args.rounds, args.round_ms / 1e3, ort=not args.no_ort,
+                      onnx_dir=args.onnx_dir)
+            lrt = min(m["xnnpack"], m["builtin"])
+            r = dict(xnn=m["ours"] / m["xnnpack"], lrt=m["ours"] / lrt,
+                     ort=m["ours"] / m["ort"] if "ort" in m else None,
+                     best=m["ours"] / min(lrt, m.get("ort", lrt)))
+            ratios[t][name] = r
+            ort_ms = f"{m['ort'] * 1e3:8.2f}" if "ort" in m else f"{'-':>8s}"
+            print(f"{name:26s} {t:3d} {m['ours'] * 1e3:8.2f} {m['xnnpack'] * 1e3:8.2f} {m['builtin'] * 1e3:8.2f} "
+                  f"{ort_ms}  " + " ".join(f"{r[c]:8.2f}" if r[c] is not None else f"{'-':>8s}" for c in cols),
+                  flush=True)
     for t, rs in ratios.items():
         if not rs:
             continue
-        gx = math.exp(sum(math.log(a) for a, _ in rs.values()) / len(rs))
-        gb = math.exp(sum(math.log(b) for _, b in rs.values()) / len(rs))
-        worst = max(rs.items(), key=lambda kv: kv[1][1])
-        print(f"threads={t}: geomean ours/xnnpack {gx:.2f}, ours/best {gb:.2f}; "
-              f"worst {worst[0]} {worst[1][1]:.2f}")
+        parts = []
+        for c in cols:
+            v = [r[c] for r in rs.values() if r[c] is not None]
+            if v:
+                parts.append(f"ours/{c} {math.exp(sum(math.log(a) for a in v) / len(v)):.2f} ({len(v)})")
+        worst = max(rs.items(), key=lambda kv: kv[1]["best"])
+        print(f"threads={t}: geomean " + ", ".join(parts) + f"; worst ours/best {worst[0]} {worst[1]['best']:.2f}")
     print(f"load average after: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

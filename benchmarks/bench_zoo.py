@@ -4,8 +4,8 @@ OpenCL device), and on ai-edge-litert (XNNPACK), in one pytest-benchmark session
     pytest benchmarks/bench_zoo.py --benchmark-only --benchmark-json=zoo.json
     python benchmarks/compare_table.py zoo.json
 
-onnxruntime is not measured: no .tflite -> ONNX converter is installable here (tf2onnx needs
-TensorFlow), so there is no model to give it.
+ONNX Runtime is compared in benchmarks/bench_speed.py (on models converted by
+benchmarks/tflite_to_onnx.py).
 """
 import os
 
