@@ -17,7 +17,8 @@ fastest of all three peers); their geomeans and the worst ours / best are printe
 ONNX Runtime (benchmarks/ort_engine.py) runs the model converted by benchmarks/tflite_to_onnx.py
 (NCHW inside, transposed once at the graph inputs/outputs; tests/test_onnx_export.py checks its
 output against LiteRT's), with intra_op_num_threads = the thread count, inter_op 1, all graph
-optimizations, sequential execution. A model the converter does not map (the int8 ones) gets no
+optimizations, sequential execution; PRELU is written as Relu + Min/Mul + Add, which ORT runs ~5x
+faster than its PRelu, so ORT is timed at its best. A model the converter does not map (the int8 ones) gets no
 ORT column; the reason is printed. --no-ort leaves ORT out.
 
 The selfie segmentation model uses MediaPipe's Convolution2DTransposeBias custom op: LiteRT's

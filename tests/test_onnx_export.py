@@ -153,3 +153,14 @@ def test_unsupported_is_named():
         T.convert(zoo.ZOO["lstm"]())
     with pytest.raises(T.Unsupported, match="TFL3"):
         T.convert(b"\0" * 64)
+
+
+def test_prelu_native_form_matches_too():
+    """prelu='native' (ONNX PRelu, as tf2onnx writes it) computes the same as the default form."""
+    model = zoo.face_mesh_like()
+    xs = [np.random.default_rng(0).standard_normal((1, 192, 192, 3)).astype(np.float32)]
+    onnx_model = T.convert(model, prelu="native")
+    assert Counter(n.op_type for n in onnx_model.graph.node)["PRelu"] == 13
+    want = run_litert(model, xs)
+    for g, w in zip(run_ort(onnx_model.SerializeToString(), xs), want):
+        assert rel_l2(g, w) <= TOL
