@@ -515,30 +515,16 @@ void PackDw8(const int8_t* f, int taps, int C, DwPacked8* out) {
 
 void BuildRequantDw8(const OutputStage& os, const DwPacked8& W, int32_t a_off, Requant8* rq) {
   const int Np = W.cblocks * 64;
-  rq->bias.assign(Np, 0);
-  rq->mult.assign(Np, 0);
-  rq->left.assign(Np, 0);
-  rq->right.assign(Np, 0);
-  rq->r1.assign(Np, 0);
-  rq->rbit.assign(Np, 0);
+  rq->Reset(Np);
   const uint32_t corr = uint32_t(a_off - 128);
   for (int i = 0; i < Np; ++i) {
     const int cb = i / 64, k = (i % 64) / 16, j = i % 16;
     int c = cb * 64 + 16 * (j / 4) + 4 * k + j % 4;
     if (W.C == 32) c %= 32;  // pair mode
     if (c >= W.C) continue;
-    rq->bias[i] = int32_t(uint32_t(os.bias32[c]) + corr * uint32_t(W.wsum[c]));
-    rq->mult[i] = os.mult[c];
-    const int sh = os.shift[c];
-    rq->left[i] = sh > 0 ? sh : 0;
-    rq->right[i] = sh > 0 ? 0 : -sh;
-    rq->r1[i] = std::max(rq->right[i] - 1, 0);
-    rq->rbit[i] = rq->right[i] > 0 ? 1 : 0;
+    rq->SetLane(i, int32_t(uint32_t(os.bias32[c]) + corr * uint32_t(W.wsum[c])), os.mult[c], os.shift[c]);
   }
-  rq->zp = os.zp;
-  rq->lo = os.lo;
-  rq->hi = os.hi;
-  rq->Finish64();
+  rq->Finish(os.zp, os.lo, os.hi);
 }
 
 void DwVnni8(const int8_t* const* ptrs, int npx, const DwPacked8& W, const Requant8& rq, int8_t* out) {

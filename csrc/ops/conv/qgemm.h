@@ -14,6 +14,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "ops/conv/gemm.h"
@@ -147,6 +148,26 @@ struct Requant8 {
   // even channels then 8 for the odd ones: 2^30 + [right > 0] 2^(30 + right), and 31 + right.
   std::vector<int64_t> k64, s64;
   int32_t zp = 0, lo = 0, hi = 0;
+  // n lanes, all zero (lanes no channel maps to stay so).
+  void Reset(int n) {
+    for (auto* v : {&bias, &mult, &left, &right, &r1, &rbit}) v->assign(size_t(n), 0);
+  }
+  // Lane i: the channel's int32 bias (offset correction folded in), multiplier and TFLite shift.
+  void SetLane(int i, int32_t b, int32_t m, int shift) {
+    bias[i] = b;
+    mult[i] = m;
+    left[i] = shift > 0 ? shift : 0;
+    right[i] = shift > 0 ? 0 : -shift;
+    r1[i] = std::max(right[i] - 1, 0);
+    rbit[i] = right[i] > 0 ? 1 : 0;
+  }
+  // zero point and clamp from `zp_`, `lo_`, `hi_`, then the 64-bit rounding vectors.
+  void Finish(int32_t zp_, int32_t lo_, int32_t hi_) {
+    zp = zp_;
+    lo = lo_;
+    hi = hi_;
+    Finish64();
+  }
   void Finish64() {
     const size_t n = right.size();
     k64.assign(n, 0);
@@ -314,27 +335,11 @@ struct OutputStage {
 
 // The fused VNNI output stage of `os` (HalfUp, int32 bias) for activations offset by a_off.
 inline void BuildRequant8(const OutputStage& os, const PackedB8& B, int32_t a_off, Requant8* rq) {
-  const int Np = B.Np;
-  rq->bias.assign(Np, 0);
-  rq->mult.assign(Np, 0);
-  rq->left.assign(Np, 0);
-  rq->right.assign(Np, 0);
-  rq->r1.assign(Np, 0);
-  rq->rbit.assign(Np, 0);
+  rq->Reset(B.Np);
   const uint32_t corr = uint32_t(a_off - 128);
-  for (int n = 0; n < B.N; ++n) {
-    rq->bias[n] = int32_t(uint32_t(os.bias32[n]) + corr * uint32_t(B.colsum[n]));
-    rq->mult[n] = os.mult[n];
-    const int sh = os.shift[n];
-    rq->left[n] = sh > 0 ? sh : 0;
-    rq->right[n] = sh > 0 ? 0 : -sh;
-    rq->r1[n] = std::max(rq->right[n] - 1, 0);
-    rq->rbit[n] = rq->right[n] > 0 ? 1 : 0;
-  }
-  rq->zp = os.zp;
-  rq->lo = os.lo;
-  rq->hi = os.hi;
-  rq->Finish64();
+  for (int n = 0; n < B.N; ++n)
+    rq->SetLane(n, int32_t(uint32_t(os.bias32[n]) + corr * uint32_t(B.colsum[n])), os.mult[n], os.shift[n]);
+  rq->Finish(os.zp, os.lo, os.hi);
 }
 
 // ---------------------------------------------------------------- VNNI depthwise (multiplier 1)
