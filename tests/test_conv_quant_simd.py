@@ -1,5 +1,5 @@
 """The quantized conv-family kernels on every SIMD path this CPU has (TFLITE_GPU_CPU_ISA lowers it):
-fast kernels (qgemm's AVX-512 VNNI micro-kernel with its fused AVX-512 requantization, the AVX2
+fast kernels (qgemm's AMX-INT8 tile GEMM, its AVX-512 VNNI micro-kernel with its fused AVX-512 requantization, the AVX2
 madd micro-kernel and AVX2 requantization, or their scalar fallbacks) against our plain reference
 kernels, exactly for integer outputs (the reference kernels themselves
 are checked against LiteRT in tests/test_ops.py)."""
@@ -12,8 +12,9 @@ import pytest
 
 
 # "avx512": AVX-512 without VNNI (the int8 kernels take their AVX2 path); "avx512vnni": the VNNI
-# kernels where the CPU has them. A level the CPU lacks runs its best one (the env var only lowers).
-@pytest.mark.parametrize("isa", ["scalar", "sse2", "avx2", "avx512", "avx512vnni"])
+# kernels where the CPU has them (AMX off); "amx": the AMX-INT8 tile GEMM where the CPU and OS have
+# it. A level the CPU lacks runs its best one (the env var only lowers).
+@pytest.mark.parametrize("isa", ["scalar", "sse2", "avx2", "avx512", "avx512vnni", "amx"])
 def test_quantized_simd_paths_match_reference_kernels(isa):
     code = textwrap.dedent("""
         import sys, zlib

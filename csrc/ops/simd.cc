@@ -2,6 +2,13 @@
 
 #include <string>
 
+#if defined(__linux__) && (defined(__x86_64__) || defined(_M_X64))
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define TFG_AMX_DETECT 1
+#endif
+
 #include "runtime/env.h"
 
 namespace tflite_gpu {
@@ -33,7 +40,7 @@ static Isa DetectIsa() {
     if (s == "scalar") want = Isa::kScalar;
     else if (s == "sse2") want = Isa::kSse2;
     else if (s == "avx2") want = Isa::kAvx2;
-    else if (s == "avx512" || s == "avx512vnni") want = Isa::kAvx512;
+    else if (s == "avx512" || s == "avx512vnni" || s == "amx") want = Isa::kAvx512;
     if (int(want) < int(best)) best = want;  // can only lower what the CPU has
   }
   return best;
@@ -57,6 +64,28 @@ bool HaveAvx512Vnni() {
 #endif
   }();
   return vnni;
+}
+
+bool HaveAmxInt8() {
+  static const bool amx = [] {
+    if (!HaveAvx512Vnni()) return false;
+    const std::string want = env::CpuIsa();
+    if (!want.empty() && want != "amx") return false;
+#ifdef TFG_AMX_DETECT
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    if (!((d >> 24) & 1) || !((d >> 25) & 1)) return false;  // AMX-TILE, AMX-INT8
+    // Linux >= 5.16 hands out the 8 KiB tile data state (XFEATURE 18) on request, per process.
+    constexpr long kReqXcompPerm = 0x1023, kGetXcompPerm = 0x1022, kXtileData = 18;
+    if (syscall(SYS_arch_prctl, kReqXcompPerm, kXtileData) != 0) return false;
+    unsigned long perm = 0;
+    if (syscall(SYS_arch_prctl, kGetXcompPerm, &perm) != 0) return false;
+    return ((perm >> kXtileData) & 1) != 0;
+#else
+    return false;
+#endif
+  }();
+  return amx;
 }
 
 }  // namespace simd

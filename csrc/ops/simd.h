@@ -34,6 +34,21 @@
 #define TFG_TARGET_END _Pragma("GCC pop_options")
 #endif
 
+// AMX-INT8 regions (qgemm.cc): 64-bit x86 with GCC >= 11 or Clang >= 12 (their tile intrinsics).
+#if TFG_X86 && (defined(__x86_64__) || defined(_M_X64)) && \
+    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
+#define TFG_AMX 1
+#if defined(__clang__)
+#define TFG_TARGET_AMX_BEGIN \
+  _Pragma("clang attribute push(__attribute__((target(\"amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma\"))), apply_to = function)")
+#else
+#define TFG_TARGET_AMX_BEGIN \
+  _Pragma("GCC push_options") _Pragma("GCC target(\"amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma\")")
+#endif
+#else
+#define TFG_AMX 0
+#endif
+
 namespace tflite_gpu {
 namespace simd {
 
@@ -46,6 +61,10 @@ Isa ActiveIsa();
 // AVX512VL, AVX512DQ and AVX512_VNNI (vpdpbusd / vpdpwssd). TFLITE_GPU_CPU_ISA=avx512 turns it off
 // (AVX-512 without VNNI: the int8 kernels take their AVX2 path); =avx512vnni (or unset) leaves it on.
 bool HaveAvx512Vnni();
+// AMX-INT8 tiles (tdpbusd) for the 8-bit GEMM: HaveAvx512Vnni(), the CPU has AMX-TILE and AMX-INT8,
+// and the OS granted this process the tile data state (Linux arch_prctl ARCH_REQ_XCOMP_PERM).
+// TFLITE_GPU_CPU_ISA=avx512vnni (or any lower level) turns it off; =amx (or unset) leaves it on.
+bool HaveAmxInt8();
 
 struct Scalar {
   using T = float;

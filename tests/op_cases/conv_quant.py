@@ -153,6 +153,12 @@ CONV_CASES = [
     # at the padding; K not a multiple of 4; a 16-wide last panel partly used (N = 40 = 32 + 8).
     _qconv("i8_3x3_s2_c3_zp", _spec(I8, in_qp=Q.QParams(0.05, 37)), (2, 11, 10, 3), 40, stride=(2, 2)),
     _qconv("i8_1x1_k27_n48", _spec(I8), (1, 5, 7, 27), 48, k=(1, 1)),
+    # The AMX tile GEMM (>= 16 rows, K padded to 64-byte tile rows): several 32-row blocks with a
+    # partial last one (M = 2 * 9 * 11 = 198), K = 136 (two tile chunks, the second partly padding),
+    # N = 80 = 2 * 32 + 16 (a 16-wide last panel), per-tensor and per-channel, with RELU6 clamping.
+    _qconv("i8_amx_1x1_m198_k136", _spec(I8, in_qp=Q.QParams(0.05, -7)), (2, 9, 11, 136), 80, k=(1, 1)),
+    _qconv("i8_amx_3x3_pt_relu6", _spec(I8, per_channel=False, out_qp=Q.QParams(0.03, -128)), (1, 12, 9, 24), 33,
+           act="RELU6"),
     _qconv("u8_same", _spec(U8), (2, 6, 7, 5), 6),
     _qconv("u8_zp0_255", _spec(U8, in_qp=Q.QParams(0.05, 0), out_qp=Q.QParams(0.4, 255), w_zp=255), (1, 5, 5, 4), 6),
     _qconv("u8_zp255_0_relu", _spec(U8, in_qp=Q.QParams(0.05, 255), out_qp=Q.QParams(0.3, 0), w_zp=0), (1, 5, 5, 4), 6,
@@ -200,6 +206,8 @@ FC_CASES = [
     _qfc("i8_zp_edges", _spec(I8, in_qp=Q.QParams(0.05, -128), out_qp=Q.QParams(0.5, 127)), (3, 30), 9),
     _qfc("i8_flatten", _spec(I8, out_qp=Q.QParams(0.6, 2)), (2, 3, 4, 8), 7),
     _qfc("i8_ties", _ties(I8), (4, 64), 16),
+    # batch >= 16: the AMX tile GEMM where the CPU has it (K = 300: padded to 320; N = 50)
+    _qfc("i8_amx_batch40", _spec(I8, in_qp=Q.QParams(0.05, 11), out_qp=Q.QParams(0.6, -3)), (40, 300), 50),
     _qfc("u8", _spec(U8, out_qp=Q.QParams(0.6, 128)), (3, 40), 10),
     _qfc("u8_edges_relu", _spec(U8, in_qp=Q.QParams(0.05, 255), out_qp=Q.QParams(0.3, 0), w_zp=0), (3, 20), 9,
          act="RELU"),

@@ -204,11 +204,19 @@ namespace tflite_gpu {
 namespace qgemm {
 
 bool HaveVnni() { return simd::HaveAvx512Vnni(); }
+bool HaveAmx() {
+#if TFG_AMX
+  return simd::HaveAmxInt8();
+#else
+  return false;
+#endif
+}
+int KqAlign() { return HaveAmx() ? 16 : 1; }
 
-void PackB8(int N, int K, const int8_t* src, PackedB8* out) {
+void PackB8(int N, int K, const int8_t* src, PackedB8* out, int kq_align) {
   out->N = N;
   out->K = K;
-  out->Kq = (K + 3) / 4;
+  out->Kq = ((K + 3) / 4 + kq_align - 1) / kq_align * kq_align;
   const int full = N / kNr8, rem = N % kNr8;
   out->width.assign(full, kNr8);
   if (rem) out->width.push_back(rem <= 16 ? 16 : kNr8);
@@ -239,19 +247,19 @@ void PackB8(int N, int K, const int8_t* src, PackedB8* out) {
   }
 }
 
-Split8 PlanSplit8(int64_t M, const PackedB8& B, int slots) {
+Split8 PlanSplit8(int64_t M, const PackedB8& B, int slots, int mr) {
   const int lda = B.Kq * 4;
   // A block ~32 KiB (stays in L1 while the panels stream through), at least one tile.
-  int64_t mb = std::max<int64_t>(kMr8, int64_t(32768) / std::max(1, lda) / kMr8 * kMr8);
+  int64_t mb = std::max<int64_t>(mr, int64_t(32768) / std::max(1, lda) / mr * mr);
   mb = std::min<int64_t>(mb, 512);
-  Split8 sp{std::min<int64_t>(mb, (M + kMr8 - 1) / kMr8 * kMr8), B.panels()};
+  Split8 sp{std::min<int64_t>(mb, (M + mr - 1) / mr * mr), B.panels()};
   const double macs = double(M) * B.Np * B.Kq * 4;
   if (slots <= 1 || macs < 400000.0) return sp;  // small layers: one thread, no hand-off
   // ~3 tasks per slot so the dynamic hand-out evens out; split the rows first, then the panels.
   const int64_t want = 3 * int64_t(slots);
-  const int64_t mtiles = (M + kMr8 - 1) / kMr8;
+  const int64_t mtiles = (M + mr - 1) / mr;
   const int64_t mblocks = std::min<int64_t>(mtiles, std::max<int64_t>((M + sp.mb - 1) / sp.mb, want));
-  sp.mb = (mtiles + mblocks - 1) / mblocks * kMr8;
+  sp.mb = (mtiles + mblocks - 1) / mblocks * mr;
   const int64_t have = (M + sp.mb - 1) / sp.mb;
   if (have < want) {
     const int groups = int(std::min<int64_t>(B.panels(), (want + have - 1) / have));
@@ -462,6 +470,103 @@ TFG_TARGET_END
 #pragma GCC diagnostic pop
 #endif
 #endif
+
+#if TFG_X86 && TFG_AMX
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+TFG_TARGET_AMX_BEGIN
+namespace {
+
+// Palette 1: tiles 0..3 the 32 x 32 int32 block (2 x 2 of 16 x 16), 4..5 two A tiles (16 rows of
+// 64 bytes), 6..7 two B tiles (16 K-quads x 16 columns x 4 bytes). A constant in memory: ldtilecfg
+// reads all 64 bytes.
+struct alignas(64) TileConfig {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+const TileConfig kAmxConfig = {1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
+
+// C (32 rows x 16 * NB int32, row stride 32) = A rows [0, 32) (stride lda) x the panel's columns,
+// kc chunks of 64 bytes of K. The panel's K-quad rows are 64 * NB bytes apart; the second 16
+// columns start 64 bytes in.
+template <int NB>
+inline void AmxBlock(const uint8_t* a, int64_t lda, const int8_t* panel, int kc, int32_t* C) {
+  const int64_t bs = 64 * NB;
+  _tile_zero(0);
+  _tile_zero(2);
+  if (NB == 2) {
+    _tile_zero(1);
+    _tile_zero(3);
+  }
+  for (int k = 0; k < kc; ++k) {
+    const int8_t* b = panel + int64_t(k) * 16 * bs;
+    _tile_loadd(4, a + 64 * k, lda);
+    _tile_loadd(6, b, bs);
+    _tile_loadd(5, a + 16 * lda + 64 * k, lda);
+    _tile_dpbusd(0, 4, 6);
+    _tile_dpbusd(2, 5, 6);
+    if (NB == 2) {
+      _tile_loadd(7, b + 64, bs);
+      _tile_dpbusd(1, 4, 7);
+      _tile_dpbusd(3, 5, 7);
+    }
+  }
+  _tile_stored(0, C, 128);
+  _tile_stored(2, C + 16 * 32, 128);
+  if (NB == 2) {
+    _tile_stored(1, C + 16, 128);
+    _tile_stored(3, C + 16 * 32 + 16, 128);
+  }
+}
+
+void Amx8FusedImpl(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p0, int p1, const Requant8& rq,
+                   uint8_t* out, int64_t ldc, bool u8) {
+  _tile_loadconfig(&kAmxConfig);
+  alignas(64) int32_t C[kMrAmx * 32];
+  const int kc = B.Kq / 16;
+  const __m512i vzp = _mm512_set1_epi32(rq.zp), vlo = _mm512_set1_epi32(rq.lo), vhi = _mm512_set1_epi32(rq.hi);
+  for (int r0 = 0; r0 < rows; r0 += kMrAmx) {
+    const int rr = std::min(kMrAmx, rows - r0);
+    for (int p = p0; p < p1; ++p) {
+      const int n0 = p * kNr8, w = B.width[p], ncols = std::min(w, B.N - n0);
+      const int8_t* panel = B.data.data() + B.offset[p];
+      if (w == kNr8) AmxBlock<2>(a + r0 * lda, lda, panel, kc, C);
+      else AmxBlock<1>(a + r0 * lda, lda, panel, kc, C);
+      for (int v = 0; v < w / 16; ++v) {
+        const int nc = std::min(16, ncols - 16 * v);
+        if (nc <= 0) break;
+        const __mmask16 mk = __mmask16((1u << nc) - 1);
+        const Rq16 q = LoadRq(rq, n0 + 16 * v);
+        uint8_t* o = out + r0 * ldc + n0 + 16 * v;
+        for (int r = 0; r < rr; ++r) {
+          const __m512i y = Requant16(_mm512_load_si512(C + r * 32 + 16 * v), q, vzp, vlo, vhi);
+          const __m128i b8 = u8 ? _mm512_cvtusepi32_epi8(y) : _mm512_cvtsepi32_epi8(y);
+          _mm_mask_storeu_epi8(o + r * ldc, mk, b8);
+        }
+      }
+    }
+  }
+  _tile_release();
+}
+
+}  // namespace
+TFG_TARGET_END
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+void Amx8Fused(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p0, int p1, const Requant8& rq,
+               void* out, int64_t ldc, bool u8) {
+#if TFG_X86 && TFG_AMX
+  Amx8FusedImpl(a, lda, rows, B, p0, p1, rq, static_cast<uint8_t*>(out), ldc, u8);
+#else
+  Vnni8Fused(a, lda, rows, B, p0, p1, rq, out, ldc, u8);
+#endif
+}
 
 void Vnni8Fused(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p0, int p1, const Requant8& rq,
                 void* out, int64_t ldc, bool u8) {

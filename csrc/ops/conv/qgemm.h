@@ -128,6 +128,13 @@ constexpr int kMr8 = 8;    // rows per VNNI micro tile
 constexpr int kNr8 = 32;   // columns per VNNI panel
 
 bool HaveVnni();
+// AMX-INT8 tiles (simd::HaveAmxInt8): the fused GEMM runs 32 x 32 blocks of tdpbusd on the same
+// packed panels (a panel's K/4 rows of 4 bytes per column are the B tiles' rows) when Kq is a
+// multiple of 16 (PackB8 with KqAlign()) and there are at least kAmxMinRows rows.
+bool HaveAmx();
+int KqAlign();  // 16 with AMX (K padded to 64-byte tile rows), else 1
+constexpr int kMrAmx = 32;       // rows per AMX block
+constexpr int kAmxMinRows = 16;  // fewer rows: the VNNI kernel
 
 struct PackedB8 {
   std::vector<int8_t> data;
@@ -137,8 +144,8 @@ struct PackedB8 {
   int N = 0, K = 0, Kq = 0, Np = 0;
   int panels() const { return int(width.size()); }
 };
-// Packs B[n, k] = src[n * K + k] (int8, weight offset 0).
-void PackB8(int N, int K, const int8_t* src, PackedB8* out);
+// Packs B[n, k] = src[n * K + k] (int8, weight offset 0); Kq rounded up to a multiple of kq_align.
+void PackB8(int N, int K, const int8_t* src, PackedB8* out, int kq_align = 1);
 
 // Per-column vectors of the fused HalfUp requantization (padded to Np): the bias with the offset
 // correction folded in, multiplier, left shift, right shift, max(right - 1, 0), right > 0.
@@ -192,6 +199,10 @@ struct Requant8 {
 // calls back per tile. Both return false without VNNI.
 void Vnni8Fused(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p0, int p1, const Requant8& rq,
                 void* out, int64_t ldc, bool u8);
+// The same on AMX tiles (HaveAmx(), B.Kq % 16 == 0): A must be readable for rows rounded up to
+// kMrAmx (rows past `rows` are computed and dropped).
+void Amx8Fused(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p0, int p1, const Requant8& rq,
+               void* out, int64_t ldc, bool u8);
 // Raw tile: rows (<= kMr8) x panel p; C gets rows x 32 int32 (row stride 32), corrected by corr[r]*colsum.
 void Vnni8Tile(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p, const int32_t* corr, int32_t* C);
 
@@ -200,10 +211,10 @@ void XorRow(const int8_t* src, int n, int np, uint8_t* dst);
 
 // How many row blocks / panel groups to split an M x N x K VNNI GEMM into.
 struct Split8 {
-  int64_t mb;   // rows per block (multiple of kMr8)
+  int64_t mb;   // rows per block (multiple of mr)
   int pg;       // panels per group
 };
-Split8 PlanSplit8(int64_t M, const PackedB8& B, int slots);
+Split8 PlanSplit8(int64_t M, const PackedB8& B, int slots, int mr = kMr8);
 
 // Drives the VNNI GEMM: fill(m0, rows, dst) writes rows m0..m0+rows-1 of A (Kq*4 bytes each, row
 // stride Kq*4). Fused output (rq, out, ldc) when rq is not null; else write(m, n0, ncols, acc) per
@@ -213,7 +224,8 @@ void Run8(int64_t M, const PackedB8& B, const Fill& fill, const Requant8* rq, vo
           const Corr& corr, const Write& write, ThreadPool* pool) {
   if (M <= 0 || B.N <= 0) return;
   const int lda = B.Kq * 4;
-  const Split8 sp = PlanSplit8(M, B, pool ? gemm::NumSlots(pool) : 1);
+  const bool amx = rq && M >= kAmxMinRows && B.Kq % 16 == 0 && HaveAmx();
+  const Split8 sp = PlanSplit8(M, B, pool ? gemm::NumSlots(pool) : 1, amx ? kMrAmx : kMr8);
   const int64_t mblocks = (M + sp.mb - 1) / sp.mb;
   const int ngroups = (B.panels() + sp.pg - 1) / sp.pg;
   auto task = [&](int64_t t, int) {
@@ -222,10 +234,14 @@ void Run8(int64_t M, const PackedB8& B, const Fill& fill, const Requant8* rq, vo
     const int g = int(t % ngroups);
     const int64_t m0 = mbi * sp.mb;
     const int rows = int(std::min<int64_t>(sp.mb, M - m0));
-    const size_t need = size_t(rows) * lda + 64;
+    const size_t need = size_t(amx ? (rows + kMrAmx - 1) / kMrAmx * kMrAmx : rows) * lda + 64;
     if (abuf.size() < need) abuf.resize(need);
     fill(m0, rows, abuf.data());
     const int p0 = g * sp.pg, p1 = std::min(B.panels(), p0 + sp.pg);
+    if (amx) {
+      Amx8Fused(abuf.data(), lda, rows, B, p0, p1, *rq, static_cast<char*>(out) + m0 * ldc, ldc, u8);
+      return;
+    }
     if (rq) {
       Vnni8Fused(abuf.data(), lda, rows, B, p0, p1, *rq, static_cast<char*>(out) + m0 * ldc, ldc, u8);
       return;

@@ -283,7 +283,7 @@ bool UseVnni(const QCommon& q) {
 
 // As EnsurePacked, for the VNNI layout (int8 weights, offset 0).
 Status EnsurePacked8(OpContext& ctx, int w_index, int N, int K, qgemm::PackedB8* packed, conv::PackKey* key,
-                     bool* valid, bool at_eval) {
+                     bool* valid, bool at_eval, int kq_align = 1) {
   const Tensor& w = ctx.input(w_index);
   const bool constant = ctx.IsConstantOrPersistent(w);
   if (!constant && !at_eval) {
@@ -292,7 +292,7 @@ Status EnsurePacked8(OpContext& ctx, int w_index, int N, int K, qgemm::PackedB8*
   }
   conv::PackKey k{w.data, nullptr, w.shape, -int64_t(K) - 1};
   if (constant && *valid && *key == k) return OkStatus();
-  qgemm::PackB8(N, K, w.as<int8_t>(), packed);
+  qgemm::PackB8(N, K, w.as<int8_t>(), packed, kq_align);
   *key = k;
   *valid = constant;
   return OkStatus();
@@ -375,7 +375,8 @@ Status PrepareConv2D(OpContext& ctx, const conv::WindowParams& p) {
   TFG_RETURN_IF_ERROR(SetupQuant(ctx, spec, s->out_c, p.act, &s->q));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c}));
   if (UseVnni(s->q))
-    return EnsurePacked8(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, &s->packed8, &s->key, &s->packed_valid, false);
+    return EnsurePacked8(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, &s->packed8, &s->key, &s->packed_valid, false,
+                         qgemm::KqAlign());
   if (s->q.type != DType::kInt16)
     TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, s->q.w_offset, &s->packed, &s->key,
                                      &s->packed_valid, false));
@@ -608,7 +609,8 @@ Status EvalConv2D(OpContext& ctx, bool ref) {
   }
   if (UseVnni(s->q)) {
     TFG_RETURN_IF_ERROR(
-        EnsurePacked8(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, &s->packed8, &s->key, &s->packed_valid, true));
+        EnsurePacked8(ctx, 1, s->out_c, s->k_h * s->k_w * s->in_c, &s->packed8, &s->key, &s->packed_valid, true,
+                          qgemm::KqAlign()));
     ConvFast8(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
     return OkStatus();
   }
@@ -687,7 +689,8 @@ Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims, bool a
   spec.i16_bias32 = true;
   TFG_RETURN_IF_ERROR(SetupQuant(ctx, spec, s->units, act, &s->q));
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, out_shape));
-  if (UseVnni(s->q)) return EnsurePacked8(ctx, 1, s->units, s->depth, &s->packed8, &s->key, &s->packed_valid, false);
+  if (UseVnni(s->q)) return EnsurePacked8(ctx, 1, s->units, s->depth, &s->packed8, &s->key, &s->packed_valid, false,
+                         qgemm::KqAlign());
   if (s->q.type != DType::kInt16)
     TFG_RETURN_IF_ERROR(EnsurePacked(ctx, 1, s->units, s->depth, s->q.w_offset, &s->packed, &s->key, &s->packed_valid, false));
   return OkStatus();
@@ -803,7 +806,8 @@ Status EvalFullyConnected(OpContext& ctx, bool ref) {
     return OkStatus();
   }
   if (UseVnni(s->q)) {
-    TFG_RETURN_IF_ERROR(EnsurePacked8(ctx, 1, s->units, s->depth, &s->packed8, &s->key, &s->packed_valid, true));
+    TFG_RETURN_IF_ERROR(EnsurePacked8(ctx, 1, s->units, s->depth, &s->packed8, &s->key, &s->packed_valid, true,
+                          qgemm::KqAlign()));
     FcFast8(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
     return OkStatus();
   }
