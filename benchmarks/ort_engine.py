@@ -2,7 +2,8 @@
 converted by benchmarks/tflite_to_onnx.py (or read from a directory of pre-converted NAME.onnx files
 where the onnx package is missing) and run on ORT's CPU execution provider with
 intra_op_num_threads = the benchmark's thread count, inter_op_num_threads = 1, all graph
-optimizations, sequential execution (ORT's default thread spinning left on, as users get it).
+optimizations, sequential execution (ORT's default thread spinning left on, as users get it;
+BENCH_ORT_SPIN=0 turns it off).
 Inputs and outputs are bound once (IOBinding) so invoke() times the graph, as the other engines'
 invoke() does after set_tensor.
 
@@ -48,6 +49,8 @@ class OrtEngine:
         so.inter_op_num_threads = 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        if os.environ.get("BENCH_ORT_SPIN", "1") == "0":   # ORT's pool threads block instead of spinning
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(onnx_bytes, so, providers=["CPUExecutionProvider"])
         rng = np.random.default_rng(seed)
         self.binding = self.session.io_binding()
