@@ -207,6 +207,8 @@ FC_CASES = [
     _qfc("i8_flatten", _spec(I8, out_qp=Q.QParams(0.6, 2)), (2, 3, 4, 8), 7),
     _qfc("i8_ties", _ties(I8), (4, 64), 16),
     # batch >= 16: the AMX tile GEMM where the CPU has it (K = 300: padded to 320; N = 50)
+    # batch 1 (the VNNI GEMV: 4 accumulator chains over K-quads; K = 301 leaves a remainder)
+    _qfc("i8_gemv_k301", _spec(I8, in_qp=Q.QParams(0.05, -20), out_qp=Q.QParams(0.5, 4)), (1, 301), 70),
     _qfc("i8_amx_batch40", _spec(I8, in_qp=Q.QParams(0.05, 11), out_qp=Q.QParams(0.6, -3)), (40, 300), 50),
     _qfc("u8", _spec(U8, out_qp=Q.QParams(0.6, 128)), (3, 40), 10),
     _qfc("u8_edges_relu", _spec(U8, in_qp=Q.QParams(0.05, 255), out_qp=Q.QParams(0.3, 0), w_zp=0), (3, 20), 9,
@@ -278,6 +280,8 @@ DW_CASES = [
     # full and a half block), input zero point -128 at the padding.
     _qdw("i8_c32_pairs_b2", _dw_spec(I8, in_qp=Q.QParams(0.05, -128)), (2, 7, 5, 32)),
     _qdw("i8_c96_s2", _dw_spec(I8), (1, 9, 9, 96), stride=(2, 2)),
+    # Big enough to split over threads (ranges that start mid-row and cross a batch boundary)
+    _qdw("i8_split_b2_c64", _dw_spec(I8, in_qp=Q.QParams(0.05, 9)), (2, 20, 17, 64)),
     _qdw("u8_5x5_c27", _dw_spec(U8, w_zp=131), (1, 9, 8, 27), k=(5, 5)),
     _qdw("i8_ties", _ties(I8), (2, 6, 6, 16), padding="VALID"),
     _qdw("i8_ties_tail", _ties(I8), (1, 6, 6, 13), padding="VALID"),

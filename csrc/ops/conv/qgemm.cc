@@ -1,6 +1,7 @@
 // Micro-kernels of the 8-bit integer GEMM (qgemm.h).
 #include "ops/conv/qgemm.h"
 
+#include <atomic>
 #include <type_traits>
 
 #include "ops/simd.h"
@@ -212,11 +213,16 @@ bool HaveAmx() {
 #endif
 }
 int KqAlign() { return HaveAmx() ? 16 : 1; }
+uint64_t NewPackGeneration() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 void PackB8(int N, int K, const int8_t* src, PackedB8* out, int kq_align) {
   out->N = N;
   out->K = K;
   out->Kq = ((K + 3) / 4 + kq_align - 1) / kq_align * kq_align;
+  out->gen = NewPackGeneration();
   const int full = N / kNr8, rem = N % kNr8;
   out->width.assign(full, kNr8);
   if (rem) out->width.push_back(rem <= 16 ? 16 : kNr8);
@@ -312,6 +318,32 @@ inline void VnniCore(const uint8_t* a, int64_t lda, int rows, const int8_t* b, i
   acc[6][0] = c60, acc[6][1] = c61, acc[7][0] = c70, acc[7][1] = c71;
 }
 
+// One row (a GEMV: FULLY_CONNECTED with batch 1) against a panel: the K-quads split over 4
+// independent accumulator chains (vpdpbusd's latency, not its throughput, bounds a single chain),
+// summed at the end (int32 wrapping sums, the same integers in any order).
+template <int NV>
+inline void GemvCore(const uint8_t* a, const int8_t* b, int kq, __m512i (&acc)[kMr8][2]) {
+  __m512i s00 = _mm512_setzero_si512(), s01 = s00, s02 = s00, s03 = s00;
+  __m512i s10 = s00, s11 = s00, s12 = s00, s13 = s00;
+  int kk = 0;
+#define TFG_GEMV_STEP(J)                                                   \
+  {                                                                        \
+    int32_t v;                                                             \
+    std::memcpy(&v, a + 4 * (kk + J), 4);                                  \
+    const __m512i av = _mm512_set1_epi32(v);                               \
+    const int8_t* bj = b + int64_t(kk + J) * 64 * NV;                      \
+    s0##J = _mm512_dpbusd_epi32(s0##J, av, _mm512_loadu_si512(bj));        \
+    if (NV > 1) s1##J = _mm512_dpbusd_epi32(s1##J, av, _mm512_loadu_si512(bj + 64)); \
+  }
+  for (; kk + 4 <= kq; kk += 4) {
+    TFG_GEMV_STEP(0) TFG_GEMV_STEP(1) TFG_GEMV_STEP(2) TFG_GEMV_STEP(3)
+  }
+  for (; kk < kq; ++kk) TFG_GEMV_STEP(0)
+#undef TFG_GEMV_STEP
+  acc[0][0] = _mm512_add_epi32(_mm512_add_epi32(s00, s01), _mm512_add_epi32(s02, s03));
+  acc[0][1] = _mm512_add_epi32(_mm512_add_epi32(s10, s11), _mm512_add_epi32(s12, s13));
+}
+
 // HalfUp requantization of 16 lanes: HalfUp(x, m, shift) = round_half_up(round_half_up(xs * m / 2^31) / 2^r)
 // with xs = x << left, r = right. Both roundings are floors of (value + half), and
 // floor((floor(a / 2^31) + c) / 2^r) = floor((a + c * 2^31) / 2^(31 + r)) for integers, so it is one
@@ -349,7 +381,8 @@ void FusedPanel(const uint8_t* a, int64_t lda, int rows, const int8_t* panel, in
   for (int r0 = 0; r0 < rows; r0 += kMr8) {
     const int rr = std::min(kMr8, rows - r0);
     __m512i acc[kMr8][2];
-    VnniCore<NV>(a + r0 * lda, lda, rr, panel, kq, acc);
+    if (rr == 1) GemvCore<NV>(a + r0 * lda, panel, kq, acc);
+    else VnniCore<NV>(a + r0 * lda, lda, rr, panel, kq, acc);
     for (int v = 0; v < NV; ++v) {
       const int nc = std::min(16, ncols - 16 * v);
       if (nc <= 0) break;
@@ -603,6 +636,7 @@ void PackDw8(const int8_t* f, int taps, int C, DwPacked8* out) {
   out->taps = taps;
   out->groups = (taps + 3) / 4;
   out->cblocks = (C + 63) / 64;
+  out->gen = NewPackGeneration();
   out->w.assign(size_t(out->cblocks) * out->groups * 256, 0);
   out->wsum.assign(size_t(C), 0);
   for (int cb = 0; cb < out->cblocks; ++cb)

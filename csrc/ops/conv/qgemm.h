@@ -128,6 +128,8 @@ constexpr int kMr8 = 8;    // rows per VNNI micro tile
 constexpr int kNr8 = 32;   // columns per VNNI panel
 
 bool HaveVnni();
+// A process-wide unique, nonzero number per packing (PackB8 / PackDw8 stamp their gen with it).
+uint64_t NewPackGeneration();
 // AMX-INT8 tiles (simd::HaveAmxInt8): the fused GEMM runs 32 x 32 blocks of tdpbusd on the same
 // packed panels (a panel's K/4 rows of 4 bytes per column are the B tiles' rows) when Kq is a
 // multiple of 16 (PackB8 with KqAlign()) and there are at least kAmxMinRows rows.
@@ -142,6 +144,7 @@ struct PackedB8 {
   std::vector<int64_t> offset;  // byte offset of each panel
   std::vector<int> width;       // 16 or 32
   int N = 0, K = 0, Kq = 0, Np = 0;
+  uint64_t gen = 0;             // NewPackGeneration() of the last packing (Requant8::built_for)
   int panels() const { return int(width.size()); }
 };
 // Packs B[n, k] = src[n * K + k] (int8, weight offset 0); Kq rounded up to a multiple of kq_align.
@@ -155,6 +158,9 @@ struct Requant8 {
   // even channels then 8 for the odd ones: 2^30 + [right > 0] 2^(30 + right), and 31 + right.
   std::vector<int64_t> k64, s64;
   int32_t zp = 0, lo = 0, hi = 0;
+  // The packing (PackedB8 / DwPacked8 gen) these vectors were built for; 0: none. Ops reset it in
+  // prepare (new output stage) and rebuild when it differs from their packing's.
+  uint64_t built_for = 0;
   // n lanes, all zero (lanes no channel maps to stay so).
   void Reset(int n) {
     for (auto* v : {&bias, &mult, &left, &right, &r1, &rbit}) v->assign(size_t(n), 0);
@@ -374,6 +380,7 @@ struct DwPacked8 {
   std::vector<int8_t> w;       // [cblocks][groups][4][64]
   std::vector<int32_t> wsum;   // per channel, natural order
   int C = 0, cblocks = 0, groups = 0, taps = 0;
+  uint64_t gen = 0;            // NewPackGeneration() of the last packing
 };
 void PackDw8(const int8_t* f, int taps, int C, DwPacked8* out);
 // Output stage vectors in the kernel's channel order (cblocks * 64 entries).

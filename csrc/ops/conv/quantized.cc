@@ -326,6 +326,7 @@ Status PrepareConv2D(OpContext& ctx, const conv::WindowParams& p) {
   TFG_RETURN_IF_ERROR(conv::CheckWindow(ctx, p.padding, p.stride_w, p.stride_h, p.dil_w, p.dil_h));
   if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<QConvState>();
   QConvState* s = ctx.node().U<QConvState>();
+  s->rq8.built_for = 0;  // the output stage may change: rebuild the VNNI / AMX vectors
   s->batch = in.shape[0];
   s->in_h = in.shape[1];
   s->in_w = in.shape[2];
@@ -499,7 +500,10 @@ void FillConv8(const QConvState& s, const int8_t* qin, int32_t a_off, int64_t m0
 
 void ConvFast8(QConvState& s, const int8_t* in, int8_t* out, ThreadPool* pool) {
   const int32_t off = s.q.in_offset;
-  qgemm::BuildRequant8(s.q.os, s.packed8, off, &s.rq8);
+  if (s.rq8.built_for != s.packed8.gen) {
+    qgemm::BuildRequant8(s.q.os, s.packed8, off, &s.rq8);
+    s.rq8.built_for = s.packed8.gen;
+  }
   auto fill = [&](int64_t m0, int rows, uint8_t* dst) { FillConv8(s, in, off, m0, rows, dst); };
   auto corr = [](int64_t) { return 0; };
   auto write = [](int64_t, int, int, const int32_t*) {};
@@ -645,6 +649,7 @@ Status PrepareFullyConnected(OpContext& ctx, int act, bool keep_num_dims, bool a
   TFG_RETURN_IF_ERROR(conv::CheckRank(ctx, w, 2, "weights"));
   if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<QFcState>();
   QFcState* s = ctx.node().U<QFcState>();
+  s->rq8.built_for = 0;
   s->units = w.shape[0];
   s->depth = w.shape[1];
   if (s->depth <= 0) return ctx.Error("weights shape " + conv::Str(w.shape) + " has no input columns");
@@ -726,7 +731,10 @@ void FcFast(const QFcState& s, const TI* in, TI* out, ThreadPool* pool) {
 
 void FcFast8(QFcState& s, const int8_t* in, int8_t* out, ThreadPool* pool) {
   const int lda = s.packed8.Kq * 4;
-  qgemm::BuildRequant8(s.q.os, s.packed8, s.q.in_offset, &s.rq8);
+  if (s.rq8.built_for != s.packed8.gen) {
+    qgemm::BuildRequant8(s.q.os, s.packed8, s.q.in_offset, &s.rq8);
+    s.rq8.built_for = s.packed8.gen;
+  }
   auto fill = [&](int64_t m0, int rows, uint8_t* dst) {
     for (int r = 0; r < rows; ++r) qgemm::XorRow(in + (m0 + r) * s.depth, s.depth, lda, dst + int64_t(r) * lda);
   };
@@ -854,8 +862,11 @@ void DwFast8(OpContext& ctx, QDwState& s, const int8_t* in, int8_t* out, ThreadP
     s.dw8_valid = constant;
   }
   const int32_t off = s.q.in_offset;
-  qgemm::BuildRequantDw8(s.q.os, s.dw8, off, &s.rq8);
-  s.zpbuf.assign(size_t(s.dw8.cblocks) * 64, int8_t(-off));
+  if (s.rq8.built_for != s.dw8.gen) {
+    qgemm::BuildRequantDw8(s.q.os, s.dw8, off, &s.rq8);
+    s.zpbuf.assign(size_t(s.dw8.cblocks) * 64, int8_t(-off));
+    s.rq8.built_for = s.dw8.gen;
+  }
   const int T4 = s.dw8.groups * 4, C = s.out_c;
   const int64_t pixels = int64_t(s.batch) * s.out_h * s.out_w;
   const int8_t* zp = s.zpbuf.data();
@@ -867,12 +878,19 @@ void DwFast8(OpContext& ctx, QDwState& s, const int8_t* in, int8_t* out, ThreadP
       big.resize(size_t(8) * T4);
       pp = big.data();
     }
+    // output coordinates of pixel b0, then stepped pixel by pixel (no divisions per pixel)
+    int b = int(b0 / (int64_t(s.out_h) * s.out_w));
+    int oy = int(b0 / s.out_w % s.out_h), ox = int(b0 % s.out_w);
     for (int64_t px0 = b0; px0 < b1; px0 += 8) {
       const int n = int(std::min<int64_t>(8, b1 - px0));
-      for (int p = 0; p < n; ++p) {
-        const int64_t px = px0 + p;
-        const int b = int(px / (int64_t(s.out_h) * s.out_w));
-        const int oy = int(px / s.out_w % s.out_h), ox = int(px % s.out_w);
+      for (int p = 0; p < n; ++p, ++ox) {
+        if (ox == s.out_w) {
+          ox = 0;
+          if (++oy == s.out_h) {
+            oy = 0;
+            ++b;
+          }
+        }
         const int8_t** tp = pp + p * T4;
         int t = 0;
         for (int ky = 0; ky < s.k_h; ++ky) {
@@ -1111,6 +1129,7 @@ Status PrepareDepthwise(OpContext& ctx, const conv::WindowParams& p) {
   TFG_RETURN_IF_ERROR(conv::CheckWindow(ctx, p.padding, p.stride_w, p.stride_h, p.dil_w, p.dil_h));
   if (!ctx.node().user_data) ctx.node().user_data = std::make_shared<QDwState>();
   QDwState* s = ctx.node().U<QDwState>();
+  s->rq8.built_for = 0;
   if (f.shape[0] != 1) return ctx.Error("filter shape " + conv::Str(f.shape) + " must have 1 as its first dimension");
   s->batch = in.shape[0];
   s->in_h = in.shape[1];
