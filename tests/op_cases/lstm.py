@@ -332,10 +332,11 @@ def int8_lstm_model(op=SEQ, batch=2, time=4, n_input=5, n_cell=8, n_output=None,
                     peephole=False, projection=False, proj_bias=False, layer_norm=False,
                     time_major=False, cell_clip=0.0, proj_clip=0.0, seed=0, version=None,
                     x_q=(0.02, 5), h_q=None, hidden_q=None, cell_scale=2.0 ** -11, gate_scales=None,
-                    n_intermediates=5, act="TANH", mutate=None):
+                    n_intermediates=5, act="TANH", mutate=None, inter8=None):
     """A one-op full-integer LSTM (24 inputs). x_q / h_q / hidden_q: (scale, zero point) of the
     input, the output state (= output) and the hidden intermediate. mutate(parts) may edit the
-    dict of tensor kwargs before the model is written (hostile-parameter tests)."""
+    dict of tensor kwargs before the model is written (hostile-parameter tests). inter8: the 12
+    (scale, zero point) pairs of the 8x8_8 form's INT8 intermediates (see int8x8_8_lstm_model)."""
     rng = np.random.default_rng(seed)
     n_output = n_output if n_output is not None else n_cell
     if not projection:
@@ -401,6 +402,8 @@ def int8_lstm_model(op=SEQ, batch=2, time=4, n_input=5, n_cell=8, n_output=None,
     inter.append(dict(shape=[], dtype=np.int8, quant=dict(scale=[hidden_q[0]], zero_point=[hidden_q[1]])))
     P["intermediates"] = inter[:n_intermediates] if n_intermediates <= 5 else inter + [
         dict(shape=[], dtype=np.int8, quant=dict(scale=[0.01], zero_point=[0]))] * (n_intermediates - 5)
+    if inter8 is not None:
+        P["intermediates"] = [dict(shape=[], dtype=np.int8, quant=dict(scale=[s], zero_point=[z])) for s, z in inter8]
     if mutate:
         mutate(P)
 
@@ -479,4 +482,48 @@ CASES += [
     _int8_case("int8_full_layer_norm_cifg", op="LSTM", layer_norm=True, cifg=True, batch=4),
     _int8_case("int8_full_peephole_projection", op="LSTM", peephole=True, projection=True, proj_bias=True,
                n_output=3, batch=3),
+]
+
+
+# The "8x8_8" integer LSTM (issue 7): LSTM (not the sequence op) with 12 INT8 intermediates, the
+# matmul outputs W_x x / W_h h of each gate as int8 and their int16 sums (TFLite's lstm_eval.cc
+# EvalInteger8x8_8, float layer norm and activations). The cell state's scale must be 2^-15, the
+# hidden o * tanh(c) is Q0.15 (the projection bias scale is w_p * 2^-15). Intermediates, per gate
+# g = input, forget, cell, output: 3g + 0 the int16 sum (only its scale is read), 3g + 1 W_x x,
+# 3g + 2 W_h h (scale and zero point each).
+def inter8_default(sx=0.035, sh=0.025, zx=3, zh=-2, ssum=None):
+    ssum = ssum if ssum is not None else max(sx, sh) / 200.0
+    return [(ssum, 0), (sx, zx), (sh, zh)] * 4
+
+
+def int8x8_8_lstm_model(layer_norm=True, projection=True, proj_bias=True, n_cell=8, n_output=5, inter8=None,
+                        batch=2, **kw):
+    kw.setdefault("op", "LSTM")
+    return int8_lstm_model(layer_norm=layer_norm, projection=projection, proj_bias=proj_bias, n_cell=n_cell,
+                           n_output=n_output if projection else n_cell, batch=batch, cell_scale=2.0 ** -15,
+                           hidden_q=(2.0 ** -15, 0), n_intermediates=12,
+                           inter8=inter8 if inter8 is not None else inter8_default(), **kw)
+
+
+def _int8x8_8_case(name, **kw):
+    batch, n_input = kw.get("batch", 2), kw.get("n_input", 5)
+    c = OpCase("LSTM", name, lambda: int8x8_8_lstm_model(**kw),
+               lambda rng: [rng.integers(-128, 128, (batch, n_input)).astype(np.int8)], quant="int8")
+    c.gpu = False
+    c.note = "GPU: CPU op (variable state tensors)"
+    return c
+
+
+# 8x8_8: the forms LiteRT 2.3 runs (layer norm + projection + projection bias; CIFG or not, with or
+# without peepholes -- its kernel ignores the input gate and the peepholes). One step per invoke.
+_I8_DISTINCT = [(4e-4, 0), (0.05, 2), (0.03, -1), (3e-4, 0), (0.04, 3), (0.02, -4),
+                (5e-4, 0), (0.06, -2), (0.035, 5), (2e-4, 0), (0.045, 1), (0.025, 6)]
+CASES += [
+    _int8x8_8_case("int8x8_8_basic"),
+    _int8x8_8_case("int8x8_8_cifg", cifg=True, batch=3),
+    _int8x8_8_case("int8x8_8_peephole_distinct_intermediates", peephole=True, inter8=_I8_DISTINCT),
+    _int8x8_8_case("int8x8_8_cifg_peephole_clips", cifg=True, peephole=True, cell_clip=0.4, proj_clip=0.05),
+    _int8x8_8_case("int8x8_8_cell_clip_ge_1_ignored", cell_clip=1.5, batch=1),
+    _int8x8_8_case("int8x8_8_wide", n_input=33, n_cell=48, n_output=20, batch=3, x_q=(0.05, -9)),
+    _int8x8_8_case("int8x8_8_tiny", n_input=1, n_cell=1, n_output=1, batch=1),
 ]

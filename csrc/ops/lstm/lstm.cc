@@ -661,10 +661,8 @@ Status EvalFullHybrid(OpContext& ctx, const Geo& g) {
 // LiteRT 2.3's builtin kernel shows (measured: tests/op_cases/lstm.py int8_projection_hidden_zp;
 // some TFLite sources subtract it), as is the peephole quirk in EvalInteger. LiteRT starts an INT8
 // variable tensor at its zero point (Subgraph's load does the same).
-// Not supported (refused at prepare): the 12-intermediate "8x8_8" variant of LSTM (EvalInteger8x8_8:
-// float layer norm and activations; LiteRT 2.3 runs it only with layer norm and a projection and
-// crashes without a projection; its UNIDIRECTIONAL_SEQUENCE_LSTM accepts only 5 intermediates),
-// diagonal recurrent weights.
+// The 12-intermediate "8x8_8" variant of LSTM: section "integer 8x8_8" below. Not supported (refused
+// at prepare): diagonal recurrent weights.
 struct IntLstm {
   bool gate[4] = {};          // present (input gate absent for CIFG)
   bool peep = false, ln = false, proj = false;
@@ -678,6 +676,15 @@ struct IntLstm {
   int16_t cell_clip = 0;
   int8_t proj_clip = 0;
   std::vector<const void*> key;
+  // The 12-intermediate "8x8_8" form (LSTM only; see the section "integer 8x8_8"): forget, cell and
+  // output gate (index 1..3). zx8 / zh8: int8 zero points of the W_x x / W_h h outputs; ma / sa:
+  // the two-gate add's multipliers (x part, h part); ln_f: the layer norm scale as the float kernel
+  // rebuilds it from its quantized multiplier.
+  bool v8 = false;
+  int32_t zx8[4] = {}, zh8[4] = {};
+  int32_t ma[4][2] = {}, sa[4][2] = {};
+  float ln_f[4] = {};
+  int32_t in_zp = 0;
 };
 
 // Reads and checks one tensor's type and (per-tensor) quantization; `symmetric`: zero point 0.
@@ -713,16 +720,46 @@ void RowSumsTimes(const int8_t* w, int rows, int cols, int32_t zp, const int32_t
 
 const char* const kGateNames[4] = {"input", "forget", "cell", "output"};
 
+// Scale and zero point of intermediate tensor i of the node (per-tensor, finite scale > 0, zero
+// point in [zlo, zhi]); `what` names it in errors.
+Status ReadIntermediate(OpContext& ctx, int i, const std::string& what, int64_t zlo, int64_t zhi, float* scale,
+                        int32_t* zp) {
+  const int ti = ctx.node().intermediates[i];
+  if (ti < 0 || ti >= int(ctx.subgraph().tensors().size()))
+    return ctx.Error(what + " is missing (tensor index " + std::to_string(ti) + ")");
+  const Tensor& t = ctx.subgraph().tensor(ti);
+  if (t.quant.scale.empty()) return ctx.Error(quant::TensorLabel(what.c_str(), t) + " has no quantization parameters");
+  if (t.quant.scale.size() != 1)
+    return ctx.Error(quant::TensorLabel(what.c_str(), t) + " must have one scale (per-tensor), got " +
+                     std::to_string(t.quant.scale.size()));
+  const float s = t.quant.scale[0];
+  const int64_t z = t.quant.zero_point.empty() ? 0 : t.quant.zero_point[0];
+  if (!(std::isfinite(s) && s > 0.f))
+    return ctx.Error(quant::TensorLabel(what.c_str(), t) + " has scale " + std::to_string(s) +
+                     "; a scale must be finite and > 0");
+  if (z < zlo || z > zhi)
+    return ctx.Error(quant::TensorLabel(what.c_str(), t) + " has zero point " + std::to_string(z) + ", outside [" +
+                     std::to_string(zlo) + ", " + std::to_string(zhi) + "]");
+  *scale = s;
+  *zp = int32_t(z);
+  return OkStatus();
+}
+
+Status Build8x8_8(OpContext& ctx, const Geo& g, IntLstm* L);
+
 // Checks the node and computes the parameters (biases need the weights' data).
 Status BuildIntLstm(OpContext& ctx, const Geo& g, IntLstm* L) {
   const LstmParams& p = ctx.node().P<LstmParams>();
   const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
   if (p.diagonal) return ctx.Error("diagonal recurrent weights are not supported with an INT8 input (full-integer LSTM)");
   const std::vector<int32_t>& inter = ctx.node().intermediates;
-  if (inter.size() == 12)
-    return ctx.Error("the 12-intermediate (8x8_8) integer LSTM is not supported (LiteRT 2.3 runs it only with layer "
-                     "norm and a projection and crashes without one); the full-integer LSTM here takes 5 "
-                     "intermediate tensors (8x8_16)");
+  if (inter.size() == 12) {
+    if (p.sequence)
+      return ctx.Error("the 12-intermediate (8x8_8) integer form is LSTM-only: a full-integer "
+                       "UNIDIRECTIONAL_SEQUENCE_LSTM takes 5 intermediate tensors (8x8_16), as LiteRT 2.3's prepare "
+                       "requires");
+    return Build8x8_8(ctx, g, L);
+  }
   if (inter.size() != 5)
     return ctx.Error("a full-integer LSTM (INT8 input) needs 5 intermediate tensors (the 4 gate pre-activations and "
                      "the hidden state, whose scales TFLite uses), got " + std::to_string(inter.size()));
@@ -879,7 +916,8 @@ Status PrepareInteger(OpContext& ctx, const Geo& g) {
   if (!g.projection && g.n_output != g.n_cell)
     return ctx.Error("without projection the output size (" + std::to_string(g.n_output) +
                      ") must equal the cell size (" + std::to_string(g.n_cell) + ")");
-  if (g.peephole && g.n_output > g.n_cell)
+  const bool v8 = ctx.node().intermediates.size() == 12;
+  if (g.peephole && g.n_output > g.n_cell && !v8)
     return ctx.Error("peephole weights with a projection wider than the cell (output " + std::to_string(g.n_output) +
                      " > cell " + std::to_string(g.n_cell) +
                      ") are not supported: TFLite's integer LSTM applies the peephole over n_output entries and "
@@ -895,7 +933,7 @@ Status PrepareInteger(OpContext& ctx, const Geo& g) {
   }
   auto L = std::make_shared<IntLstm>();
   TFG_RETURN_IF_ERROR(BuildIntLstm(ctx, g, L.get()));
-  for (int i = kInToIn; i < ctx.num_inputs(); ++i) {
+  for (int i = kInToIn; i < ctx.num_inputs() && !L->v8; ++i) {  // 8x8_8 reads the weights at eval
     if (i == kOutState || i == kCellState || !ctx.has_input(i)) continue;
     if (!ctx.IsConstantOrPersistent(ctx.input(i)))
       return ctx.Error("input " + std::to_string(i) + " of a full-integer LSTM must be constant (TFLite folds the zero "
@@ -946,10 +984,13 @@ inline int32_t DotWrap(int32_t bias, const int8_t* a, const int8_t* b, int n) {
   return int32_t(uint32_t(uint64_t(acc)));
 }
 
+Status EvalInteger8x8_8(OpContext& ctx, const Geo& g, const IntLstm* L);
+
 Status EvalInteger(OpContext& ctx, const Geo& g) {
   const LstmParams& p = ctx.node().P<LstmParams>();
   const IntLstm* L = ctx.node().U<IntLstm>();
   if (!L) return ctx.Error("integer LSTM parameters missing (prepare did not run)");
+  if (L->v8) return EvalInteger8x8_8(ctx, g, L);
   const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
   if (nc == 0 || g.n_batch == 0 || g.max_time == 0) return OkStatus();
   const int8_t* x = ctx.input(kInput).as<int8_t>();
@@ -1042,6 +1083,264 @@ Status EvalInteger(OpContext& ctx, const Geo& g) {
       }
       std::memcpy(y + row * no, h, size_t(no));
     }
+  }
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------------------ integer 8x8_8
+// The 12-intermediate full-integer LSTM: LiteRT 2.3 builtin's lstm.cc (PopulateQuantizedLstmParams8x8_8)
+// and lstm_eval.cc EvalInteger8x8_8 / LstmStepInteger8x8_8, for the LSTM op only (its
+// UNIDIRECTIONAL_SEQUENCE_LSTM prepare requires 5 intermediates). The builtin and reference
+// registrations run the same portable tensor_utils code. What LiteRT runs, as measured with models
+// our builder writes (tests/test_lstm_int8.py): layer norm, a projection AND a projection bias are
+// required -- without any of them its kernel dereferences a null pointer (segfault), so we refuse
+// those with a ValueError. The kernel always runs the CIFG form: with input-gate weights present
+// they are ignored (i = 1 - f), as are peepholes and the fused activation. Reproduced as is.
+//   types   input, output_state, output, weights INT8; cell_state INT16 with scale exactly 2^-15;
+//           layer norm INT16; biases INT32; intermediates: 3g = the int16 sum of gate g (scale only),
+//           3g + 1 = W_x x (int8: scale, zero point), 3g + 2 = W_h h (g = input, forget, cell, output).
+//   gate    (forget, cell, output) a = clamp8(MBQM(sum (x - zp_x) w_x, w_x s_x / s[3g+1]) + zp[3g+1]),
+//           b = same for h with s[3g+2]; sum = sat16(MBQM(b - zp, s[3g+2] / s[3g]) +
+//           MBQM(a - zp, s[3g+1] / s[3g])); then the FLOAT layer norm (ApplyLayerNormFloat: float mean /
+//           variance, 1 / sqrt, * coeff * ln_scale + bias * ln_scale / 1024, round to Q3.12) and FLOAT
+//           sigmoid / tanh (expf / tanhf, * 2^15 truncated). LiteRT quirk reproduced: the output gate's
+//           W_h h part uses intermediate 7's zero point (the cell gate's W_x x) and, as the two-gate
+//           add's multiplier / shift, LiteRT reads intermediate_scale_a[11] -- past that 8-entry array,
+//           i.e. intermediate_scale_b[3] (the shift of s[5] / s[3]) -- and intermediate_scale_b[7].
+//   cell    c = (f * c) >> 15 + ((32767 - f) * g) >> 15 (rounded, int16 casts), saturated; clipped to
+//           +-trunc(cell_clip * 2^15) only when 0 < cell_clip < 1.
+//   output  t = float tanh(c * 2^-15) * 2^15 truncated; hidden = (o * t) >> 15 rounded (Q0.15);
+//           h = clamp8(MBQM64(bias + sum hidden * w_p, w_p 2^-15 / s_h) + zp_h), clipped to
+//           +-trunc(proj_clip / s_output); output = h.
+// MBQM is TFLite's double-rounding MultiplyByQuantizedMultiplier, MBQM64 its int64 overload.
+Status Build8x8_8(OpContext& ctx, const Geo& g, IntLstm* L) {
+  const LstmParams& p = ctx.node().P<LstmParams>();
+  const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
+  const std::string why = " (LiteRT 2.3's 8x8_8 kernel dereferences the missing tensor and crashes)";
+  if (!g.layer_norm)
+    return ctx.Error("the 12-intermediate (8x8_8) integer LSTM needs layer norm coefficients (inputs 20-23)" + why);
+  if (!g.projection)
+    return ctx.Error("the 12-intermediate (8x8_8) integer LSTM needs projection_weights (input 16)" + why);
+  if (!ctx.has_input(kProjB))
+    return ctx.Error("the 12-intermediate (8x8_8) integer LSTM needs projection_bias (input 17)" + why);
+  L->v8 = true;
+  L->ln = true;
+  L->proj = true;
+  L->peep = g.peephole;
+  float sx, sh, scs;
+  int32_t zx, zh;
+  TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, ctx.input(kInput), "input (input 0)", DType::kInt8, false, &sx, &zx));
+  TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, ctx.input(kOutState), "output_state (input 18)", DType::kInt8, false, &sh, &zh));
+  TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, ctx.input(kCellState), "cell_state (input 19)", DType::kInt16, true, &scs, nullptr));
+  if (double(scs) != 1.0 / 32768)
+    return ctx.Error("cell_state (input 19) has scale " + std::to_string(scs) +
+                     "; the 12-intermediate (8x8_8) integer LSTM needs exactly 2^-15 (TFLite's prepare checks it; "
+                     "its kernel assumes Q0.15)");
+  L->cell_scale = -15;
+  L->in_zp = zx;
+  L->out_zp = zh;
+  static const char* const kPart[3] = {"sum", "W_x x", "W_h h"};
+  float is[12];
+  int32_t iz[12];
+  for (int i = 0; i < 12; ++i) {
+    const std::string what = "intermediate " + std::to_string(i) + " (" + kGateNames[i / 3] + " gate " +
+                             kPart[i % 3] + ")";
+    // the W x outputs are int8 (TFLite passes their zero points as int8_t); the sums' zero points are unused
+    const bool w_out = i % 3 != 0;
+    TFG_RETURN_IF_ERROR(ReadIntermediate(ctx, i, what, w_out ? -128 : -32768, w_out ? 127 : 32767, &is[i], &iz[i]));
+  }
+  const char* rec[4] = {"recurrent_to_input_weights", "recurrent_to_forget_weights", "recurrent_to_cell_weights",
+                        "recurrent_to_output_weights"};
+  const char* inw[4] = {"input_to_input_weights", "input_to_forget_weights", "input_to_cell_weights",
+                        "input_to_output_weights"};
+  const char* peep_names[4] = {"cell_to_input_weights", "cell_to_forget_weights", nullptr, "cell_to_output_weights"};
+  const char* bias_names[4] = {"input_gate_bias", "forget_gate_bias", "cell_gate_bias", "output_gate_bias"};
+  const char* ln_names[4] = {"input_layer_norm_coefficients", "forget_layer_norm_coefficients",
+                             "cell_layer_norm_coefficients", "output_layer_norm_coefficients"};
+  auto name = [](const char* n, int i) { return std::string(n) + " (input " + std::to_string(i) + ")"; };
+  // Every present tensor is checked as TFLite's prepare types it (the input gate's and the peepholes'
+  // are then unused by the kernel).
+  float w_sx[4] = {}, w_sh[4] = {};
+  int32_t ln_m[4] = {};
+  int ln_s[4] = {};
+  for (int k = g.cifg ? 1 : 0; k < 4; ++k) {
+    const Tensor& wx = ctx.input(kInToIn + k);
+    const Tensor& wh = ctx.input(kRecToIn + k);
+    TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, wx, name(inw[k], kInToIn + k), DType::kInt8, true, &w_sx[k], nullptr));
+    TFG_RETURN_IF_ERROR(IntShape(ctx, wx, name(inw[k], kInToIn + k), {nc, ni}));
+    TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, wh, name(rec[k], kRecToIn + k), DType::kInt8, true, &w_sh[k], nullptr));
+    TFG_RETURN_IF_ERROR(IntShape(ctx, wh, name(rec[k], kRecToIn + k), {nc, no}));
+    if (!ctx.has_input(kInBias + k)) return ctx.Error(name(bias_names[k], kInBias + k) + " is missing");
+    const Tensor& b = ctx.input(kInBias + k);
+    if (b.type != DType::kInt32)
+      return ctx.Error(name(bias_names[k], kInBias + k) + " has type " + DTypeName(b.type) +
+                       ", expected INT32 (full-integer LSTM)");
+    TFG_RETURN_IF_ERROR(IntShape(ctx, b, name(bias_names[k], kInBias + k), {nc}));
+    if (L->peep && k != 2) {
+      const int pi = kCellToIn + k - (k == 3 ? 1 : 0);
+      TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, ctx.input(pi), name(peep_names[k], pi), DType::kInt16, true, nullptr, nullptr));
+      TFG_RETURN_IF_ERROR(IntShape(ctx, ctx.input(pi), name(peep_names[k], pi), {nc}));
+    }
+    float sln = 1.f;
+    const Tensor& lt = ctx.input(kInLN + k);
+    TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, lt, name(ln_names[k], kInLN + k), DType::kInt16, true, &sln, nullptr));
+    TFG_RETURN_IF_ERROR(IntShape(ctx, lt, name(ln_names[k], kInLN + k), {nc}));
+    quant::QuantizeMultiplier(sln, &ln_m[k], &ln_s[k]);
+  }
+  for (int k = 1; k < 4; ++k) {
+    // TFLite's float arithmetic: effective scales w * s / s_intermediate and the two-gate ratios.
+    const float eff_x = w_sx[k] * sx / is[3 * k + 1];
+    const float eff_h = w_sh[k] * sh / is[3 * k + 2];
+    quant::QuantizeMultiplier(eff_x, &L->mx[k], &L->sx[k]);
+    quant::QuantizeMultiplier(eff_h, &L->mh[k], &L->sh[k]);
+    quant::QuantizeMultiplier(is[3 * k + 1] / is[3 * k], &L->ma[k][0], &L->sa[k][0]);
+    quant::QuantizeMultiplier(is[3 * k + 2] / is[3 * k], &L->ma[k][1], &L->sa[k][1]);
+    L->zx8[k] = iz[3 * k + 1];
+    L->zh8[k] = iz[3 * k + 2];
+    L->ln_f[k] = float(ln_m[k] * std::pow(2.0, double(ln_s[k] - 31)));
+  }
+  // The output gate's W_h h quirk (see above): zero point of intermediate 7, multiplier = the shift
+  // of the forget gate's h ratio, shift = the output gate's own.
+  L->zh8[3] = iz[7];
+  L->ma[3][1] = L->sa[1][1];
+  float spw;
+  const Tensor& pw = ctx.input(kProjW);
+  TFG_RETURN_IF_ERROR(IntTensorQuant(ctx, pw, name("projection_weights", kProjW), DType::kInt8, true, &spw, nullptr));
+  TFG_RETURN_IF_ERROR(IntShape(ctx, pw, name("projection_weights", kProjW), {no, nc}));
+  const Tensor& pb = ctx.input(kProjB);
+  if (pb.type != DType::kInt32)
+    return ctx.Error(name("projection_bias", kProjB) + " has type " + DTypeName(pb.type) +
+                     ", expected INT32 (full-integer LSTM)");
+  TFG_RETURN_IF_ERROR(IntShape(ctx, pb, name("projection_bias", kProjB), {no}));
+  const float eff_proj = float(double(spw) * std::pow(2.0, -15) / double(sh));
+  quant::QuantizeMultiplier(eff_proj, &L->mproj, &L->sproj);
+  if (p.cell_clip > 0.f && p.cell_clip < 1.f)
+    L->cell_clip = int16_t(std::min(std::max(p.cell_clip / scs, -32768.0f), 32767.0f));
+  if (p.proj_clip > 0.f) {
+    const Tensor& out = ctx.output(0);
+    if (out.quant.scale.empty() || !(out.quant.scale[0] > 0.f) || !std::isfinite(out.quant.scale[0]))
+      return ctx.Error("output (a full-integer LSTM with proj_clip) needs a finite scale > 0, the projection clip's grid");
+    L->proj_clip = int8_t(std::min(std::max(p.proj_clip / out.quant.scale[0], -128.0f), 127.0f));
+  }
+  return OkStatus();
+}
+
+// static_cast<int32_t> of a float / double as x86 does it (cvtt: NaN and out-of-range give INT32_MIN),
+// without the undefined behaviour.
+inline int32_t TruncToInt32(double v) {
+  if (!(v > -2147483649.0 && v < 2147483648.0)) return std::numeric_limits<int32_t>::min();
+  return int32_t(v);
+}
+
+// TFLite's PortableApplyLayerNormFloat on one row (in place), its float operations in its order.
+__attribute__((optimize("fp-contract=off"))) void LayerNormFloatRow(int16_t* v, const int16_t* w, float ln_scale,
+                                                                   const int32_t* bias, int n) {
+  const float bias_scale = float(std::pow(2.0, -10)) * ln_scale;
+  float sum = 0.f, sum_sq = 0.f;
+  for (int i = 0; i < n; ++i) {
+    const float x = float(v[i]);
+    sum += x;
+    sum_sq += x * x;
+  }
+  const float mean = sum / float(n);
+  const float variance = sum_sq / float(n) - mean * mean;
+  const float stddev_inv = variance == 0.f ? 1.0f / std::sqrt(1e-8f) : 1.0f / std::sqrt(variance);
+  for (int i = 0; i < n; ++i) {
+    const float normalized = (float(v[i]) - mean) * stddev_inv;
+    const float weighted = normalized * float(w[i]) * ln_scale + float(bias[i]) * bias_scale;
+    const int32_t q = TruncToInt32(std::round(double(weighted * 4096.0f)));
+    v[i] = int16_t(std::min(32767, std::max(-32768, q)));
+  }
+}
+
+// PortableApplySigmoidFloat (Q3.12 in, Q0.15 out) and PortableApplyTanhFloat (2^integer_bits in).
+void SigmoidFloatRow(int16_t* v, int n) {
+  for (int i = 0; i < n; ++i) {
+    const float x = float(v[i]) * (1.0f / 4096.0f);
+    const float y = 1.0f / (1.0f + std::exp(-x));
+    v[i] = int16_t(std::min(32767, std::max(-32768, TruncToInt32(y * 32768.0f))));
+  }
+}
+void TanhFloatRow(const int16_t* in, int integer_bits, int16_t* out, int n) {
+  const double f = std::pow(2.0, double(integer_bits));
+  for (int i = 0; i < n; ++i) {
+    const float x = float(double(in[i]) * f);
+    const float y = std::tanh(x);
+    out[i] = int16_t(std::min(32767, std::max(-32768, TruncToInt32(y * 32768.0f))));
+  }
+}
+
+// PortableMatrixBatchVectorMultiply (int8 in, int8 out) for one row: clamp8(MBQM(sum (x - zp) w) + out_zp).
+void MatVec8(const int8_t* x, int32_t zp, const int8_t* w, int32_t m, int s, int rows, int cols, int32_t out_zp,
+             int8_t* out) {
+  for (int j = 0; j < rows; ++j) {
+    const int8_t* wr = w + int64_t(j) * cols;
+    uint32_t acc = 0;  // TFLite's int32 accumulator, wrapping
+    for (int i = 0; i < cols; ++i) acc += uint32_t((int32_t(x[i]) - zp) * int32_t(wr[i]));
+    const int32_t v = quant::MultiplyByQuantizedMultiplier(int32_t(acc), m, s) + out_zp;
+    out[j] = int8_t(std::min(127, std::max(-128, v)));
+  }
+}
+
+Status EvalInteger8x8_8(OpContext& ctx, const Geo& g, const IntLstm* L) {
+  const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
+  if (nc == 0 || g.n_batch == 0) return OkStatus();
+  const int8_t* x = ctx.input(kInput).as<int8_t>();
+  int8_t* y = ctx.output(0).as<int8_t>();
+  int8_t* hs = ctx.input(kOutState).as<int8_t>();
+  int16_t* cs = ctx.input(kCellState).as<int16_t>();
+  const int8_t* proj = ctx.input(kProjW).as<int8_t>();
+  const int32_t* pbias = ctx.input(kProjB).as<int32_t>();
+  int16_t* gate = static_cast<int16_t*>(ctx.scratch());  // forget, cell, output: 3 x nc
+  int16_t* hid = gate + 3 * nc;                           // tanh(c), then o * tanh(c)
+  int8_t* s0 = reinterpret_cast<int8_t*>(hid + nc);       // W_x x
+  int8_t* s1 = s0 + nc;                                   // W_h h
+  // Every step of LiteRT's kernel is per batch row (matmuls, layer norm) or elementwise, so one row
+  // at a time gives its results; the output state row is read by the three gates, then rewritten.
+  for (int b = 0; b < g.n_batch; ++b) {
+    const int8_t* xb = x + int64_t(b) * ni;
+    int8_t* h = hs + int64_t(b) * no;
+    int16_t* c = cs + int64_t(b) * nc;
+    for (int k = 1; k < 4; ++k) {
+      int16_t* gk = gate + (k - 1) * nc;
+      MatVec8(xb, L->in_zp, ctx.input(kInToIn + k).as<int8_t>(), L->mx[k], L->sx[k], nc, ni, L->zx8[k], s0);
+      MatVec8(h, L->out_zp, ctx.input(kRecToIn + k).as<int8_t>(), L->mh[k], L->sh[k], nc, no, L->zh8[k], s1);
+      // PortableTwoGateSaturatingAdd: its zero points are int8_t parameters.
+      const int32_t zxk = int8_t(L->zx8[k]), zhk = int8_t(L->zh8[k]);
+      for (int j = 0; j < nc; ++j) {
+        const int32_t xs = quant::MultiplyByQuantizedMultiplier(int32_t(s0[j]) - zxk, L->ma[k][0], L->sa[k][0]);
+        const int32_t hs_ = quant::MultiplyByQuantizedMultiplier(int32_t(s1[j]) - zhk, L->ma[k][1], L->sa[k][1]);
+        gk[j] = Sat16(hs_ + xs);
+      }
+      LayerNormFloatRow(gk, ctx.input(kInLN + k).as<int16_t>(), L->ln_f[k], ctx.input(kInBias + k).as<int32_t>(), nc);
+      if (k == 2) TanhFloatRow(gk, -12, gk, nc);
+      else SigmoidFloatRow(gk, nc);
+    }
+    const int16_t* fg = gate;
+    const int16_t* cg = gate + nc;
+    const int16_t* og = gate + 2 * nc;
+    // UpdateLstmCellInteger, CIFG form, cell scale 2^-15 (CwiseMul shifts 15 and 30 - 15).
+    for (int j = 0; j < nc; ++j) {
+      const int16_t fc = int16_t(quant::RoundingDivideByPOT(int32_t(fg[j]) * int32_t(c[j]), 15));
+      const int16_t i_ = int16_t(32767 - fg[j]);
+      const int16_t icg = int16_t(quant::RoundingDivideByPOT(int32_t(i_) * int32_t(cg[j]), 15));
+      int16_t cn = Sat16(int32_t(fc) + int32_t(icg));
+      if (L->cell_clip > 0) cn = std::max<int16_t>(int16_t(-L->cell_clip), std::min<int16_t>(L->cell_clip, cn));
+      c[j] = cn;
+    }
+    // CalculateLstmOutputInteger8x8_8.
+    TanhFloatRow(c, -15, hid, nc);
+    for (int j = 0; j < nc; ++j) hid[j] = int16_t(quant::RoundingDivideByPOT(int32_t(og[j]) * int32_t(hid[j]), 15));
+    for (int r = 0; r < no; ++r) {
+      const int8_t* wr = proj + int64_t(r) * nc;
+      int64_t acc = pbias[r];
+      for (int j = 0; j < nc; ++j) acc += int32_t(hid[j]) * int32_t(wr[j]);
+      int32_t v = quant::MultiplyByQuantizedMultiplier64(acc, L->mproj, L->sproj) + L->out_zp;
+      v = std::min(127, std::max(-128, v));
+      if (L->proj_clip > 0) v = std::max<int32_t>(-L->proj_clip, std::min<int32_t>(L->proj_clip, v));
+      h[r] = int8_t(v);
+    }
+    std::memcpy(y + int64_t(b) * no, h, size_t(no));
   }
   return OkStatus();
 }
