@@ -87,6 +87,9 @@ def calibrate(it, target_s):
 
 def make_ort(name, model, threads, onnx_dir):
     """benchmarks/ort_engine.py's ORT engine for this model, or None (the reason printed)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:   # python -P (the device runs) does not put the script's folder first
+        sys.path.insert(0, here)
     import ort_engine
     why = ort_engine.unavailable()
     if why is None:
