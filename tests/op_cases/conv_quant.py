@@ -157,6 +157,10 @@ CONV_CASES = [
     # partial last one (M = 2 * 9 * 11 = 198), K = 136 (two tile chunks, the second partly padding),
     # N = 80 = 2 * 32 + 16 (a 16-wide last panel), per-tensor and per-channel, with RELU6 clamping.
     _qconv("i8_amx_1x1_m198_k136", _spec(I8, in_qp=Q.QParams(0.05, -7)), (2, 9, 11, 136), 80, k=(1, 1)),
+    # AMX reading the input in place (pointwise): K = 64 exactly and M = 64, so the last block's
+    # tile reads end exactly at the tensor's end (no tail copy); zero points at the extremes.
+    _qconv("i8_amx_1x1_exact_m64_k64", _spec(I8, in_qp=Q.QParams(0.05, -128), out_qp=Q.QParams(0.4, 127)),
+           (1, 8, 8, 64), 48, k=(1, 1)),
     _qconv("i8_amx_3x3_pt_relu6", _spec(I8, per_channel=False, out_qp=Q.QParams(0.03, -128)), (1, 12, 9, 24), 33,
            act="RELU6"),
     _qconv("u8_same", _spec(U8), (2, 6, 7, 5), 6),

@@ -2,6 +2,7 @@
 #include "ops/conv/qgemm.h"
 
 #include <atomic>
+#include <cstring>
 #include <type_traits>
 
 #include "ops/simd.h"
@@ -525,8 +526,9 @@ const TileConfig kAmxConfig = {1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 
 // C (32 rows x 16 * NB int32, row stride 32) = A rows [0, 32) (stride lda) x the panel's columns,
 // kc chunks of 64 bytes of K. The panel's K-quad rows are 64 * NB bytes apart; the second 16
 // columns start 64 bytes in.
-template <int NB>
-inline void AmxBlock(const uint8_t* a, int64_t lda, const int8_t* panel, int kc, int32_t* C) {
+template <int NB, bool S8 = false>
+inline void AmxBlock(const void* av, int64_t lda, const int8_t* panel, int kc, int32_t* C) {
+  const uint8_t* a = static_cast<const uint8_t*>(av);
   const int64_t bs = 64 * NB;
   _tile_zero(0);
   _tile_zero(2);
@@ -539,12 +541,22 @@ inline void AmxBlock(const uint8_t* a, int64_t lda, const int8_t* panel, int kc,
     _tile_loadd(4, a + 64 * k, lda);
     _tile_loadd(6, b, bs);
     _tile_loadd(5, a + 16 * lda + 64 * k, lda);
-    _tile_dpbusd(0, 4, 6);
-    _tile_dpbusd(2, 5, 6);
+    if (S8) {
+      _tile_dpbssd(0, 4, 6);
+      _tile_dpbssd(2, 5, 6);
+    } else {
+      _tile_dpbusd(0, 4, 6);
+      _tile_dpbusd(2, 5, 6);
+    }
     if (NB == 2) {
       _tile_loadd(7, b + 64, bs);
-      _tile_dpbusd(1, 4, 7);
-      _tile_dpbusd(3, 5, 7);
+      if (S8) {
+        _tile_dpbssd(1, 4, 7);
+        _tile_dpbssd(3, 5, 7);
+      } else {
+        _tile_dpbusd(1, 4, 7);
+        _tile_dpbusd(3, 5, 7);
+      }
     }
   }
   _tile_stored(0, C, 128);
@@ -555,24 +567,40 @@ inline void AmxBlock(const uint8_t* a, int64_t lda, const int8_t* panel, int kc,
   }
 }
 
-void Amx8FusedImpl(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p0, int p1, const Requant8& rq,
-                   uint8_t* out, int64_t ldc, bool u8) {
+// S8: A is int8 read in place (tdpbssd, rq.bias_s8), rows copied into a padded buffer where a
+// block's tile reads would pass `avail` bytes; else A is the x ^ 0x80 copy (tdpbusd, rq.bias).
+template <bool S8>
+void Amx8FusedImpl(const uint8_t* a, int64_t lda, int rows, int64_t avail, const PackedB8& B, int p0, int p1,
+                   const Requant8& rq, uint8_t* out, int64_t ldc, bool u8) {
   _tile_loadconfig(&kAmxConfig);
   alignas(64) int32_t C[kMrAmx * 32];
   const int kc = B.Kq / 16;
+  const int64_t kbytes = int64_t(B.Kq) * 4;
   const __m512i vzp = _mm512_set1_epi32(rq.zp), vlo = _mm512_set1_epi32(rq.lo), vhi = _mm512_set1_epi32(rq.hi);
+  thread_local std::vector<uint8_t> tail;
   for (int r0 = 0; r0 < rows; r0 += kMrAmx) {
     const int rr = std::min(kMrAmx, rows - r0);
+    const uint8_t* ab = a + r0 * lda;
+    int64_t ld = lda;
+    if (S8 && int64_t(r0 + kMrAmx - 1) * lda + kbytes > avail) {
+      // the tensor's last rows: copy them (zeros past K and past the rows) so no read leaves it
+      tail.assign(size_t(kMrAmx * kbytes), 0);
+      const int64_t kk = std::min<int64_t>(B.K, lda);
+      for (int r = 0; r < rr; ++r) std::memcpy(tail.data() + r * kbytes, ab + r * lda, size_t(kk));
+      ab = tail.data();
+      ld = kbytes;
+    }
     for (int p = p0; p < p1; ++p) {
       const int n0 = p * kNr8, w = B.width[p], ncols = std::min(w, B.N - n0);
       const int8_t* panel = B.data.data() + B.offset[p];
-      if (w == kNr8) AmxBlock<2>(a + r0 * lda, lda, panel, kc, C);
-      else AmxBlock<1>(a + r0 * lda, lda, panel, kc, C);
+      if (w == kNr8) AmxBlock<2, S8>(ab, ld, panel, kc, C);
+      else AmxBlock<1, S8>(ab, ld, panel, kc, C);
       for (int v = 0; v < w / 16; ++v) {
         const int nc = std::min(16, ncols - 16 * v);
         if (nc <= 0) break;
         const __mmask16 mk = __mmask16((1u << nc) - 1);
-        const Rq16 q = LoadRq(rq, n0 + 16 * v);
+        Rq16 q = LoadRq(rq, n0 + 16 * v);
+        if (S8) q.bias = _mm512_loadu_si512(rq.bias_s8.data() + n0 + 16 * v);
         uint8_t* o = out + r0 * ldc + n0 + 16 * v;
         for (int r = 0; r < rr; ++r) {
           const __m512i y = Requant16(_mm512_load_si512(C + r * 32 + 16 * v), q, vzp, vlo, vhi);
@@ -595,9 +623,19 @@ TFG_TARGET_END
 void Amx8Fused(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p0, int p1, const Requant8& rq,
                void* out, int64_t ldc, bool u8) {
 #if TFG_X86 && TFG_AMX
-  Amx8FusedImpl(a, lda, rows, B, p0, p1, rq, static_cast<uint8_t*>(out), ldc, u8);
+  Amx8FusedImpl<false>(a, lda, rows, 0, B, p0, p1, rq, static_cast<uint8_t*>(out), ldc, u8);
 #else
   Vnni8Fused(a, lda, rows, B, p0, p1, rq, out, ldc, u8);
+#endif
+}
+
+void Amx8FusedS8(const int8_t* a, int64_t lda, int rows, int64_t avail, const PackedB8& B, int p0, int p1,
+                 const Requant8& rq, void* out, int64_t ldc) {
+#if TFG_X86 && TFG_AMX
+  Amx8FusedImpl<true>(reinterpret_cast<const uint8_t*>(a), lda, rows, avail, B, p0, p1, rq,
+                      static_cast<uint8_t*>(out), ldc, false);
+#else
+  (void)a, (void)lda, (void)rows, (void)avail, (void)B, (void)p0, (void)p1, (void)rq, (void)out, (void)ldc;
 #endif
 }
 

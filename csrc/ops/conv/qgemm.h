@@ -154,6 +154,9 @@ void PackB8(int N, int K, const int8_t* src, PackedB8* out, int kq_align = 1);
 // correction folded in, multiplier, left shift, right shift, max(right - 1, 0), right > 0.
 struct Requant8 {
   std::vector<int32_t> bias, mult, left, right, r1, rbit;
+  // The bias for int8 A read as it is (Amx8FusedS8: tdpbssd): the offset correction a_off * colsum
+  // instead of (a_off - 128) * colsum. Built by BuildRequant8 only.
+  std::vector<int32_t> bias_s8;
   // The rounding as one 64-bit add and shift (qgemm.cc Requant16): per 16 channels, 8 int64 for the
   // even channels then 8 for the odd ones: 2^30 + [right > 0] 2^(30 + right), and 31 + right.
   std::vector<int64_t> k64, s64;
@@ -209,6 +212,12 @@ void Vnni8Fused(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int 
 // kMrAmx (rows past `rows` are computed and dropped).
 void Amx8Fused(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p0, int p1, const Requant8& rq,
                void* out, int64_t ldc, bool u8);
+// AMX with A read in place: int8 rows at `a` (row stride lda bytes, any lda >= K) times the panels
+// by tdpbssd (signed x signed, so no x ^ 0x80 copy), the output stage with rq.bias_s8. A tile reads
+// 64-byte chunks up to Kq * 4 bytes into each row (the bytes past K meet zero weights); a 32-row
+// block whose reads would pass `avail` bytes from `a` (the end of the tensor) is copied first.
+void Amx8FusedS8(const int8_t* a, int64_t lda, int rows, int64_t avail, const PackedB8& B, int p0, int p1,
+                 const Requant8& rq, void* out, int64_t ldc);
 // Raw tile: rows (<= kMr8) x panel p; C gets rows x 32 int32 (row stride 32), corrected by corr[r]*colsum.
 void Vnni8Tile(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p, const int32_t* corr, int32_t* C);
 
@@ -264,6 +273,32 @@ void Run8(int64_t M, const PackedB8& B, const Fill& fill, const Requant8* rq, vo
         for (int r = 0; r < rr; ++r) write(m0 + r0 + r, n0, ncols, tile + r * kNr8);
       }
     }
+  };
+  const int64_t ntasks = mblocks * ngroups;
+  if (ntasks == 1 || !pool) {
+    for (int64_t t = 0; t < ntasks; ++t) task(t, 0);
+    return;
+  }
+  gemm::ParallelTasks(pool, ntasks, task);
+}
+
+// Whether RunAmxDirect applies to an M-row GEMM on B (HaveAmx, Kq a multiple of 16, M >= kAmxMinRows).
+inline bool UseAmxDirect(int64_t M, const PackedB8& B) { return M >= kAmxMinRows && B.Kq % 16 == 0 && HaveAmx(); }
+
+// The fused GEMM on AMX over int8 A rows read in place (a pointwise conv's input, an FC's rows):
+// M rows at `a`, row stride lda; out row stride ldc. rq built by BuildRequant8 for the op's a_off.
+inline void RunAmxDirect(int64_t M, const int8_t* a, int64_t lda, const PackedB8& B, const Requant8& rq, int8_t* out,
+                         int64_t ldc, ThreadPool* pool) {
+  if (M <= 0 || B.N <= 0) return;
+  const Split8 sp = PlanSplit8(M, B, pool ? gemm::NumSlots(pool) : 1, kMrAmx);
+  const int64_t mblocks = (M + sp.mb - 1) / sp.mb;
+  const int ngroups = (B.panels() + sp.pg - 1) / sp.pg;
+  auto task = [&](int64_t t, int) {
+    const int64_t m0 = (t / ngroups) * sp.mb;
+    const int g = int(t % ngroups);
+    const int rows = int(std::min<int64_t>(sp.mb, M - m0));
+    const int p0 = g * sp.pg, p1 = std::min(B.panels(), p0 + sp.pg);
+    Amx8FusedS8(a + m0 * lda, lda, rows, (M - m0) * lda, B, p0, p1, rq, out + m0 * ldc, ldc);
   };
   const int64_t ntasks = mblocks * ngroups;
   if (ntasks == 1 || !pool) {
@@ -358,9 +393,12 @@ struct OutputStage {
 // The fused VNNI output stage of `os` (HalfUp, int32 bias) for activations offset by a_off.
 inline void BuildRequant8(const OutputStage& os, const PackedB8& B, int32_t a_off, Requant8* rq) {
   rq->Reset(B.Np);
+  rq->bias_s8.assign(size_t(B.Np), 0);
   const uint32_t corr = uint32_t(a_off - 128);
-  for (int n = 0; n < B.N; ++n)
+  for (int n = 0; n < B.N; ++n) {
     rq->SetLane(n, int32_t(uint32_t(os.bias32[n]) + corr * uint32_t(B.colsum[n])), os.mult[n], os.shift[n]);
+    rq->bias_s8[n] = int32_t(uint32_t(os.bias32[n]) + uint32_t(a_off) * uint32_t(B.colsum[n]));
+  }
   rq->Finish(os.zp, os.lo, os.hi);
 }
 

@@ -504,10 +504,16 @@ void ConvFast8(QConvState& s, const int8_t* in, int8_t* out, ThreadPool* pool) {
     qgemm::BuildRequant8(s.q.os, s.packed8, off, &s.rq8);
     s.rq8.built_for = s.packed8.gen;
   }
+  const int64_t M = int64_t(s.batch) * s.out_h * s.out_w;
+  const bool pointwise = s.k_h == 1 && s.k_w == 1 && s.sh == 1 && s.sw == 1 && s.pad_t == 0 && s.pad_l == 0;
+  if (pointwise && qgemm::UseAmxDirect(M, s.packed8)) {  // A is the input itself: no copy
+    qgemm::RunAmxDirect(M, in, s.in_c, s.packed8, s.rq8, out, s.out_c, pool);
+    return;
+  }
   auto fill = [&](int64_t m0, int rows, uint8_t* dst) { FillConv8(s, in, off, m0, rows, dst); };
   auto corr = [](int64_t) { return 0; };
   auto write = [](int64_t, int, int, const int32_t*) {};
-  qgemm::Run8(int64_t(s.batch) * s.out_h * s.out_w, s.packed8, fill, &s.rq8, out, s.out_c, false, corr, write, pool);
+  qgemm::Run8(M, s.packed8, fill, &s.rq8, out, s.out_c, false, corr, write, pool);
 }
 
 
@@ -734,6 +740,10 @@ void FcFast8(QFcState& s, const int8_t* in, int8_t* out, ThreadPool* pool) {
   if (s.rq8.built_for != s.packed8.gen) {
     qgemm::BuildRequant8(s.q.os, s.packed8, s.q.in_offset, &s.rq8);
     s.rq8.built_for = s.packed8.gen;
+  }
+  if (qgemm::UseAmxDirect(s.batch, s.packed8)) {  // A is the input itself: no copy
+    qgemm::RunAmxDirect(s.batch, in, s.depth, s.packed8, s.rq8, out, s.units, pool);
+    return;
   }
   auto fill = [&](int64_t m0, int rows, uint8_t* dst) {
     for (int r = 0; r < rows; ++r) qgemm::XorRow(in + (m0 + r) * s.depth, s.depth, lda, dst + int64_t(r) * lda);

@@ -152,6 +152,54 @@ void AddBodyInt8Avx2(const QBinData& p, int64_t n, const int8_t* a, const int8_t
   }
 }
 TFG_TARGET_END
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+TFG_TARGET_AVX512_BEGIN
+// AddBodyInt8Avx2 on 16 lanes (AVX-512F), the same integers step for step.
+inline __m512i HighMul16(__m512i x, __m512i m, __m512i round) {
+  const __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(x, m), round);
+  const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), m), round);
+  return _mm512_mask_blend_epi32(__mmask16(0xAAAA), _mm512_srli_epi64(pe, 31), _mm512_slli_epi64(_mm512_srli_epi64(po, 31), 32));
+}
+inline __m512i ShiftLeftOrFloor16(__m512i x, int s) {
+  return s >= 0 ? _mm512_sll_epi32(x, _mm_cvtsi32_si128(s)) : _mm512_sra_epi32(x, _mm_cvtsi32_si128(-s));
+}
+void AddBodyInt8Avx512(const QBinData& p, int64_t n, const int8_t* a, const int8_t* b, int8_t* o) {
+  const __m512i off1 = _mm512_set1_epi32(p.off1), off2 = _mm512_set1_epi32(p.off2);
+  const __m512i m1 = _mm512_set1_epi32(p.m1), m2 = _mm512_set1_epi32(p.m2), mo = _mm512_set1_epi32(p.mo);
+  const __m512i round = _mm512_set1_epi64(int64_t(1) << 30);
+  const int sh1 = p.left_shift + p.s1, sh2 = p.left_shift + p.s2, e = -p.so;
+  const __m512i mask = _mm512_set1_epi32(int32_t((int64_t(1) << e) - 1));
+  const __m512i half = _mm512_set1_epi32(int32_t(((int64_t(1) << e) - 1) >> 1));
+  const __m128i ecount = _mm_cvtsi32_si128(e);
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i zp = _mm512_set1_epi32(p.out_off);
+  const __m512i lo = _mm512_set1_epi32(p.act_min), hi = _mm512_set1_epi32(p.act_max);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m512i va = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+    const __m512i vb = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+    const __m512i x1 = HighMul16(ShiftLeftOrFloor16(_mm512_add_epi32(va, off1), sh1), m1, round);
+    const __m512i x2 = HighMul16(ShiftLeftOrFloor16(_mm512_add_epi32(vb, off2), sh2), m2, round);
+    const __m512i h = HighMul16(_mm512_add_epi32(x1, x2), mo, round);
+    // RoundingDivideByPOT(h, e): ties away from zero (+1 where the remainder passes the threshold).
+    const __m512i rem = _mm512_and_si512(h, mask);
+    const __m512i thr = _mm512_add_epi32(half, _mm512_srli_epi32(h, 31));
+    const __m512i q = _mm512_sra_epi32(h, ecount);
+    const __m512i r = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
+    // VectorOut: truncate to 16 bits, add the zero point in 16 bits, clamp.
+    const __m512i n16 = _mm512_srai_epi32(_mm512_slli_epi32(r, 16), 16);
+    const __m512i w16 = _mm512_srai_epi32(_mm512_slli_epi32(_mm512_add_epi32(n16, zp), 16), 16);
+    const __m512i v = _mm512_min_epi32(_mm512_max_epi32(w16, lo), hi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i), _mm512_cvtsepi32_epi8(v));
+  }
+}
+TFG_TARGET_END
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 
 // Runs over contiguous element runs, as TFLite's AddElementwise / AddScalarBroadcast. `p` holds the
@@ -180,7 +228,12 @@ void ElementwiseRun(const QBinData& p, int64_t n, const T* a, const T* b, T* o, 
     int64_t i = 0;
 #if TFG_X86
     static const bool avx2 = simd::ActiveIsa() >= simd::Isa::kAvx2;
-    if (std::is_same<T, int8_t>::value && fast && avx2 && -p.so <= 31) {
+    static const bool avx512 = simd::ActiveIsa() >= simd::Isa::kAvx512;
+    if (std::is_same<T, int8_t>::value && fast && avx512 && -p.so <= 31) {
+      AddBodyInt8Avx512(p, body, reinterpret_cast<const int8_t*>(a), reinterpret_cast<const int8_t*>(b),
+                        reinterpret_cast<int8_t*>(o));
+      i = body;
+    } else if (std::is_same<T, int8_t>::value && fast && avx2 && -p.so <= 31) {
       AddBodyInt8Avx2(p, body, reinterpret_cast<const int8_t*>(a), reinterpret_cast<const int8_t*>(b),
                       reinterpret_cast<int8_t*>(o));
       i = body;
