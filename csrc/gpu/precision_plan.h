@@ -19,8 +19,8 @@
 //   MUL: S_a * S_b; DIV: by a constant S_a / min|c|, else S_a (a normalizer);
 //   SQUARE, SQUARED_DIFFERENCE: squared; EXP: exp(peak) / kPeakFactor; POW: S^max(e, 1);
 //   SUM: S * (elements summed); REDUCE_PROD: S^n; MEAN, pools, data movement: unchanged;
-//   RELU, HARD_SWISH, GELU, ELU: about S / sqrt(2) (half the power passes); PRELU / LEAKY_RELU:
-//   S * sqrt((1 + alpha^2) / 2).
+//   RELU, HARD_SWISH, GELU, ELU: about S / sqrt(2) (half the power passes); RELU6: min(S, 6) /
+//   sqrt(2); PRELU / LEAKY_RELU: S * sqrt((1 + alpha^2) / 2).
 // These are estimates of typical magnitudes, not worst-case bounds (worst-case L1 bounds grow
 // geometrically through ReLU nets and would keep every tensor in float): the estimate catches what
 // grows by construction (squares, exponentials, large sums, big weights), which is where fp16
