@@ -48,6 +48,19 @@ def fp16_storage_model(mb, keep=()):
     return mb.build()
 
 
+def half(x):
+    """float32 values as fp16 storage keeps them (round to nearest even, inf past 65504)."""
+    return np.asarray(x, np.float32).astype(np.float16).astype(np.float32)
+
+
+def emulation_bound(emul, want):
+    """The fp16-storage bound of one output: twice the emulation's rel-L2 (the delegate rounds a
+    subset of what the emulation rounds; 2 allows for roundings landing on different sides) plus
+    1e-5, the float32 bound, where fp16 costs nothing."""
+    from harness import rel_l2
+    return 2 * rel_l2(emul, want) + 1e-5
+
+
 def round_feeds(feeds):
     """Inputs as the delegate stores them (half)."""
     return [np.asarray(x, np.float32).astype(np.float16).astype(np.float32) if x.dtype == np.float32 else x

@@ -27,6 +27,10 @@ class OpCase:
     ref_fn: Optional[Callable[..., Sequence[np.ndarray]]] = None  # independent numpy reference
     gpu: bool = True              # the GPU delegate is expected to take this op (issue 3)
     gpu_tol: Optional[float] = None  # F32_F16 bound if not the default
+    fp16_ref: Optional[Callable[..., Sequence[np.ndarray]]] = None  # numpy fp16-storage emulation:
+                                  # ref_fn with every stored tensor (inputs, intermediates between
+                                  # ops, outputs) rounded to half (fp16_emulation.half); F32_F16's
+                                  # bound per output is then 2 x its rel-L2 + 1e-5 (test_gpu_ops)
     gpu_fp16: bool = True         # False: the values do not fit fp16 storage (say why in note)
     note: str = ""
     quant: Optional[str] = None   # the quantized kernel this case covers, named as the op table's

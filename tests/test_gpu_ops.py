@@ -4,7 +4,9 @@ our plain reference CPU kernels on the same single-op models. Runs on PoCL in CI
 Tolerances: F32 rel-L2 <= 1e-5. F32_F16 / F16 store tensors and weights in half (11-bit
 mantissa, relative rounding 2^-11 ~ 4.9e-4 per stored value) and compute in float; a value that
 passes through k roundings has rel error ~ sqrt(k) * 2.8e-4, so 5e-3 holds for single ops with
-headroom; a case may state its own gpu_tol with a reason.
+headroom; a case may state its own gpu_tol with a reason, or give fp16_ref, a numpy emulation of
+fp16 storage on its graph (fp16_emulation.py): the bound per output is then 2 x the emulation's
+rel-L2 + 1e-5, what fp16 storage must cost there rather than a number picked to pass.
 """
 import os
 import zlib
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 from gpu_util import delegate, require_gpu
+from fp16_emulation import emulation_bound
 from harness import all_cases, assert_close, run_tflite_gpu
 
 CASES = [c for c in all_cases() if c.gpu]
@@ -34,7 +37,7 @@ def _sample(cases, per_op, keep=lambda c: False):
 
 
 F32_CASES = _sample(CASES, 10)
-FP16_CASES = _sample(CASES, 3, keep=lambda c: c.gpu_tol is not None)
+FP16_CASES = _sample(CASES, 3, keep=lambda c: c.gpu_tol is not None or c.fp16_ref is not None)
 PARAMS = [pytest.param(c, "F32", id=f"F32-{c.id}") for c in F32_CASES] + \
          [pytest.param(c, "F32_F16", id=f"F32_F16-{c.id}") for c in FP16_CASES]
 
@@ -88,4 +91,12 @@ def test_gpu_op_matches_reference(case, precision):
         want = [np.where((np.abs(w) > 65504) & ~np.isfinite(g), np.copysign(np.inf, w), w).astype(w.dtype)
                 if np.issubdtype(w.dtype, np.floating) and np.shape(g) == np.shape(w) else w
                 for g, w in zip(got, want)]
+    if precision != "F32" and case.fp16_ref is not None:
+        emul = case.fp16_ref(*inputs)
+        assert len(emul) == len(want), f"{case.id}: fp16_ref gives {len(emul)} outputs"
+        for i, (g, w, e) in enumerate(zip(got, want, emul)):
+            b = emulation_bound(e, w)
+            print(f"{case.id} output {i}: fp16 emulation bound {b:.3g}")
+            assert_close([g], [w], b, f"{case.id} [GPU {precision}, output {i}, 2 x fp16 emulation + 1e-5]")
+        return
     assert_close(got, want, tol, f"{case.id} [GPU {precision}]")
