@@ -7,7 +7,8 @@ labels: op name plus the ops fused into that kernel, boundary conversions includ
  * placement: CONCATENATION runs no kernel when each input is made by one kernel and read by
    nothing else; those kernels write straight into their part of the output.
 
-Tolerances as in test_gpu_ops.py: F32 rel-L2 <= 1e-5, fp16 storage 5e-3.
+Tolerances: F32 rel-L2 <= 1e-5 (as test_gpu_ops.py); fp16 storage: per output 2 x the rel-L2 of the
+model's fp16 emulation (fp16_emulation.py) + 1e-5, as test_fp16_storage.py.
 """
 import numpy as np
 import pytest
@@ -15,7 +16,8 @@ import pytest
 import tflite_gpu
 from gpu_util import delegate, require_gpu
 from harness import rel_l2, run_tflite_gpu
-from tflite_gpu.testing.zoo import _Net
+from fp16_emulation import emulation_bound, fp16_storage_model, overflowing_tensors, round_feeds, run_litert
+from tflite_gpu.testing.zoo import _Net, builder_of
 
 
 def gpu_run(model, inputs, precision="F32"):
@@ -33,13 +35,21 @@ def gpu_run(model, inputs, precision="F32"):
     return [it.get_tensor(d["index"]) for d in it.get_output_details()], names
 
 
-def check(model, inputs, precision="F32"):
+def check(build, inputs, precision="F32"):
+    """`build()` makes the model (a zoo-style function: its ModelBuilder feeds the fp16 emulation)."""
+    model = build()
     want = run_tflite_gpu(model, inputs, reference=True)
     got, names = gpu_run(model, inputs, precision)
-    tol = 1e-5 if precision == "F32" else 5e-3
-    for g, w in zip(got, want):
+    if precision == "F32":
+        tols = [1e-5] * len(want)
+    else:
+        mb = builder_of(build)
+        emul = run_litert(fp16_storage_model(mb, keep=overflowing_tensors(model, inputs)), round_feeds(inputs))
+        tols = [emulation_bound(e, w) for e, w in zip(emul, want)]
+    for g, w, tol in zip(got, want, tols):
         assert g.shape == w.shape
-        assert rel_l2(g, w) <= tol, (precision, rel_l2(g, w), names)
+        print(f"{precision}: rel-L2 {rel_l2(g, w):.3g} <= {tol:.3g}")
+        assert rel_l2(g, w) <= tol, (precision, rel_l2(g, w), tol, names)
     return names
 
 
@@ -83,7 +93,7 @@ def pad_model():
 def test_zero_pad_runs_no_kernel(precision):
     require_gpu()
     x = np.random.default_rng(0).standard_normal([1, 9, 7, 5]).astype(np.float32)
-    names = check(pad_model(), [x], precision)
+    names = check(pad_model, [x], precision)
     # Kernels left: the PADV2 with value 1.5 and the PAD that is a graph output.
     assert sorted(n for n in names if n.startswith("PAD")) == ["PAD", "PADV2"], names
     # The ADD whose other operand is a PAD view fuses into the conv that makes its chain input.
@@ -106,7 +116,7 @@ def reshape_model():
 def test_layout_preserving_reshape_is_an_alias(precision):
     require_gpu()
     x = np.random.default_rng(1).standard_normal([1, 1, 4, 6]).astype(np.float32)
-    names = check(reshape_model(), [x], precision)
+    names = check(reshape_model, [x], precision)
     assert not [n for n in names if "RESHAPE" in n], names
     assert "CONV_2D+ADD" in names, names
 
@@ -138,7 +148,7 @@ def concat_model():
 def test_concatenation_inputs_written_in_place(precision):
     require_gpu()
     x = np.random.default_rng(2).standard_normal([1, 6, 5, 7]).astype(np.float32)
-    names = check(concat_model(), [x], precision)
+    names = check(concat_model, [x], precision)
     # Two placed (no kernel); the unaligned one and the one reading the model input run.
     assert sum(1 for n in names if n.startswith("CONCATENATION")) == 2, names
     assert "CONV_2D+ADD" in names and "LOGISTIC" in names, names
@@ -178,7 +188,7 @@ def test_depthwise_computed_in_pointwise_conv(precision, batch, monkeypatch):
     monkeypatch.delenv("TFLITE_GPU_FUSION_DWPW_MAX_MACS", raising=False)
     monkeypatch.setenv("TFLITE_GPU_ENABLE_FUSION", "dwpw,tail")  # opt-in levers (slower on NVIDIA, env.h)
     x = np.random.default_rng(6).standard_normal([batch, 12, 11, 8]).astype(np.float32)
-    model = dwpw_model(batch)
+    model = lambda: dwpw_model(batch)
     names = check(model, [x], precision)
     assert kernel_labels(names, "DEPTHWISE_CONV_2D+CONV_2D") == 3, names
     assert "DEPTHWISE_CONV_2D+CONV_2D+ADD" in names, names  # the residual ADD stays fused
@@ -224,7 +234,7 @@ def test_global_average_computed_in_classifier(precision, batch, monkeypatch):
     monkeypatch.delenv("TFLITE_GPU_FUSION_DWPW_MAX_MACS", raising=False)
     monkeypatch.setenv("TFLITE_GPU_ENABLE_FUSION", "dwpw,tail")  # opt-in levers (slower on NVIDIA, env.h)
     x = np.random.default_rng(7).standard_normal([batch, 5, 6, 20]).astype(np.float32) + 0.5
-    model = tail_model(batch)
+    model = lambda: tail_model(batch)
     names = check(model, [x], precision)
     assert "AVERAGE_POOL_2D+CONV_2D" in names and "MEAN+FULLY_CONNECTED" in names, names
     assert names.count("MEAN") == 1 and "AVERAGE_POOL_2D" not in names, names
