@@ -48,7 +48,6 @@ def check(build, inputs, precision="F32"):
         tols = [emulation_bound(e, w) for e, w in zip(emul, want)]
     for g, w, tol in zip(got, want, tols):
         assert g.shape == w.shape
-        print(f"{precision}: rel-L2 {rel_l2(g, w):.3g} <= {tol:.3g}")
         assert rel_l2(g, w) <= tol, (precision, rel_l2(g, w), tol, names)
     return names
 
