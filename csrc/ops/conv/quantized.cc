@@ -888,30 +888,46 @@ void DwFast8(OpContext& ctx, QDwState& s, const int8_t* in, int8_t* out, ThreadP
       big.resize(size_t(8) * T4);
       pp = big.data();
     }
+    // Geometry in locals (the pointer stores below could alias anything read through s or the
+    // captured pointers, which made the compiler reload them per tap).
+    const int8_t* const src = in;
+    const int8_t* const zrow = zp;
+    const int KH = s.k_h, KW = s.k_w, IH = s.in_h, IW = s.in_w, OH = s.out_h, OW = s.out_w;
+    const int SH = s.sh, SW = s.sw, PT = s.pad_t, PL = s.pad_l, DH = s.dh, DW = s.dw;
+    const int64_t IC = s.in_c;
+    const int T = KH * KW;
+    int64_t toff[64];  // interior pixels: tap t at base + toff[t] (T <= 64 there)
+    for (int t = 0; t < std::min(T, 64); ++t) toff[t] = (int64_t(t / KW) * DH * IW + int64_t(t % KW) * DW) * IC;
     // output coordinates of pixel b0, then stepped pixel by pixel (no divisions per pixel)
-    int b = int(b0 / (int64_t(s.out_h) * s.out_w));
-    int oy = int(b0 / s.out_w % s.out_h), ox = int(b0 % s.out_w);
+    int b = int(b0 / (int64_t(OH) * OW));
+    int oy = int(b0 / OW % OH), ox = int(b0 % OW);
     for (int64_t px0 = b0; px0 < b1; px0 += 8) {
       const int n = int(std::min<int64_t>(8, b1 - px0));
       for (int p = 0; p < n; ++p, ++ox) {
-        if (ox == s.out_w) {
+        if (ox == OW) {
           ox = 0;
-          if (++oy == s.out_h) {
+          if (++oy == OH) {
             oy = 0;
             ++b;
           }
         }
         const int8_t** tp = pp + p * T4;
-        int t = 0;
-        for (int ky = 0; ky < s.k_h; ++ky) {
-          const int iy = oy * s.sh - s.pad_t + ky * s.dh;
-          const bool row_in = iy >= 0 && iy < s.in_h;
-          for (int kx = 0; kx < s.k_w; ++kx, ++t) {
-            const int ix = ox * s.sw - s.pad_l + kx * s.dw;
-            tp[t] = row_in && ix >= 0 && ix < s.in_w ? in + ((int64_t(b) * s.in_h + iy) * s.in_w + ix) * s.in_c : zp;
+        const int iy0 = oy * SH - PT, ix0 = ox * SW - PL;
+        if (T <= 64 && iy0 >= 0 && iy0 + (KH - 1) * DH < IH && ix0 >= 0 && ix0 + (KW - 1) * DW < IW) {
+          const int8_t* base = src + ((int64_t(b) * IH + iy0) * IW + ix0) * IC;
+          for (int t = 0; t < T; ++t) tp[t] = base + toff[t];
+        } else {
+          int t = 0;
+          for (int ky = 0; ky < KH; ++ky) {
+            const int iy = iy0 + ky * DH;
+            const bool row_in = iy >= 0 && iy < IH;
+            for (int kx = 0; kx < KW; ++kx, ++t) {
+              const int ix = ix0 + kx * DW;
+              tp[t] = row_in && ix >= 0 && ix < IW ? src + ((int64_t(b) * IH + iy) * IW + ix) * IC : zrow;
+            }
           }
         }
-        for (; t < T4; ++t) tp[t] = zp;
+        for (int t = T; t < T4; ++t) tp[t] = zrow;
       }
       qgemm::DwVnni8(pp, n, s.dw8, s.rq8, out + px0 * C);
     }
