@@ -11,7 +11,8 @@ the schema's object API (ai_edge_litert.schema_py_generated): tensor / buffer / 
 -1 (the optional-input marker) and out-of-range values, shapes and shape signatures, tensor types,
 quantization vectors (lengths, zero/NaN/inf scales, zero points, quantized dimension), builtin
 option integers, subgraph inputs/outputs, signature maps, opcode codes/versions, buffer
-truncation, cycles, invalid UTF-8 names; for control-flow models (WHILE, IF, CALL_ONCE + resource
+truncation, cycles, invalid UTF-8 names, STRING buffer layouts (count, offsets, lengths; numeric
+constants retyped STRING and back), custom option bytes; for control-flow models (WHILE, IF, CALL_ONCE + resource
 variables) the subgraph indices of IF/WHILE/CALL_ONCE (self-calls, cycles through a caller,
 the primary subgraph, -1, out of range), CALL_ONCE / copies of IF and WHILE grafted into the
 subgraphs they call, swapped and reordered subgraphs. A WHILE that never stops is a valid program:
@@ -116,6 +117,7 @@ def seed_models(cache_dir: Optional[str] = None) -> Dict[str, bytes]:
         "mobilenet_v1_32_int16x8": lambda: zoo.quantized(zoo.mobilenet_v1, "int16x8", input_size=32, alpha=0.25,
                                                          num_classes=10),
     })
+    makers.update(_lookup_seed_makers())
     for name, fn in makers.items():
         try:
             out[name] = fn()
@@ -126,6 +128,96 @@ def seed_models(cache_dir: Optional[str] = None) -> Dict[str, bytes]:
             open(os.path.join(cache_dir, n + ".tflite"), "wb").write(d)
         json.dump(sorted(out), open(os.path.join(cache_dir, "index.json"), "w"))
     return out
+
+
+def _lookup_seed_makers() -> Dict[str, Callable[[], bytes]]:
+    """Seeds for the ops of issue 8's last round: STRING tensors with constant string buffers
+    (HASHTABLE_LOOKUP values, hashtable import keys/values and defaults), hashtable chains
+    (HASHTABLE -> IMPORT -> FIND / SIZE; one imported from a CALL_ONCE init subgraph), SKIP_GRAM,
+    LSH_PROJECTION (float and STRING input), EMBEDDING_LOOKUP_SPARSE, EMBEDDING_LOOKUP v5 with an
+    INT4 table, INT4 CONV_2D / DEPTHWISE_CONV_2D weights, full-integer LSTM and
+    UNIDIRECTIONAL_SEQUENCE_LSTM (int8x8_16), MediaPipe pooling custom ops (GPU kernels)."""
+    import numpy as np
+
+    def lookup(fn_name, *a, **kw):
+        def make():
+            from op_cases import lookup as lk
+            return getattr(lk, fn_name)(*a, **kw)
+        return make
+
+    def versions(fn_name, *a, **kw):
+        def make():
+            from op_cases import versions as v
+            return getattr(v, fn_name)(*a, **kw)[0]()
+        return make
+
+    def lstm8(**kw):
+        def make():
+            from op_cases import lstm
+            return lstm.int8_lstm_model(**kw)
+        return make
+
+    def mediapipe(fn_name, *a, **kw):
+        def make():
+            from op_cases import mediapipe as mp
+            return getattr(mp, fn_name)(*a, **kw)
+        return make
+
+    def call_once_table():
+        from tflite_gpu.testing.builder import ModelBuilder
+        mb = ModelBuilder()
+        isg = mb.add_subgraph("init")
+        h = isg.add_tensor([1], "RESOURCE")
+        isg.add_op("HASHTABLE", [], [h], options=dict(table_id=7, key_dtype="STRING", value_dtype="INT64"))
+        k = isg.add_const(np.array([b"cat", b"dog", b"emu"], dtype=object))
+        v = isg.add_const(np.array([10, 20, 30], np.int64))
+        isg.add_op("HASHTABLE_IMPORT", [h, k, v], [])
+        mb.add_op("CALL_ONCE", [], [], options=dict(init_subgraph_index=isg.index))
+        h0 = mb.add_tensor([1], "RESOURCE")
+        mb.add_op("HASHTABLE", [], [h0], options=dict(table_id=7, key_dtype="STRING", value_dtype="INT64"))
+        q = mb.add_input([4], "STRING", name="words")
+        d = mb.add_const(np.array([-1], np.int64))
+        o = mb.add_tensor([4], np.int64)
+        mb.add_op("HASHTABLE_FIND", [h0, q, d], [o])
+        n = mb.add_tensor([1], np.int64)
+        mb.add_op("HASHTABLE_SIZE", [h0], [n])
+        # a second table (INT64 -> STRING) whose FIND output feeds SKIP_GRAM
+        h1 = mb.add_tensor([1], "RESOURCE")
+        mb.add_op("HASHTABLE", [], [h1], options=dict(table_id=8, key_dtype="INT64", value_dtype="STRING"))
+        mb.add_op("HASHTABLE_IMPORT", [h1, mb.add_const(np.array([10, 20], np.int64)),
+                                       mb.add_const(np.array([b"a b c", b"d e"], dtype=object))], [])
+        s = mb.add_tensor([4], "STRING")
+        mb.add_op("HASHTABLE_FIND", [h1, o, mb.add_const(np.array([b"x y"], dtype=object))], [s])
+        g = mb.add_tensor([1], "STRING")
+        mb.add_op("SKIP_GRAM", [s], [g], options=dict(ngram_size=2, max_skip_size=1, include_all_ngrams=True))
+        for t in (o, n, s, g):
+            mb.mark_output(t)
+        return mb.build()
+
+    words = np.array([b"minus seven", b"-2", b"", b"three", b"f\xc3\xbcnf", b"ten", b"eleven", b"x" * 70],
+                     dtype=object)
+    return {
+        "str_hashtable_lookup": lookup("hl_model", [-7, -2, 0, 3, 4, 10, 11, 50], words, 5),
+        "str_hashtable_lookup_f32": lookup("hl_model", [9, 1, 5, 3], np.arange(8, dtype=np.float32).reshape(4, 2), 3),
+        "str_hashtable_i64_to_str": lookup("hashtable_model", "INT64", [5, -3, 1 << 40, 0], [b"five", b"m3", b"big", b""],
+                                           b"?", (2, 3)),
+        "str_hashtable_str_to_i64": lookup("hashtable_model", "STRING", [b"apple", b"", b"kiwi fruit"], [1, -2, 9], -1,
+                                           (4,), import_twice=([b"x"], [3])),
+        "str_hashtable_call_once_chain": call_once_table,
+        "str_skip_gram": lookup("skip_gram_model", 3, 1, True),
+        "str_lsh_string_input": lookup("lsh_model", "SPARSE", 3, 5, (3,), "STRING"),
+        "lsh_dense_weight_input": lookup("lsh_model", "DENSE", 4, 6, (5, 3), weight_input=True),
+        "embedding_lookup_sparse": lookup("els_model", 6, 2, (3, 4), (5, 2), "MEAN"),
+        "embedding_lookup_int4": versions("_emb_packed", "INT4", True),
+        "conv_int8_x_int4": versions("_conv_int4", "CONV_2D", "INT8", True),
+        "conv_f32_x_int4": versions("_conv_int4", "CONV_2D", "FLOAT32", False),
+        "dwconv_int8_x_int4": versions("_conv_int4", "DEPTHWISE_CONV_2D", "INT8", True, stride=2, padding="VALID"),
+        "lstm_int8_seq": lstm8(time=3, n_cell=6, peephole=True),
+        "lstm_int8_layer_norm_proj": lstm8(op="LSTM", n_cell=6, n_output=4, projection=True, proj_bias=True,
+                                           layer_norm=True, cifg=True, n_intermediates=5),
+        "mediapipe_argmax_pool": mediapipe("argmax_model", (1, 6, 6, 3), filt=(3, 3)),
+        "mediapipe_unpool": mediapipe("unpool_model", (1, 3, 3, 2)),
+    }
 
 
 # ---------------------------------------------------------------- mutators
@@ -165,7 +257,7 @@ def _field_mutate(data: bytes, rng: random.Random) -> Optional[bytes]:
         tensors = sg.tensors or []
         ops = sg.operators or []
         nt = len(tensors)
-        kind = rng.randrange(16)
+        kind = rng.randrange(18)
         if len(m.subgraphs) > 1 and rng.random() < 0.35:
             _control_flow_mutate(m, rng, S)
             continue
@@ -214,7 +306,7 @@ def _field_mutate(data: bytes, rng: random.Random) -> Optional[bytes]:
                 shp[rng.randrange(len(shp))] = rng.choice([-1, 0, _interesting_dim(rng)])
             t.shapeSignature = np.array(shp, np.int32)
         elif kind == 7 and tensors:  # tensor type
-            rng.choice(tensors).type = rng.randrange(0, 20)
+            rng.choice(tensors).type = rng.randrange(0, 23)
         elif kind == 8 and tensors:  # quantization vectors
             t = rng.choice(tensors)
             q = t.quantization or S.QuantizationParametersT()
@@ -300,12 +392,83 @@ def _field_mutate(data: bytes, rng: random.Random) -> Optional[bytes]:
         elif kind == 15 and tensors:  # names: invalid UTF-8, huge
             t = rng.choice(tensors)
             t.name = rng.choice([b"\xff\xfe\xfd", b"\xc3", b"a\x00b", b"n" * 5000])
+        elif kind == 16 and tensors and m.buffers:  # STRING buffers: count, offsets, lengths
+            _string_mutate(m, tensors, rng, S)
+        elif kind == 17 and ops:  # custom options bytes (FlexBuffer maps of the MediaPipe ops)
+            op = rng.choice(ops)
+            co = op.customOptions
+            if co is not None and len(co):
+                co = bytearray(bytes(np.asarray(co, np.uint8)))
+                for _ in range(rng.randrange(1, 4)):
+                    i = rng.randrange(len(co))
+                    co[i] = rng.choice([0, 0xFF, 0x7F, 0x80, 1, 2, 3, rng.randrange(256)])
+                if rng.random() < 0.2:
+                    co = co[:rng.randrange(len(co))]
+                op.customOptions = np.frombuffer(bytes(co), np.uint8)
     try:
         bld = flatbuffers.Builder(max(1024, len(data)))
         bld.Finish(m.Pack(bld), file_identifier=b"TFL3")
         return bytes(bld.Output())
     except Exception:
         return None
+
+
+def _string_mutate(m, tensors, rng: random.Random, S) -> None:
+    """Mutates the serialized layout of a constant STRING tensor's buffer (int32 count, count + 1
+    int32 offsets, bytes): the count, one offset (past the end, backwards, into the header,
+    negative), the last offset, truncation inside the header, extra bytes; or makes a numeric
+    constant a STRING tensor / a STRING constant another type."""
+    import numpy as np
+    nb = len(m.buffers)
+    strs = [t for t in tensors if t.type == S.TensorType.STRING and 0 < t.buffer < nb
+            and m.buffers[t.buffer].data is not None and len(m.buffers[t.buffer].data) >= 4]
+    if not strs or rng.random() < 0.1:
+        consts = [t for t in tensors if 0 < t.buffer < nb and m.buffers[t.buffer].data is not None
+                  and len(m.buffers[t.buffer].data)]
+        if consts:
+            t = rng.choice(consts)
+            t.type = S.TensorType.STRING if t.type != S.TensorType.STRING else rng.choice([2, 4, 3, 13])
+        return
+    t = rng.choice(strs)
+    b = m.buffers[t.buffer]
+    d = bytearray(bytes(np.asarray(b.data, np.uint8)))
+    n = int.from_bytes(d[:4], "little", signed=True)
+    nofs = max(0, min(n + 1, (len(d) - 4) // 4))
+
+    def put(at, v):
+        if at + 4 <= len(d):
+            d[at:at + 4] = (v & 0xFFFFFFFF).to_bytes(4, "little")
+    what = rng.randrange(7)
+    if what == 0:  # the count
+        put(0, rng.choice([0, -1, n - 1, n + 1, 2 * n, 2**31 - 1, -2**31, 1 << 20, (len(d) // 4)]))
+    elif what == 1 and nofs:  # one offset
+        i = rng.randrange(nofs)
+        cur = int.from_bytes(d[4 + 4 * i:8 + 4 * i], "little", signed=True)
+        put(4 + 4 * i, rng.choice([0, -1, 4, cur - 1, cur + 1, len(d), len(d) + 1, 2**31 - 1, -2**31, cur + 4096]))
+    elif what == 2 and nofs >= 2:  # two offsets swapped (a string of negative length)
+        i, j = rng.randrange(nofs), rng.randrange(nofs)
+        a, c = bytes(d[4 + 4 * i:8 + 4 * i]), bytes(d[4 + 4 * j:8 + 4 * j])
+        d[4 + 4 * i:8 + 4 * i], d[4 + 4 * j:8 + 4 * j] = c, a
+    elif what == 3:  # truncated (inside the header or the bytes)
+        d = d[:rng.randrange(len(d))]
+    elif what == 4:  # extra bytes (the last offset no longer the size), optionally fixed up
+        d += bytes(rng.randrange(1, 9))
+        if nofs == n + 1 and rng.random() < 0.5:
+            put(4 + 4 * n, len(d))
+    elif what == 5 and nofs == n + 1:  # a consistent buffer with one string's bytes edited
+        if len(d) > 4 * (n + 2):
+            i = rng.randrange(4 * (n + 2), len(d))
+            d[i] = rng.choice([0, 0xFF, 0x80, 0x20, 0xC3])
+    else:  # a consistent buffer of another count (the shape no longer matches)
+        k = rng.choice([0, 1, max(0, n - 1), n + 1, n + 5])
+        body = [bytes([97 + (j % 26)]) * rng.randrange(0, 5) for j in range(k)]
+        d = bytearray(k.to_bytes(4, "little"))
+        off = 4 * (k + 2)
+        for x in body:
+            d += off.to_bytes(4, "little")
+            off += len(x)
+        d += off.to_bytes(4, "little") + b"".join(body)
+    b.data = np.frombuffer(bytes(d), np.uint8)
 
 
 _CF_FIELDS = ("thenSubgraphIndex", "elseSubgraphIndex", "condSubgraphIndex", "bodySubgraphIndex",
@@ -456,6 +619,10 @@ def run_one(data: bytes, delegate=None) -> str:
         for d in it.get_input_details():
             if d["dtype"] in (np.float32, np.int32, np.uint8, np.int8, np.int64, np.float16, np.bool_, np.int16):
                 it.set_tensor(d["index"], np.ones(d["shape"], d["dtype"]))
+            elif d["dtype"] is np.bytes_:  # STRING inputs: words (the seeds' lookup keys among them)
+                words = [b"cat dog", b"", b"apple", b"x y z w"]
+                n = int(np.prod(d["shape"]))
+                it.set_tensor(d["index"], np.array([words[i % 4] for i in range(n)], dtype=object).reshape(d["shape"]))
         it.invoke()
         for d in it.get_output_details():
             it.get_tensor(d["index"])
@@ -472,10 +639,19 @@ def run_one(data: bytes, delegate=None) -> str:
 
 def worker_main(args) -> None:
     """One long-lived process: mutants start..start+count-1 of the deterministic stream `seed`."""
+    # A mutant may be a valid model needing a huge arena or variable tensor: its allocation fails
+    # (a documented error) instead of swamping the host. Not under ASan (its shadow memory
+    # reserves terabytes of address space; supervise() makes its allocator return null instead).
+    if args.max_mem_gb > 0 and "libasan" not in os.environ.get("LD_PRELOAD", ""):
+        import resource
+        lim = int(args.max_mem_gb * (1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
     import tflite_gpu
 
     models = seed_models(args.models)
     names = sorted(models)
+    if args.only:  # comma-separated name prefixes: fuzz those seeds only
+        names = [n for n in names if any(n.startswith(p) for p in args.only.split(","))]
     dlg = None
     if args.gpu_share > 0:
         try:
@@ -505,7 +681,8 @@ def worker_main(args) -> None:
 
 
 def supervise(mutants: int, out: str, seed: str = "0", gpu_share: float = 0.2, hang_s: float = 60.0,
-              nice: int = 0, env: Optional[dict] = None, log=print, worker_chunk: int = 0) -> dict:
+              nice: int = 0, env: Optional[dict] = None, log=print, worker_chunk: int = 0, only: str = "",
+              max_mem_gb: float = 8.0) -> dict:
     """Runs `mutants` mutants in long-lived workers; returns counts and the kept crashing files.
     worker_chunk > 0 restarts the worker after that many mutants (0: one worker for all)."""
     os.makedirs(out, exist_ok=True)
@@ -523,12 +700,17 @@ def supervise(mutants: int, out: str, seed: str = "0", gpu_share: float = 0.2, h
     # (allowed: models are programs); bounded here so a hang report means an engine hang.
     e.setdefault("TFLITE_GPU_MAX_WHILE_ITERATIONS", "20000")
     e.setdefault("TFLITE_GPU_MAX_LOOP_TENSOR_BYTES", str(64 << 20))
+    if "libasan" in e.get("LD_PRELOAD", ""):  # huge allocations fail with bad_alloc, not an ASan abort
+        e["ASAN_OPTIONS"] = (e.get("ASAN_OPTIONS", "") + ":allocator_may_return_null=1").lstrip(":")
     if env:
         e.update(env)
     while i < mutants:
         count = mutants - i if worker_chunk <= 0 else min(worker_chunk, mutants - i)
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--start", str(i), "--count", str(count),
                "--seed", seed, "--gpu-share", str(gpu_share), "--out", out, "--models", models_dir]
+        if only:
+            cmd += ["--only", only]
+        cmd += ["--max-mem-gb", str(max_mem_gb)]
         if nice:
             cmd = ["nice", "-n", str(nice)] + cmd
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e,
@@ -615,12 +797,16 @@ def main(argv=None) -> int:
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--count", type=int, default=0)
     ap.add_argument("--models", default=None)
+    ap.add_argument("--max-mem-gb", type=float, default=8.0,
+                    help="address-space limit of a worker (RLIMIT_AS; 0: none)")
+    ap.add_argument("--only", default="", help="comma-separated seed-name prefixes (default: every seed)")
     args = ap.parse_args(argv)
     if args.worker:
         worker_main(args)
         return 0
     r = supervise(args.mutants, args.out, seed=args.seed, gpu_share=args.gpu_share, hang_s=args.hang_s,
-                  nice=args.nice, log=lambda s: print(s, flush=True))
+                  nice=args.nice, log=lambda s: print(s, flush=True), only=args.only,
+                  max_mem_gb=args.max_mem_gb)
     print(json.dumps(r, indent=1), flush=True)
     return 1 if (r["kept"] or r["findings"]) else 0
 
