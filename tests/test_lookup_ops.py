@@ -364,3 +364,35 @@ def test_gpu_delegate_leaves_string_ops_on_the_cpu(model):
     it.allocate_tensors()
     rep = it.delegation_report()
     assert rep["delegated_nodes"] == 0 and rep["unsupported"] and all(u[3] for u in rep["unsupported"]), rep
+
+
+def test_string_input_hostile_python_calls():
+    """STRING inputs through hostile Python calls (the fuzz helper's API probe): a resized string
+    input is neither read nor written before allocate_tensors() (ValueError naming it; a resize
+    to [2**31 - 1] then get_tensor used to build 2**31 empty strings: MemoryError), a str that
+    UTF-8 cannot encode is a ValueError naming the tensor (was a bare UnicodeEncodeError), and
+    after allocate_tensors() the resized input runs (vs LiteRT)."""
+    m = _call_once_table_model()
+    it = tflite_gpu.Interpreter(model_content=m)
+    it.allocate_tensors()
+    i = it.get_input_details()[0]["index"]
+    with pytest.raises(ValueError, match="'words'.*cannot be encoded as UTF-8"):
+        it.set_tensor(i, np.array(["ok", "\ud800", "x", "y"]))
+    values = {6: np.array([b"cat"] * 6, dtype=object), 0: np.zeros(0, dtype=object),
+              None: np.array(b"cat", dtype=object)}
+    for shape in ([2**31 - 1], [6], [0], []):
+        it.resize_tensor_input(i, shape)
+        with pytest.raises(ValueError, match=r"\('words'\) was resized to .* call allocate_tensors\(\) first"):
+            it.get_tensor(i)
+        v = values.get(shape[0] if shape else None)
+        if v is not None:
+            with pytest.raises(ValueError, match=r"\('words'\) was resized to"):
+                it.set_tensor(i, v)
+    it.resize_tensor_input(i, [6])
+    it.allocate_tensors()
+    lite = litert_interpreter(m)
+    lite.resize_tensor_input(i, [6])
+    lite.allocate_tensors()
+    x = [np.array([b"dog", b"cow", b"", b"emu", b"cat", b"cat"], dtype=object)]
+    for a, b in zip(invoke_step(it, x), invoke_step(lite, x)):
+        np.testing.assert_array_equal(a, b)

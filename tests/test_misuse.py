@@ -235,3 +235,32 @@ it.set_tensor(0, a); it.set_tensor(1, a); it.invoke()
 np.testing.assert_allclose(it.get_tensor(2), np.maximum(2 * a, 0), rtol=1e-6)
 assert it.delegation_report()["delegated_nodes"] == 1
 """, timeout=120)
+
+
+def test_resized_input_before_allocate_is_refused():
+    """resize_tensor_input changes the shape at once, the storage at allocate_tensors(). In
+    between, get_tensor / set_tensor / tensor() of a grown input read and wrote past the old
+    storage (found by the fuzz helper's API probe: 'double free or corruption', abort); now a
+    ValueError naming the tensor. After allocate_tensors() the new shape runs (oracle: numpy)."""
+    out = run_child(MODEL + """
+import tflite_gpu
+it = tflite_gpu.Interpreter(model_content=add_model())
+it.allocate_tensors()
+it.resize_tensor_input(0, [64, 4, 4, 3])
+big = np.ones((64, 4, 4, 3), np.float32)
+n = 0
+for call in (lambda: it.get_tensor(0), lambda: it.set_tensor(0, big), lambda: it.tensor(0)()):
+    try:
+        call()
+        raise AssertionError("a resized input was read or written before allocate_tensors()")
+    except ValueError as e:
+        assert "('x') was resized to [64, 4, 4, 3]" in str(e) and "allocate_tensors() first" in str(e), e
+        n += 1
+it.resize_tensor_input(1, [64, 4, 4, 3])
+it.allocate_tensors()
+x = np.random.default_rng(2).standard_normal((64, 4, 4, 3)).astype(np.float32)
+it.set_tensor(0, x); it.set_tensor(1, -2 * x); it.invoke()
+np.testing.assert_allclose(it.get_tensor(2), np.maximum(-x, 0), rtol=1e-6)
+print("refused", n)
+""", timeout=120)
+    assert "refused 3" in out, out

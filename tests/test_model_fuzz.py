@@ -246,3 +246,31 @@ def test_while_iteration_bound(monkeypatch):
     it.set_tensor(it.get_input_details()[1]["index"], x)
     it.invoke()  # 50 iterations, past the earlier bound of 5: runs, and computes the 50 steps
     np.testing.assert_allclose(it.get_tensor(it.get_output_details()[1]["index"]), want(50), rtol=1e-6)
+
+
+def test_huge_variable_tensor_is_a_clear_error():
+    """A variable tensor whose shape needs more memory than the process may have (a fuzz mutant:
+    an integer LSTM's output state of shape [2**31 - 1, 2, 8], 32 GiB) is a ValueError naming it
+    at load; it was an uncaught std::bad_alloc (MemoryError). Run in a child whose address space
+    is capped at 4 GiB (RLIMIT_AS), so the allocation fails the same way on every host."""
+    import os
+    import pytest
+    from misuse_util import run_child
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("ASan reserves terabytes of shadow address space: RLIMIT_AS cannot cap it")
+    out = run_child("""
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+import tflite_gpu
+from op_cases.lstm import int8_lstm_model
+def grow(p):
+    p["output_state"]["shape"] = [2**31 - 1, 2, 8]
+m = int8_lstm_model(mutate=grow)
+try:
+    tflite_gpu.Interpreter(model_content=m)
+    raise AssertionError("a 32 GiB variable tensor loaded under a 4 GiB address-space limit")
+except ValueError as e:
+    print("refused:", e)
+""", timeout=120)
+    assert "variable tensor" in out and "('output_state') of shape [2147483647, 2, 8]" in out and \
+        "cannot be allocated" in out, out

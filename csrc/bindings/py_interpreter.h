@@ -232,6 +232,22 @@ class PyInterpreter {
                             (interp_->allocated() ? "it is internal to a delegated partition (only the "
                                                     "partition's inputs and outputs live on the CPU)"
                                                   : "call allocate_tensors() first"));
+    // resize_tensor_input changes the shape at once; the storage follows at allocate_tensors().
+    // Until then the old storage may be smaller than the new shape: refuse to read or write it.
+    if (t.data && StorageBehindShape(t))
+      throw py::value_error("Tensor " + std::to_string(index) + " ('" + t.name + "') was resized to " +
+                            DimsToString(t.shape) + " but its storage still has the old size: call "
+                            "allocate_tensors() first");
+  }
+
+  static bool StorageBehindShape(const Tensor& t) {
+    const int64_t n = t.num_elements();
+    if (t.type == DType::kString) {  // a written string buffer holds exactly its shape's strings
+      int32_t count = 0;
+      if (t.bytes >= 4) std::memcpy(&count, t.data, 4);
+      return n < 0 || int64_t(count) != n;
+    }
+    return n < 0 || uint64_t(n) * DTypeSize(t.type) > t.bytes;
   }
 
   py::array GetTensor(int sgi, int index) {
@@ -285,9 +301,14 @@ class PyInterpreter {
     for (py::handle h : flat) {
       if (py::isinstance<py::bytes>(h))
         items.push_back(h.cast<std::string>());
-      else if (py::isinstance<py::str>(h))
-        items.push_back(py::reinterpret_borrow<py::str>(h).attr("encode")("utf-8").cast<std::string>());
-      else
+      else if (py::isinstance<py::str>(h)) {
+        try {
+          items.push_back(py::reinterpret_borrow<py::str>(h).attr("encode")("utf-8").cast<std::string>());
+        } catch (py::error_already_set& e) {  // e.g. a lone surrogate
+          throw py::value_error("Cannot set tensor " + std::to_string(index) + " ('" + t.name + "'): string " +
+                                std::to_string(items.size()) + " cannot be encoded as UTF-8 (" + e.what() + ")");
+        }
+      } else
         throw py::value_error("Cannot set tensor " + std::to_string(index) + " ('" + t.name +
                               "'): a STRING tensor takes bytes or str values, got " +
                               std::string(py::str(h.get_type().attr("__name__"))));

@@ -353,6 +353,12 @@ TfLiteStatus TfLiteTensorCopyFromBuffer(TfLiteTensor* tensor, const void* input_
                                  "' has no memory yet: call TfLiteInterpreterAllocateTensors first");
     return kTfLiteError;
   }
+  if (bytes > t->bytes) {  // resized input: the storage follows at TfLiteInterpreterAllocateTensors
+    Report(nullptr, nullptr, "TfLiteTensorCopyFromBuffer: tensor '" + t->name + "' was resized to " +
+                                 tflite_gpu::DimsToString(t->shape) + " but its storage still holds " + std::to_string(t->bytes) +
+                                 " bytes: call TfLiteInterpreterAllocateTensors first");
+    return kTfLiteError;
+  }
   if (bytes) std::memcpy(t->data, input_data, bytes);
   t->data_is_stale = false;
   return kTfLiteOk;
@@ -374,6 +380,12 @@ TfLiteStatus TfLiteTensorCopyToBuffer(const TfLiteTensor* output_tensor, void* o
   if (t->data_is_stale) {
     Report(nullptr, nullptr, "TfLiteTensorCopyToBuffer: tensor '" + t->name + "' is kept on the GPU (buffer-handle "
                                  "output): call TfLiteInterpreterEnsureTensorDataIsReadable first");
+    return kTfLiteError;
+  }
+  if (bytes > t->bytes) {
+    Report(nullptr, nullptr, "TfLiteTensorCopyToBuffer: tensor '" + t->name + "' was resized to " +
+                                 tflite_gpu::DimsToString(t->shape) + " but its storage still holds " + std::to_string(t->bytes) +
+                                 " bytes: call TfLiteInterpreterAllocateTensors first");
     return kTfLiteError;
   }
   if (bytes) std::memcpy(output_data, t->data, bytes);

@@ -81,7 +81,13 @@ Status Subgraph::Build(const ModelDef& model, int index) {
       uint8_t fill = 0;
       if (t.type == DType::kInt8 && t.quant.zero_point.size() == 1)
         fill = uint8_t(int8_t(std::max<int64_t>(-128, std::min<int64_t>(127, t.quant.zero_point[0]))));
-      t.owned.assign(bytes, fill);
+      try {
+        t.owned.assign(bytes, fill);
+      } catch (const std::bad_alloc&) {
+        return InvalidArgument("variable tensor " + std::to_string(i) + " ('" + t.name + "') of shape " +
+                               DimsToString(t.shape) + " needs " + std::to_string(bytes) +
+                               " bytes, which cannot be allocated");
+      }
       if (has_data && b->size == bytes) std::memcpy(t.owned.data(), b->data, bytes);
       t.data = t.owned.data();
       t.bytes = bytes;

@@ -91,6 +91,17 @@ int main(int argc, char** argv) {
   TfLiteSignatureRunnerDelete(r);
   printf("signature runner ok\n");
 
+  /* a resized input's storage follows at AllocateTensors: copying the new size in or out before
+   * that is refused (it used to write past the old storage) */
+  int four[2] = {4, 3};
+  float big[12] = {0};
+  CHECK(TfLiteInterpreterResizeInputTensor(it, 0, four, 2) == kTfLiteOk);
+  CHECK(TfLiteTensorCopyFromBuffer(TfLiteInterpreterGetInputTensor(it, 0), big, sizeof big) == kTfLiteError);
+  CHECK(TfLiteTensorCopyToBuffer(TfLiteInterpreterGetInputTensor(it, 0), big, sizeof big) == kTfLiteError);
+  CHECK(TfLiteInterpreterAllocateTensors(it) == kTfLiteOk);
+  CHECK(TfLiteTensorCopyFromBuffer(TfLiteInterpreterGetInputTensor(it, 0), big, sizeof big) == kTfLiteOk);
+  printf("resize before allocate ok\n");
+
   /* NULL handles are refused, never dereferenced */
   CHECK(TfLiteInterpreterAllocateTensors(NULL) == kTfLiteError);
   CHECK(TfLiteInterpreterInvoke(NULL) == kTfLiteError);
