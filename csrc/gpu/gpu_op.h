@@ -247,6 +247,27 @@ using GpuInlineFn = Status (*)(GpuBuildContext& ctx, KernelBuilder& kb, const st
 // runs its own kernel).
 using GpuAcceptInlineFn = int64_t (*)(GpuBuildContext& ctx, int input);
 
+// Shared generator boilerplate.
+// One work item per output pixel and 4-channel slice of the output "dst" of shape o: sets
+// kb.grid to (W, H, slices * B) and returns the statements declaring x, y, s, b (returning early
+// for the work items of the rounded-up grid).
+inline std::string PerSliceGrid(KernelBuilder& kb, const BHWC& o) {
+  kb.grid = {size_t(o.w), size_t(o.h), size_t(o.slices()) * size_t(o.b)};
+  return "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
+         "if (x >= dst_W || y >= dst_H || bs >= dst_S * dst_B) return;\n"
+         "int s = bs % dst_S, b = bs / dst_S;\n";
+}
+
+// The node has exactly `inputs` inputs, none omitted (and `outputs` outputs unless negative).
+inline Status ExpectArity(const GpuCheckContext& c, int inputs, int outputs = -1) {
+  bool ok = c.num_inputs() == inputs && (outputs < 0 || c.num_outputs() == outputs);
+  for (int i = 0; ok && i < inputs; ++i) ok = c.has_input(i);
+  if (ok) return OkStatus();
+  std::string want = "expects " + std::to_string(inputs) + (inputs == 1 ? " input" : " inputs");
+  if (outputs >= 0) want += ", " + std::to_string(outputs) + (outputs == 1 ? " output" : " outputs");
+  return Unimplemented(want);
+}
+
 }  // namespace gpu
 
 // Rank > 4 and zero-sized tensors never reach a check: the partitioner refuses them first.

@@ -109,15 +109,25 @@ Status GetTable(OpContext& ctx, DType key, DType value, HashtableResource** out)
   return OkStatus();
 }
 
-Status PrepareImport(OpContext& ctx) {
-  TFG_RETURN_IF_ERROR(ctx.CheckArity(3, 3, 0, 0));
+// HASHTABLE_IMPORT / HASHTABLE_FIND: (table handle, keys, values or default value) -> `outputs`.
+Status CheckTableOp(OpContext& ctx, int outputs, const char* third) {
+  TFG_RETURN_IF_ERROR(ctx.CheckArity(3, 3, outputs, outputs));
   TFG_RETURN_IF_ERROR(CheckHandle(ctx));
-  if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.Error("the keys or values are omitted");
+  if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.Error(std::string("the keys or ") + third + " are omitted");
+  return OkStatus();
+}
+
+Status CheckPairTypes(OpContext& ctx, DType key, DType value) {
+  if (ValidPair(key, value)) return OkStatus();
+  return ctx.Error(std::string("keys of type ") + DTypeName(key) + " and values of type " + DTypeName(value) +
+                   ": only INT64 -> STRING and STRING -> INT64 tables exist");
+}
+
+Status PrepareImport(OpContext& ctx) {
+  TFG_RETURN_IF_ERROR(CheckTableOp(ctx, 0, "values"));
   const Tensor& k = ctx.input(1);
   const Tensor& v = ctx.input(2);
-  if (!ValidPair(k.type, v.type))
-    return ctx.Error(std::string("keys of type ") + DTypeName(k.type) + " and values of type " + DTypeName(v.type) +
-                     ": only INT64 -> STRING and STRING -> INT64 tables exist");
+  TFG_RETURN_IF_ERROR(CheckPairTypes(ctx, k.type, v.type));
   if (k.shape != v.shape)
     return ctx.Error("the keys " + DimsToString(k.shape) + " and values " + DimsToString(v.shape) +
                      " must have the same shape");
@@ -145,18 +155,14 @@ Status EvalImport(OpContext& ctx) {
 }
 
 Status PrepareFind(OpContext& ctx) {
-  TFG_RETURN_IF_ERROR(ctx.CheckArity(3, 3, 1, 1));
-  TFG_RETURN_IF_ERROR(CheckHandle(ctx));
-  if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.Error("the keys or default value are omitted");
+  TFG_RETURN_IF_ERROR(CheckTableOp(ctx, 1, "default value"));
   const Tensor& k = ctx.input(1);
   const Tensor& d = ctx.input(2);
   const Tensor& o = ctx.output(0);
   if (o.type != d.type)
     return ctx.Error(std::string("the output has type ") + DTypeName(o.type) + " but the default value has type " +
                      DTypeName(d.type));
-  if (!ValidPair(k.type, o.type))
-    return ctx.Error(std::string("keys of type ") + DTypeName(k.type) + " and values of type " + DTypeName(o.type) +
-                     ": only INT64 -> STRING and STRING -> INT64 tables exist");
+  TFG_RETURN_IF_ERROR(CheckPairTypes(ctx, k.type, o.type));
   return ctx.SetOutputShape(0, k.shape);
 }
 

@@ -18,9 +18,9 @@ using gpu::GpuCheckContext;
 std::string F(float v) { return gpu::FloatLiteral(v); }
 
 Status CheckL2tm(const GpuCheckContext& c) {
-  if (c.num_inputs() != 1 || !c.has_input(0)) return Unimplemented("expects 1 input");
-  if (c.input(0).type != DType::kFloat32 || c.output(0).type != DType::kFloat32)
-    return Unimplemented("the landmarks and the output must be FLOAT32");
+  TFG_RETURN_IF_ERROR(gpu::ExpectArity(c, 1, 1));
+  TFG_RETURN_IF_ERROR(mp::CheckFloat32(c.input(0), "the landmarks"));
+  TFG_RETURN_IF_ERROR(mp::CheckFloat32(c.output(0), "the output"));
   TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.input(0), "the landmarks"));
   if (c.input(0).num_elements() >= (int64_t(1) << 30)) return Unimplemented("the landmarks tensor is too large");
   if (c.output(0).num_elements() != 16) return Unimplemented("the output must hold 16 values");

@@ -15,6 +15,13 @@ inline std::string FlatElement(const std::string& arg, const gpu::BHWC& s, int64
          std::to_string(c) + ")";
 }
 
+// Tensor `t` is FLOAT32 (and 4-D NHWC when rank4).
+inline Status CheckFloat32(const Tensor& t, const std::string& what, bool rank4 = false) {
+  if (t.type != DType::kFloat32) return Unimplemented(what + " must be FLOAT32");
+  if (rank4 && t.shape.size() != 4) return Unimplemented(what + " must be 4-D (NHWC)");
+  return OkStatus();
+}
+
 // The 4x4 matrix input of TransformLandmarks / TransformTensorBilinear: FLOAT32, 16 values.
 inline Status CheckMatrixInput(const gpu::GpuCheckContext& c, int i) {
   const Tensor& m = c.input(i);

@@ -16,7 +16,7 @@
 // NaN and |idx| >= 1e9 write nothing, as on the CPU.
 #include <limits>
 
-#include "gpu/gpu_op.h"
+#include "ops/mediapipe/mp_gpu_common.h"
 #include "ops/mediapipe/mp_params.h"
 
 namespace tflite_gpu {
@@ -27,14 +27,10 @@ using gpu::GpuCheckContext;
 
 std::string I(int64_t v) { return std::to_string(v); }
 
-Status Check4DFloat(const Tensor& t, const char* what) {
-  if (t.type != DType::kFloat32) return Unimplemented(std::string(what) + " must be FLOAT32");
-  if (t.shape.size() != 4) return Unimplemented(std::string(what) + " must be 4-D (NHWC)");
-  return OkStatus();
-}
+Status Check4DFloat(const Tensor& t, const char* what) { return mp::CheckFloat32(t, what, /*rank4=*/true); }
 
 Status CheckArgmax(const GpuCheckContext& c) {
-  if (c.num_inputs() != 1 || c.num_outputs() != 2 || !c.has_input(0)) return Unimplemented("expects 1 input, 2 outputs");
+  TFG_RETURN_IF_ERROR(gpu::ExpectArity(c, 1, 2));
   TFG_RETURN_IF_ERROR(Check4DFloat(c.input(0), "the input"));
   TFG_RETURN_IF_ERROR(Check4DFloat(c.output(0), "the output"));
   return Check4DFloat(c.output(1), "the indices output");
@@ -47,12 +43,8 @@ Status BuildArgmax(GpuBuildContext& ctx) {
   kb.AddInput("src", in);
   kb.AddOutput("dst", out);
   kb.AddOutput("ind", ind);
-  const gpu::BHWC o = out.shape;
-  kb.grid = {size_t(o.w), size_t(o.h), size_t(o.slices()) * o.b};
   kb.body =
-      "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
-      "if (x >= dst_W || y >= dst_H || bs >= dst_S * dst_B) return;\n"
-      "int s = bs % dst_S, b = bs / dst_S;\n"
+      gpu::PerSliceGrid(kb, out.shape) +
       "int iy0 = y * " + I(p.stride_h) + " - " + I(p.pad_h) + ", ix0 = x * " + I(p.stride_w) + " - " + I(p.pad_w) + ";\n"
       "int fy0 = max(0, -iy0), fy1 = min(" + I(p.filter_h) + ", src_H - iy0);\n"
       "int fx0 = max(0, -ix0), fx1 = min(" + I(p.filter_w) + ", src_W - ix0);\n"
@@ -73,7 +65,7 @@ Status BuildArgmax(GpuBuildContext& ctx) {
 }
 
 Status CheckUnpool(const GpuCheckContext& c) {
-  if (c.num_inputs() != 2 || !c.has_input(0) || !c.has_input(1)) return Unimplemented("expects 2 inputs");
+  TFG_RETURN_IF_ERROR(gpu::ExpectArity(c, 2, 1));
   TFG_RETURN_IF_ERROR(Check4DFloat(c.input(0), "the input"));
   TFG_RETURN_IF_ERROR(Check4DFloat(c.input(1), "the indices"));
   TFG_RETURN_IF_ERROR(Check4DFloat(c.output(0), "the output"));
@@ -93,13 +85,9 @@ Status BuildUnpool(GpuBuildContext& ctx) {
   kb.AddInput("src", in);
   kb.AddInput("idx", ind);
   kb.AddOutput("dst", out);
-  const gpu::BHWC o = out.shape;
-  kb.grid = {size_t(o.w), size_t(o.h), size_t(o.slices()) * o.b};
   const std::string fw = I(p.filter_w), sw = I(p.stride_w), sh = I(p.stride_h), pw = I(p.pad_w), ph = I(p.pad_h);
   kb.body =
-      "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
-      "if (x >= dst_W || y >= dst_H || bs >= dst_S * dst_B) return;\n"
-      "int s = bs % dst_S, b = bs / dst_S;\n"
+      gpu::PerSliceGrid(kb, out.shape) +
       // Padding lanes of the last slice need no writer.
       "int nl = dst_C - s * 4;\n"
       "int4 found = (int4)(nl > 0 ? 0 : -1, nl > 1 ? 0 : -1, nl > 2 ? 0 : -1, nl > 3 ? 0 : -1);\n"

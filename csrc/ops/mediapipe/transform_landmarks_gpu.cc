@@ -13,9 +13,9 @@ using gpu::GpuBuildContext;
 using gpu::GpuCheckContext;
 
 Status CheckTl(const GpuCheckContext& c) {
-  if (c.num_inputs() != 2 || !c.has_input(0) || !c.has_input(1)) return Unimplemented("expects 2 inputs");
-  if (c.input(0).type != DType::kFloat32 || c.output(0).type != DType::kFloat32)
-    return Unimplemented("the landmarks and the output must be FLOAT32");
+  TFG_RETURN_IF_ERROR(gpu::ExpectArity(c, 2, 1));
+  TFG_RETURN_IF_ERROR(mp::CheckFloat32(c.input(0), "the landmarks"));
+  TFG_RETURN_IF_ERROR(mp::CheckFloat32(c.output(0), "the output"));
   TFG_RETURN_IF_ERROR(c.Rank4OrLess(c.input(0), "the landmarks"));
   return mp::CheckMatrixInput(c, 1);
 }
@@ -29,12 +29,7 @@ Status BuildTl(GpuBuildContext& ctx) {
   kb.AddInput("lm", in);
   kb.AddInput("mat", mat);
   kb.AddOutput("dst", out);
-  const gpu::BHWC o = out.shape;
-  kb.grid = {size_t(o.w), size_t(o.h), size_t(o.slices()) * o.b};
-  std::string b =
-      "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
-      "if (x >= dst_W || y >= dst_H || bs >= dst_S * dst_B) return;\n"
-      "int s = bs % dst_S, b = bs / dst_S;\n";
+  std::string b = gpu::PerSliceGrid(kb, out.shape);
   const int rows[2][4] = {{0, 1, 2, 3}, {4, 5, 6, 7}};
   for (int r = 0; r < 2; ++r)
     for (int k = 0; k < 4; ++k) {

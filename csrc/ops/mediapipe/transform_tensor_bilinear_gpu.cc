@@ -15,10 +15,10 @@ using gpu::GpuBuildContext;
 using gpu::GpuCheckContext;
 
 Status CheckTtb(const GpuCheckContext& c) {
-  if (c.num_inputs() != 2 || !c.has_input(0) || !c.has_input(1)) return Unimplemented("expects 2 inputs");
+  TFG_RETURN_IF_ERROR(gpu::ExpectArity(c, 2, 1));
   const Tensor& in = c.input(0);
-  if (in.type != DType::kFloat32 || c.output(0).type != DType::kFloat32)
-    return Unimplemented("the data and the output must be FLOAT32");
+  TFG_RETURN_IF_ERROR(mp::CheckFloat32(in, "the data"));
+  TFG_RETURN_IF_ERROR(mp::CheckFloat32(c.output(0), "the output"));
   if (in.shape.size() != 4 || in.shape[0] != 1) return Unimplemented("the data must have shape [1, H, W, C]");
   return mp::CheckMatrixInput(c, 1);
 }

@@ -43,16 +43,6 @@ Status NonEmpty(const Tensor& t, const char* what) {
   return OkStatus();
 }
 
-// The standard header of a one-work-item-per-output-slice kernel.
-const char* kPerSlice =
-    "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
-    "if (x >= dst_W || y >= dst_H || bs >= dst_S * dst_B) return;\n"
-    "int s = bs % dst_S, b = bs / dst_S;\n";
-
-void PerSliceGrid(KernelBuilder& kb, const BHWC& o) {
-  kb.grid = {size_t(o.w), size_t(o.h), size_t(o.slices()) * o.b};
-}
-
 // ------------------------------------------------------------------ work-group reduction helper
 // Emits code that reduces the float4 `acc` (op "+" or "max") over the LSZ work items of dim 0;
 // afterwards every work item holds the total in `acc`. Must run at the same point for every
@@ -115,8 +105,7 @@ Status BuildPool(GpuBuildContext& ctx) {
   std::string b;
   if (L <= 1) {
     // One work item per output slice, looping over the in-bounds window.
-    PerSliceGrid(kb, o);
-    b = kPerSlice;
+    b = gpu::PerSliceGrid(kb, o);
   } else {
     // Large windows (global pooling): a work group of LSZ items per output slice.
     kb.AddDefine("#define LSZ " + I(int64_t(L)));
@@ -224,8 +213,7 @@ Status BuildResize(GpuBuildContext& ctx) {
   auto& kb = ctx.NewKernel(kBilinear ? "resize_bilinear" : "resize_nearest");
   kb.AddInput("src", ctx.input(0));
   kb.AddOutput("dst", out_ref);
-  PerSliceGrid(kb, o);
-  std::string b = kPerSlice;
+  std::string b = gpu::PerSliceGrid(kb, o);
   if (kBilinear) {
     // Per output column / row: (lo, hi, frac, 0), exact floats.
     // INT8 / INT16 inputs: TFLite's integer kernel's source positions (10-bit fixed-point scales),

@@ -33,11 +33,7 @@ Status CheckTranspose(const GpuCheckContext& c) {
 Status BuildTranspose(GpuBuildContext& ctx) {
   AxisMap m;
   TFG_RETURN_IF_ERROR(TransposeMap(ctx.cpu_input(0), ctx.cpu_input(1), &m));
-  KernelBuilder& kb = ctx.NewKernel("transpose");
-  kb.AddInput("src", ctx.input(0));
-  kb.AddOutput("dst", ctx.output(0));
-  AffineKernel(ctx, kb, Shape(ctx.cpu_output(0)), m);
-  return OkStatus();
+  return BuildAffine(ctx, "transpose", m);
 }
 
 // ------------------------------------------------------------------------------ GATHER
@@ -75,9 +71,7 @@ Status BuildGather(GpuBuildContext& ctx) {
   GatherGeo g;
   TFG_RETURN_IF_ERROR(GatherGeometry(ctx.node(), ctx.cpu_input(0), ctx.cpu_input(1), &g));
   const BHWC in = Shape(ctx.cpu_input(0)), o = Shape(ctx.cpu_output(0));
-  KernelBuilder& kb = ctx.NewKernel("gather");
-  kb.AddInput("src", ctx.input(0));
-  kb.AddOutput("dst", ctx.output(0));
+  KernelBuilder& kb = SrcDstKernel(ctx, "gather");
   std::vector<float> idx(g.idx.begin(), g.idx.end());
   kb.AddConstBuffer("idx", idx, /*exact=*/true);
   // L = ((batch * outer + o) * coords + i) * inner + j

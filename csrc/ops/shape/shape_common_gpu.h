@@ -79,11 +79,14 @@ inline Status CheckData(const GpuCheckContext& c, std::initializer_list<int> whi
 
 // ------------------------------------------------------------------------------ kernel shapes
 // Launch over (x, y, slice*batch) of the output "dst"; declares b, y, x, s.
-inline std::string Prologue(KernelBuilder& kb, const BHWC& o) {
-  kb.grid = {size_t(o.w), size_t(o.h), size_t(o.slices()) * size_t(o.b)};
-  return "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
-         "if (x >= dst_W || y >= dst_H || bs >= dst_S * dst_B) return;\n"
-         "int s = bs % dst_S, b = bs / dst_S;\n";
+inline std::string Prologue(KernelBuilder& kb, const BHWC& o) { return gpu::PerSliceGrid(kb, o); }
+
+// A kernel named `name` reading input 0 as "src" and writing output 0 as "dst".
+inline KernelBuilder& SrcDstKernel(GpuBuildContext& ctx, const std::string& name) {
+  KernelBuilder& kb = ctx.NewKernel(name);
+  kb.AddInput("src", ctx.input(0));
+  kb.AddOutput("dst", ctx.output(0));
+  return kb;
 }
 
 // `code` sets float4 v from the output coordinates b, y, x, s.
@@ -150,6 +153,12 @@ inline void AffineKernel(GpuBuildContext& ctx, KernelBuilder& kb, const BHWC& o,
   } else {
     LaneKernel(kb, o, "e = " + Read("src", m, false) + ";");
   }
+}
+
+// The whole generator of an op that is one affine gather of input 0 into output 0.
+inline Status BuildAffine(GpuBuildContext& ctx, const std::string& name, const AxisMap& m) {
+  AffineKernel(ctx, SrcDstKernel(ctx, name), Shape(ctx.cpu_output(0)), m);
+  return OkStatus();
 }
 
 // Output linear index L (row-major over the output) -> input linear index IL (`map` sets IL

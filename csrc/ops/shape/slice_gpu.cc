@@ -30,11 +30,7 @@ Status CheckSlice(const GpuCheckContext& c) {
 Status BuildSlice(GpuBuildContext& ctx) {
   AxisMap m;
   TFG_RETURN_IF_ERROR(SliceMap(ctx.cpu_input(0), ctx.cpu_input(1), &m));
-  KernelBuilder& kb = ctx.NewKernel("slice");
-  kb.AddInput("src", ctx.input(0));
-  kb.AddOutput("dst", ctx.output(0));
-  AffineKernel(ctx, kb, Shape(ctx.cpu_output(0)), m);
-  return OkStatus();
+  return BuildAffine(ctx, "slice", m);
 }
 
 // ------------------------------------------------------------------------------ STRIDED_SLICE
@@ -94,11 +90,7 @@ Status BuildStridedSlice(GpuBuildContext& ctx) {
   AxisMap m;
   TFG_RETURN_IF_ERROR(StridedSliceMap(ctx.node(), [&](int i) -> const Tensor& { return ctx.cpu_input(i); },
                                       ctx.cpu_output(0), &m));
-  KernelBuilder& kb = ctx.NewKernel("strided_slice");
-  kb.AddInput("src", ctx.input(0));
-  kb.AddOutput("dst", ctx.output(0));
-  AffineKernel(ctx, kb, Shape(ctx.cpu_output(0)), m);
-  return OkStatus();
+  return BuildAffine(ctx, "strided_slice", m);
 }
 
 }  // namespace
