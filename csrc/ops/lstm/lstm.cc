@@ -192,6 +192,11 @@ Status GetGeoDir(OpContext& ctx, bool diagonal, int off, const std::string& pre,
   g->projection = ctx.has_input(kProjW + off);
   g->layer_norm = false;
   g->hybrid = w.type == DType::kInt8;
+  // LiteRT 2.3 takes UINT8 weights into its hybrid kernel too but reads them through int8_t pointers
+  // (every value >= 128 becomes value - 256, the zero point is ignored): not a computation to copy.
+  if (w.type == DType::kUInt8 && ctx.input(kInput).type == DType::kFloat32)
+    return ctx.Error(pre + "input_to_output_weights has type UINT8: hybrid LSTM weights must be INT8 (LiteRT runs "
+                     "UINT8 weights through its INT8 hybrid kernel, reinterpreting them; not supported)");
   return OkStatus();
 }
 
@@ -219,7 +224,11 @@ Status CheckDir(OpContext& ctx, const LstmParams& p, const Geo& g, int off, cons
   if (g.cifg != !ctx.has_input(kRecToIn + off))
     return ctx.Error("input_to_input_weights and recurrent_to_input_weights must be both present or both absent");
   const bool hy = g.hybrid;
-  if (hy && p.diagonal) return ctx.Error("diagonal recurrent weights with INT8 (hybrid) weights are not supported");
+  // LiteRT 2.3's hybrid kernel reads INT8 diagonal recurrent weights through a float pointer
+  // (lstm_eval.cc EvalHybrid: GetTensorData<float>(recurrent_to_*_weights)): garbage, and past the tensor.
+  if (hy && p.diagonal)
+    return ctx.Error("diagonal recurrent weights with INT8 (hybrid) weights are not supported (LiteRT reads the int8 "
+                     "diagonal as float32, past the tensor)");
   if (!g.cifg) TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToIn + off, nc, ni, pre + "input_to_input_weights", hy));
   TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToForget + off, nc, ni, pre + "input_to_forget_weights", hy));
   TFG_RETURN_IF_ERROR(CheckMat(ctx, kInToCell + off, nc, ni, pre + "input_to_cell_weights", hy));
