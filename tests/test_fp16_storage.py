@@ -116,6 +116,24 @@ def test_fp16_hazard_model_needs_the_plan(monkeypatch, caplog):
     assert not e <= 0.1, f"all-half delegate rel-L2 {e:.3g}: the model shows no hazard"
 
 
+@pytest.mark.parametrize("seed,heat_gain", [(1, 0.05), (2, 0.1), (2, 0.5), (2, 1.0), (3, 2.0)])
+def test_plan_keeps_what_overflows_across_hazard_strengths(seed, heat_gain, caplog):
+    """The pose-landmark hazard from marginal (only the SUM of exponentials past 65504) to strong
+    (EXP itself): every tensor whose float32 value exceeds fp16's range on this input (LiteRT
+    builtin) is one the plan keeps in float, judged from the graph alone."""
+    require_gpu()
+    model = zoo.pose_landmark_like(input_size=128, seed=seed, heatmap_decode=True, heat_gain=heat_gain)
+    feeds = round_feeds([np.random.default_rng(11).standard_normal([1, 128, 128, 3]).astype(np.float32)])
+    over = overflowing_tensors(model, feeds)
+    assert over, f"heat_gain {heat_gain}: nothing overflows, the case shows no hazard"
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tflite_gpu"):
+        tflite_gpu.Interpreter(model_content=model, experimental_delegates=[delegate("F32_F16")]).allocate_tensors()
+    msgs = " ".join(r.getMessage() for r in caplog.records)
+    missed = [t for t in sorted(over) if f"'{t}'" not in msgs]
+    assert not missed, f"heat_gain {heat_gain}: {missed} exceed 65504 in float32 but were stored as half: {msgs}"
+
+
 def _mixed_boundary_model():
     """x * 2e4 overflows half (the plan keeps it float: estimated peak 8 * 2e4); it is read through
     a zero-PAD view, scaled back below 1e4 and placed into a CONCATENATION with a half tensor,
