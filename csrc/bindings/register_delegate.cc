@@ -253,6 +253,7 @@ void RegisterDelegate(py::module_& m) {
       d["node"] = t.node;
       d["name"] = t.name;
       d["us"] = t.us;
+      d["kernel"] = t.kernel;
       out.append(d);
     }
     return out;

@@ -122,7 +122,7 @@ class GpuDelegateKernel : public DelegateKernel {
   std::vector<KernelTime> DeviceTimes() const override {
     std::vector<KernelTime> out;
     if (runtime_)
-      for (auto& k : runtime_->kernel_times()) out.push_back({k.node, k.name, k.us});
+      for (auto& k : runtime_->kernel_times()) out.push_back({k.node, k.name, k.us, k.kernel});
     return out;
   }
   PartitionRuntime& runtime() { return *runtime_; }
@@ -244,6 +244,7 @@ Status GpuDelegate::InitLocked() {
   caps_.fp16 = d.fp16;
   caps_.enable_quant = (opts_.experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT) != 0;
   caps_.max_work_group_size = d.max_work_group_size;
+  caps_.compute_units = int(d.compute_units);
   caps_.is_gpu = d.type == cl::DeviceType::kGpu;
   caps_.vendor = d.vendor;
   bool loss = opts_.is_precision_loss_allowed != 0;

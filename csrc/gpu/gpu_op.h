@@ -80,6 +80,7 @@ struct GpuDeviceCaps {
   bool fp16_storage = false;  // the partition stores tensors in half (F16 / F32_F16 precision)
   bool fp16 = false;
   size_t max_work_group_size = 256;
+  int compute_units = 0;  // 0: unknown
   bool is_gpu = true;
   std::string vendor;
 };

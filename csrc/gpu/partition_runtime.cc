@@ -235,7 +235,7 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
       auto tm = evs[i].Times();
       double us = tm.ok() ? double(tm.value().DurationNs()) / 1000.0 : 0.0;
       const GpuKernelDesc& k = model_.kernels[i];
-      times_.push_back({k.node, k.label.empty() ? k.name : k.label, us});
+      times_.push_back({k.node, k.label.empty() ? k.name : k.label, us, k.name});
     }
   }
   return OkStatus();

@@ -44,7 +44,7 @@ class PartitionRuntime {
   bool pending() const { return pending_; }
   const GpuPartitionModel& model() const { return model_; }
   // Per kernel: (node, name, device microseconds) of the last profiled run.
-  struct KernelTime { int node; std::string name; double us; };
+  struct KernelTime { int node; std::string name; double us; std::string kernel; };  // kernel: the generator's name
   const std::vector<KernelTime>& kernel_times() const { return times_; }
 
  private:

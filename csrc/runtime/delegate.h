@@ -26,7 +26,7 @@ class DelegateKernel {
   virtual Status CopyToHost(Subgraph&, int /*index*/) { return OkStatus(); }
   virtual std::string name() const = 0;
   // Device-side timings of the last profiled Eval (OpenCL profiling events), per kernel.
-  struct KernelTime { int node; std::string name; double us; };
+  struct KernelTime { int node; std::string name; double us; std::string kernel; };
   virtual std::vector<KernelTime> DeviceTimes() const { return {}; }
   std::vector<int> nodes;    // node indices it replaced
   std::vector<int> inputs;   // tensors read

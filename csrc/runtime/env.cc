@@ -66,6 +66,8 @@ bool FusionDisabled(const char* lever) {
   return false;
 }
 
+std::string ConvGemm() { return Get("TFLITE_GPU_CONV_GEMM"); }
+
 int64_t FusionDwPwMaxMacs(int64_t dflt) {
   const std::string v = Get("TFLITE_GPU_FUSION_DWPW_MAX_MACS");
   if (v.empty() || v.size() > 18) return dflt;

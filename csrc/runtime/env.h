@@ -83,5 +83,10 @@ bool FusionDisabled(const char* lever);
 // kernels. A non-negative integer; unset or malformed: `dflt`.
 int64_t FusionDwPwMaxMacs(int64_t dflt);
 
+// TFLITE_GPU_CONV_GEMM: the tiled-GEMM kernel of 1x1 convolutions (conv_common_gpu.cc): "0" turns
+// it off (the direct kernel runs), "RMxRN" (e.g. "8x2") forces that register tile where the
+// layer allows it; unset: the generator's choice. For measuring; part of the serialization key.
+std::string ConvGemm();
+
 }  // namespace env
 }  // namespace tflite_gpu

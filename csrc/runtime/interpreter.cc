@@ -346,7 +346,7 @@ std::vector<ProfileEntry> Interpreter::last_profile(int i) const {
 std::vector<DelegateKernelTime> Interpreter::delegate_kernel_times() const {
   std::vector<DelegateKernelTime> out;
   for (const auto& k : impl_->subgraphs[0]->delegate_kernels())
-    for (const auto& t : k->DeviceTimes()) out.push_back({t.node, t.name, t.us});
+    for (const auto& t : k->DeviceTimes()) out.push_back({t.node, t.name, t.us, t.kernel});
   return out;
 }
 

@@ -96,6 +96,7 @@ struct DelegateKernelTime {
   int node = -1;
   std::string name;
   double us = 0;
+  std::string kernel;  // the generator's kernel name (e.g. "conv2d_gemm8x2"), for tests and tuning
 };
 
 class TFLITE_GPU_API Interpreter {

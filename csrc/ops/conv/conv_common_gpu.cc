@@ -2,8 +2,142 @@
 // Convolution2DTransposeBias and BATCH_MATMUL (constant rhs); see conv_common_gpu.h.
 #include "ops/conv/conv_common_gpu.h"
 
+#include "runtime/env.h"
+
 namespace tflite_gpu {
 namespace conv_gpu {
+
+namespace {
+
+// 1x1, stride-1 convolutions (and the pointwise layers of MobileNets) as a tiled GEMM:
+// C[position][out channel] = sum_k A[position][k] * W[k][out channel], positions flattened over
+// B x H x W (M of them), K = input channels, N = output channels. A work group of 16 x 16 items
+// computes a tile of TM = 16 * RM positions x NS = 16 * RN destination slices (64 * RN channels);
+// item (lx, ly) owns positions lx + 16 r (r < RM) and slices ly + 16 c (c < RN), RM x RN float4
+// accumulators. The K loop takes 8 source slices (32 channels) per step: the work group stages
+// the A tile (8 slices x TM positions, as scalars per channel) and the W tile (32 channels x NS
+// float4) in local memory, then each item does 32 x RM x RN float4 multiply-adds from RM scalar
+// and RN float4 local loads. Weights are packed [k][n] (K padded to 32, N to the tile), as float4
+// over 4 output channels. Items along lx take consecutive positions, so the global reads of A and
+// the writes of C are coalesced float4 rows of one slice.
+struct GemmTile { int rm = 0, rn = 0; };
+
+// The tile for M positions x dS destination slices. Measured on an NVIDIA H100 (MobileNet v1 at
+// batch 32, every tile forced per layer, TFLITE_GPU_CONV_GEMM): the 8x2 tile (128 positions x
+// 128 channels) is the fastest per work group but runs one group per compute unit, so it wins
+// from two full waves on; with one to two waves of it, 4x2 (two groups per unit) is faster
+// (14x14x512->512: 109 vs 125 us); a tile wider than the layer's channels wastes its padding.
+// Below one wave of the smallest tile the direct kernel, with its split K loop, serves better
+// (batch-1 layers of 14x14 and less). TFLITE_GPU_CONV_GEMM = "0" turns the GEMM off, "RMxRN"
+// forces a tile.
+GemmTile ChooseGemmTile(int64_t M, int dS, const gpu::GpuDeviceCaps& caps) {
+  const std::string env_v = env::ConvGemm();
+  if (env_v == "0") return {};
+  if (caps.max_work_group_size < 256) return {};
+  if (dS < 8) return {};
+  auto groups = [&](int rm, int rn) { return CeilDiv(M, 16 * rm) * CeilDiv(dS, 16 * rn); };
+  int frm = 0, frn = 0;
+  if (std::sscanf(env_v.c_str(), "%dx%d", &frm, &frn) == 2 && (frm == 1 || frm == 2 || frm == 4 || frm == 8) &&
+      (frn == 1 || frn == 2 || frn == 4))
+    return {frm, frn};
+  const int64_t cu = caps.compute_units > 0 ? caps.compute_units : 16;
+  for (int rn = dS >= 32 ? 2 : 1; rn >= 1; --rn) {  // 16 * rn slices per tile, at most the layer's
+    if (groups(8, rn) >= 2 * cu) return {8, rn};
+    if (groups(4, rn) >= cu) return {4, rn};
+    if (groups(2, rn) >= cu) return {2, rn};
+  }
+  return {};
+}
+
+Status EmitPointwiseGemm(GpuBuildContext& ctx, const std::string& name, const GpuTensorRef& src,
+                         const GpuTensorRef& dst, const ConvCore& c, GemmTile tile) {
+  const BHWC& si = src.shape;
+  const BHWC& so = dst.shape;
+  const int dS = so.slices(), SS = si.slices();
+  const int RM = tile.rm, RN = tile.rn, TM = 16 * RM, NS = 16 * RN;
+  const int64_t P = int64_t(so.h) * so.w, PB = P * so.b;
+  const int GN = int(CeilDiv(dS, NS));          // work groups along N
+  const int NPS = GN * NS;                       // padded destination slices
+  const int KP = int(CeilDiv(SS, 8)) * 32;       // padded input channels (K steps of 32)
+  std::vector<float> w(size_t(KP) * NPS * 4, 0.f);
+  for (int k = 0; k < c.IC; ++k)
+    for (int oc = 0; oc < c.OC; ++oc) w[size_t(k) * NPS * 4 + oc] = c.W(oc, 0, 0, k);
+  KernelBuilder& kb = ctx.NewKernel(name + "_gemm" + I(RM) + "x" + I(RN));
+  kb.AddInput("src", src);
+  kb.AddOutput("dst", dst);
+  kb.AddConstBuffer("w", std::move(w));
+  if (c.bias) {
+    std::vector<float> bias(size_t(NPS) * 4, 0.f);
+    for (int oc = 0; oc < c.OC; ++oc) bias[oc] = c.bias[oc];
+    kb.AddConstBuffer("bias", std::move(bias));
+  }
+  const std::string sTM = I(TM), sNS = I(NS), sP = I(P), sPB = I(PB);
+  std::string b;
+  // K steps of KS = 8 source slices (32 channels). Software pipelining: the global loads of step
+  // k + 1 go to registers while step k computes from local memory, so the load latency hides
+  // behind the multiply-adds even with one work group per compute unit.
+  const int KS = 8, KC = 4 * KS;
+  const int NA = int(CeilDiv(int64_t(KS) * TM, 256)), NW = KC * NS / 256;
+  b += "const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * 16 + lx;\n";
+  b += "const int m0 = get_group_id(0) * " + sTM + ", n0 = get_group_id(1) * " + sNS + ";\n";
+  b += "__local float As[" + I(KC * TM) + "];\n";
+  b += "__local float4 Ws[" + I(KC * NS) + "];\n";
+  for (int r = 0; r < RM; ++r)
+    for (int q = 0; q < RN; ++q) b += "float4 a" + I(r) + "_" + I(q) + " = (float4)(0.0f);\n";
+  for (int j = 0; j < NA; ++j) b += "float4 pa" + I(j) + ";\n";
+  for (int j = 0; j < NW; ++j) b += "float4 pw" + I(j) + ";\n";
+  auto load = [&](const std::string& k0) {
+    std::string t;
+    for (int j = 0; j < NA; ++j) {
+      const std::string J = I(j), i = "(lid + " + I(256 * j) + ")";
+      t += "{ const int sl = " + i + " / " + sTM + ", q = m0 + " + i + " % " + sTM + ", s = " + k0 + " + sl;\n";
+      t += "  pa" + J + " = (sl < " + I(KS) + " && q < " + sPB + " && s < " + I(SS) + ") ? READ_src(q / " + sP +
+           ", 0, q % " + sP + ", s) : (float4)(0.0f); }\n";
+    }
+    for (int j = 0; j < NW; ++j) {
+      const std::string i = "(lid + " + I(256 * j) + ")";
+      t += "pw" + I(j) + " = LOADW4_w((" + k0 + " * 4 + " + i + " / " + sNS + ") * " + I(NPS) + " + n0 + " + i + " % " +
+           sNS + ");\n";
+    }
+    return t;
+  };
+  b += load("0");
+  b += "for (int k0 = 0; k0 < " + I(SS) + "; k0 += " + I(KS) + ") {\n";
+  for (int j = 0; j < NA; ++j) {
+    const std::string J = I(j), i = "(lid + " + I(256 * j) + ")";
+    b += "  if (" + i + " < " + I(KS * TM) + ") { const int sl = " + i + " / " + sTM + ", m = " + i + " % " + sTM + ";\n";
+    b += "    As[(sl * 4) * " + sTM + " + m] = pa" + J + ".x; As[(sl * 4 + 1) * " + sTM + " + m] = pa" + J + ".y;\n";
+    b += "    As[(sl * 4 + 2) * " + sTM + " + m] = pa" + J + ".z; As[(sl * 4 + 3) * " + sTM + " + m] = pa" + J + ".w; }\n";
+  }
+  for (int j = 0; j < NW; ++j) b += "  Ws[lid + " + I(256 * j) + "] = pw" + I(j) + ";\n";
+  b += "  barrier(CLK_LOCAL_MEM_FENCE);\n";
+  b += "  if (k0 + " + I(KS) + " < " + I(SS) + ") {\n" + load("(k0 + " + I(KS) + ")") + "  }\n";
+  b += "  #pragma unroll 8\n";
+  b += "  for (int kk = 0; kk < " + I(KC) + "; ++kk) {\n";
+  for (int r = 0; r < RM; ++r) b += "    const float x" + I(r) + " = As[kk * " + sTM + " + lx + " + I(16 * r) + "];\n";
+  for (int q = 0; q < RN; ++q) b += "    const float4 w" + I(q) + " = Ws[kk * " + sNS + " + ly + " + I(16 * q) + "];\n";
+  for (int r = 0; r < RM; ++r)
+    for (int q = 0; q < RN; ++q) b += "    a" + I(r) + "_" + I(q) + " += x" + I(r) + " * w" + I(q) + ";\n";
+  b += "  }\n";
+  b += "  barrier(CLK_LOCAL_MEM_FENCE);\n";
+  b += "}\n";
+  for (int r = 0; r < RM; ++r)
+    for (int q = 0; q < RN; ++q) {
+      b += "{\nconst int op = m0 + lx + " + I(16 * r) + ", os = n0 + ly + " + I(16 * q) + ";\n";
+      b += "if (op < " + sPB + " && os < dst_S) {\n";
+      b += "float4 r = a" + I(r) + "_" + I(q) + ";\n";
+      if (c.bias) b += "r += LOADW4_bias(os);\n";
+      b += ActivationCode(c.act, "r");
+      b += "const int ob = op / " + sP + ", oq = op % " + sP + ";\n";
+      b += "WRITE_dst(r, ob, oq / dst_W, oq % dst_W, os);\n}\n}\n";
+    }
+  kb.body = b;
+  kb.local = {16, 16, 1};
+  kb.grid = {size_t(CeilDiv(PB, TM) * 16), size_t(GN) * 16, 1};
+  return OkStatus();
+}
+
+}  // namespace
 
 Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRef& src, const GpuTensorRef& dst,
                 const ConvCore& c) {
@@ -21,6 +155,11 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   // A computed input (a depthwise conv recomputed here, see FusedSliceTile): each item group of ST
   // destination slices recomputes the values it reads, so ST stays at its fused size.
   const bool computed = ctx.computed(src);
+  if (!computed && !c.remap && !c.transposed && c.groups == 1 && c.KH == 1 && c.KW == 1 && c.SH == 1 && c.SW == 1 &&
+      c.PT == 0 && c.PL == 0 && si.h == so.h && si.w == so.w && si.b == so.b && ctx.flat_readable(src)) {
+    const GemmTile t = ChooseGemmTile(int64_t(so.b) * so.h * so.w, dS, ctx.caps());
+    if (t.rm > 0) return EmitPointwiseGemm(ctx, name, src, dst, c, t);
+  }
   if (computed) ST = FusedSliceTile(dS);
   if (c.groups > 1 && fc % 4 == 0 && per_group % 4 == 0) {
     gslices = true;
