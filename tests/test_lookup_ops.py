@@ -396,3 +396,15 @@ def test_string_input_hostile_python_calls():
     x = [np.array([b"dog", b"cow", b"", b"emu", b"cat", b"cat"], dtype=object)]
     for a, b in zip(invoke_step(it, x), invoke_step(lite, x)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_skip_gram_search_is_bounded():
+    """SKIP_GRAM's search visits partial n-grams that may never complete: ngram_size 35 over a
+    40-word sentence with max_skip_size 100 walks ~2^40 states (LiteRT runs the same search, for
+    hours) to emit C(40, 35) grams. Bounded at 2^28 steps: a RuntimeError naming the op and its
+    parameters, not an endless invoke (found reviewing the op for the fuzz pass). The output's
+    2 GiB STRING layout is checked as the grams are written (not after building them all)."""
+    it = our_interpreter(skip_gram_model(35, 100, False))
+    x = [np.array([" ".join(f"w{i}" for i in range(40)).encode()], dtype=object)]
+    with pytest.raises(RuntimeError, match=r"SKIP_GRAM.*40 words \(ngram_size 35, max_skip_size 100\) passed 2\^28 steps"):
+        invoke_step(it, x)

@@ -16,7 +16,9 @@
 //    its first byte is not white space, so a leading space drops the first word, as in LiteRT);
 //    then every n-gram of words whose consecutive words are at most max_skip_size words apart,
 //    joined by one space, in TFLite's depth-first order; n == ngram_size, or 1..ngram_size when
-//    include_all_ngrams. Fewer words than ngram_size: no output strings.
+//    include_all_ngrams. Fewer words than ngram_size: no output strings. Unlike TFLite, a search
+//    passing 2^28 steps or an output passing the STRING layout's 2 GiB is an error at invoke
+//    (TFLite would run for hours, or fail to write the output).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -157,7 +159,16 @@ Status EvalSkipGram(OpContext& ctx) {
   }
   if (s.size() > prev) words.push_back(s.substr(prev));
 
-  std::vector<std::string> grams;
+  // The grams go straight into one byte buffer; the output's STRING layout allows 2 GiB. The
+  // search visits partial n-grams that may never complete (exponential in the word count for a
+  // large ngram_size and max_skip_size, as in TFLite): bounded at 2^28 steps (a second or so) so
+  // a hostile model and sentence give an error, not an endless invoke. Each step emits at most
+  // one gram, so the bound only refuses outputs of over 2^27 grams or searches mostly of dead ends.
+  std::string blob;
+  std::vector<size_t> ends;
+  uint64_t layout = 8, steps = 0;
+  constexpr uint64_t kMaxLayout = uint64_t(std::numeric_limits<int32_t>::max());
+  constexpr uint64_t kMaxSteps = uint64_t(1) << 28;
   const int n = p.ngram_size;
   const int num_words = int(words.size());
   if (num_words >= n) {
@@ -172,25 +183,33 @@ Status EvalSkipGram(OpContext& ctx) {
     auto include = [&](int size) { return size > 0 && (p.include_all ? size <= n : size == n); };
     int d = 1;
     while (d >= 0) {
+      if (++steps > kMaxSteps)
+        return ctx.Error("the n-gram search of " + std::to_string(num_words) + " words (ngram_size " +
+                         std::to_string(n) + ", max_skip_size " + std::to_string(p.max_skip_size) +
+                         ") passed 2^28 steps");
       if (step_in(d)) {
         ++stack[size_t(d)];
         ++d;
         if (d < n) stack[size_t(d)] = stack[size_t(d) - 1];
       } else {
         if (include(d)) {
-          std::string g;
+          uint64_t len = uint64_t(d - 1);
+          for (int i = 0; i < d; ++i) len += words[size_t(stack[size_t(i)])].size();
+          layout += 4 + len;
+          if (layout > kMaxLayout)
+            return ctx.Error("the n-grams would need more than 2 GiB (the STRING layout's int32 offsets)");
           for (int i = 0; i < d; ++i) {
-            if (i) g.push_back(' ');
-            g.append(words[size_t(stack[size_t(i)])]);
+            if (i) blob.push_back(' ');
+            blob.append(words[size_t(stack[size_t(i)])]);
           }
-          grams.push_back(std::move(g));
+          ends.push_back(blob.size());
         }
         --d;
       }
     }
   }
-  std::vector<std::string_view> views(grams.begin(), grams.end());
-  if (views.size() > size_t(std::numeric_limits<int32_t>::max())) return ctx.Error("too many n-grams");
+  std::vector<std::string_view> views(ends.size());
+  for (size_t i = 0, a = 0; i < ends.size(); a = ends[i], ++i) views[i] = std::string_view(blob).substr(a, ends[i] - a);
   TFG_RETURN_IF_ERROR(ctx.SetOutputShape(0, Dims{int32_t(views.size())}));
   return WriteStrings(ctx.output(0), views);
 }
