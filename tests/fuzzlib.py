@@ -633,6 +633,8 @@ def run_one(data: bytes, delegate=None) -> str:
             it.get_signature_runner(k).get_input_details()
     except ALLOWED as e:
         assert str(e)
+        # TFLITE_GPU_DEBUG_SENTINELS=1 (--sentinels): a GPU kernel wrote past its buffer
+        assert "out-of-bounds write detected" not in str(e), str(e)
         return "rejected_invoke"
     return "ran"
 
@@ -797,6 +799,8 @@ def main(argv=None) -> int:
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--count", type=int, default=0)
     ap.add_argument("--models", default=None)
+    ap.add_argument("--sentinels", action="store_true",
+                    help="TFLITE_GPU_DEBUG_SENTINELS=1: a GPU write past a buffer's end is a finding")
     ap.add_argument("--max-mem-gb", type=float, default=8.0,
                     help="address-space limit of a worker (RLIMIT_AS; 0: none)")
     ap.add_argument("--only", default="", help="comma-separated seed-name prefixes (default: every seed)")
@@ -805,6 +809,7 @@ def main(argv=None) -> int:
         worker_main(args)
         return 0
     r = supervise(args.mutants, args.out, seed=args.seed, gpu_share=args.gpu_share, hang_s=args.hang_s,
+                  env={"TFLITE_GPU_DEBUG_SENTINELS": "1"} if args.sentinels else None,
                   nice=args.nice, log=lambda s: print(s, flush=True), only=args.only,
                   max_mem_gb=args.max_mem_gb)
     print(json.dumps(r, indent=1), flush=True)
