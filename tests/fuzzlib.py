@@ -697,7 +697,9 @@ def supervise(mutants: int, out: str, seed: str = "0", gpu_share: float = 0.2, h
     i = 0
     t0 = time.time()
     e = dict(os.environ)
-    e["PYTHONPATH"] = HERE + os.pathsep + e.get("PYTHONPATH", "")
+    # Relative entries (PYTHONPATH=. in a developer tree) made absolute: workers run elsewhere.
+    inherited = [os.path.abspath(p) if p else p for p in e.get("PYTHONPATH", "").split(os.pathsep)]
+    e["PYTHONPATH"] = os.pathsep.join([HERE] + inherited)
     # A mutant may be a valid program that loops forever or grows a loop value without bound
     # (allowed: models are programs); bounded here so a hang report means an engine hang.
     e.setdefault("TFLITE_GPU_MAX_WHILE_ITERATIONS", "20000")
