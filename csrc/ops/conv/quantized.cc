@@ -469,10 +469,17 @@ void FillConv8(const QConvState& s, const int8_t* qin, int32_t a_off, int64_t m0
   const int K = s.k_h * s.k_w * s.in_c;
   const uint8_t pad = uint8_t(uint8_t(int8_t(-a_off)) ^ 0x80);
   const int row_bytes = s.k_w * s.in_c;
+  // output coordinates of row m0, then stepped row by row (no divisions per row)
+  int b = int(m0 / hw), oy = int(m0 / s.out_w % s.out_h), ox = int(m0 % s.out_w) - 1;
   for (int r = 0; r < rows; ++r) {
-    const int64_t m = m0 + r;
+    if (++ox == s.out_w) {
+      ox = 0;
+      if (++oy == s.out_h) {
+        oy = 0;
+        ++b;
+      }
+    }
     uint8_t* d = dst + int64_t(r) * lda;
-    const int b = int(m / hw), oy = int(m / s.out_w % s.out_h), ox = int(m % s.out_w);
     const int ix0 = ox * s.sw - s.pad_l;
     // dilation 1 and the whole filter row inside: its k_w taps are k_w * in_c contiguous bytes
     const bool row_inside = s.dw == 1 && ix0 >= 0 && ix0 + s.k_w <= s.in_w;
