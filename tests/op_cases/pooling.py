@@ -34,6 +34,9 @@ _POOLS = [
     ("big_stride_same", [1, 5, 5, 1], (1, 1), (4, 4), "SAME", "TANH"),
     ("wide_channels", [1, 5, 5, 600], (3, 3), (2, 2), "SAME", "NONE"),
     ("odd_stride_same", [1, 11, 13, 7], (4, 5), (3, 2), "SAME", "RELU6"),
+    # 8-float vector path of the fast MAX_POOL_2D (depth >= 8): whole vectors, and vectors + tail
+    ("vec16_2x2s2", [1, 10, 10, 16], (2, 2), (2, 2), "VALID", "NONE"),
+    ("vec12_3x3s2_same_relu6", [2, 7, 9, 12], (3, 3), (2, 2), "SAME", "RELU6"),
 ]
 for op in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
     for name, shape, (fh, fw), (sh, sw), pad, act in _POOLS:

@@ -14,6 +14,7 @@
 
 #include "ops/op_registry.h"
 #include "ops/quant_common.h"
+#include "ops/simd.h"
 #include "ops/pooling/pool_common.h"
 #include "runtime/thread_pool.h"
 
@@ -214,6 +215,60 @@ Status EvalPoolRef(OpContext& ctx) {
   return OkStatus();
 }
 
+}  // namespace
+}  // namespace tflite_gpu
+
+#if TFG_X86
+// MAX_POOL_2D float rows [r0, r1) with 8-float vectors: per output pixel each channel vector is
+// the max over the in-bounds taps, taken as max(v, acc) (= acc < v ? v : acc, so a NaN tap is
+// skipped exactly as in the plain loop), then clamped. Channels past the last full vector run the
+// plain loop.
+TFG_TARGET_AVX2_BEGIN
+namespace tflite_gpu {
+namespace {
+void MaxPoolRowsAvx2(const float* x, float* y, const PoolGeom& g, const pooling::Pool2DParams& p, int64_t r0,
+                     int64_t r1) {
+  const float lowest = std::numeric_limits<float>::lowest();
+  const __m256 vlo = _mm256_set1_ps(g.act_lo), vhi = _mm256_set1_ps(g.act_hi);
+  const int D = g.depth;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int b = int(r / g.out_h), oy = int(r % g.out_h);
+    const int iy0 = oy * p.stride_h - g.pad_h;
+    const int fy0 = std::max(0, -iy0), fy1 = std::min(p.filter_h, g.in_h - iy0);
+    const float* img = x + int64_t(b) * g.in_h * g.in_w * D;
+    for (int ox = 0; ox < g.out_w; ++ox) {
+      const int ix0 = ox * p.stride_w - g.pad_w;
+      const int fx0 = std::max(0, -ix0), fx1 = std::min(p.filter_w, g.in_w - ix0);
+      float* out = y + ((int64_t(b) * g.out_h + oy) * g.out_w + ox) * D;
+      int c = 0;
+      for (; c + 8 <= D; c += 8) {
+        __m256 acc = _mm256_set1_ps(lowest);
+        for (int fy = fy0; fy < fy1; ++fy) {
+          const float* row = img + (int64_t(iy0 + fy) * g.in_w + ix0) * D + c;
+          for (int fx = fx0; fx < fx1; ++fx) acc = _mm256_max_ps(_mm256_loadu_ps(row + int64_t(fx) * D), acc);
+        }
+        _mm256_storeu_ps(out + c, _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc)));
+      }
+      for (; c < D; ++c) {
+        float acc = lowest;
+        for (int fy = fy0; fy < fy1; ++fy)
+          for (int fx = fx0; fx < fx1; ++fx) {
+            const float v = img[(int64_t(iy0 + fy) * g.in_w + ix0 + fx) * D + c];
+            acc = acc < v ? v : acc;
+          }
+        out[c] = pooling::Clamp(acc, g.act_lo, g.act_hi);
+      }
+    }
+  }
+}
+}  // namespace
+}  // namespace tflite_gpu
+TFG_TARGET_END
+#endif
+
+namespace tflite_gpu {
+namespace {
+
 // ---- fast kernels: channel vectors innermost, rows of the output spread over the threads ----
 template <bool kMax>
 Status EvalPool(OpContext& ctx) {
@@ -226,6 +281,12 @@ Status EvalPool(OpContext& ctx) {
       int64_t(g.out_w) * g.depth * std::min(p.filter_h, g.in_h) * std::min(p.filter_w, g.in_w);
   if (rows == 0 || g.out_w == 0 || g.depth == 0) return OkStatus();
   const int64_t min_chunk = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_row));
+#if TFG_X86
+  if (kMax && g.depth >= 8 && simd::ActiveIsa() >= simd::Isa::kAvx2) {
+    ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) { MaxPoolRowsAvx2(x, y, g, p, r0, r1); }, min_chunk);
+    return OkStatus();
+  }
+#endif
   ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) {
     constexpr int kBlock = 512;
     float acc[kBlock];
