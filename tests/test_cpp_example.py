@@ -271,3 +271,43 @@ def test_c_api_buffer_handle_outputs_from_c(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "all ok, 1 errors reported as expected" in r.stdout, r.stdout + r.stderr
     assert "kept on the GPU" in r.stderr and "after ModifyGraphWithDelegate" in r.stderr, r.stderr
+
+
+def test_c_api_string_tensors_from_c(tmp_path):
+    """tests/c/c_api_strings.c (C11, -pedantic -Werror): a STRING input written and a STRING output
+    read in TFLite's string buffer layout (TfLiteTensorByteSize / Data / CopyFromBuffer /
+    CopyToBuffer), malformed buffers refused, the strings kept across a second AllocateTensors;
+    the output strings equal LiteRT's (BUILTIN_WITHOUT_DEFAULT_DELEGATES) for the same input."""
+    cc = _cc()
+    inc, lib = tflite_gpu.get_include(), tflite_gpu.get_library_dir()
+    if not os.path.isfile(os.path.join(inc, "tflite_gpu", "c_api.h")):
+        pytest.skip(f"the installed package has no headers at {inc}")
+    exe = tmp_path / "c_api_strings"
+    src = os.path.join(os.path.dirname(__file__), "c", "c_api_strings.c")
+    r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", src, "-I", inc, "-L", lib,
+                        "-ltflite_gpu", f"-Wl,-rpath,{lib}", "-o", str(exe)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    from tflite_gpu.testing.builder import ModelBuilder
+    b = ModelBuilder()
+    x = b.add_input([2, 2], "STRING", name="words")
+    flat = b.add_tensor([4], "STRING")
+    b.add_op("RESHAPE", [x, b.add_const(np.array([4], np.int32))], [flat])
+    y = b.add_tensor([5], "STRING", name="picked")
+    b.add_op("GATHER", [flat, b.add_const(np.array([3, 0, 2, 2, 1], np.int32))], [y], options=dict(axis=0))
+    b.mark_output(y)
+    m = tmp_path / "strings.tflite"
+    m.write_bytes(b.build())
+    r = subprocess.run([str(exe), str(m)], capture_output=True, timeout=600)
+    out = r.stdout.decode("utf-8")
+    assert r.returncode == 0, out + r.stderr.decode("utf-8", "replace")
+    assert "all ok" in out, out
+    lit = Interpreter(model_path=str(m), experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    lit.allocate_tensors()
+    words = np.array([b"alpha", b"", "gr\u00fc\u00df".encode(), b"z"], dtype=object).reshape(2, 2)
+    lit.set_tensor(lit.get_input_details()[0]["index"], words)
+    lit.invoke()
+    want = lit.get_tensor(lit.get_output_details()[0]["index"])
+    line = [ln for ln in out.splitlines() if ln.startswith("out: ")][0]
+    assert line[len("out: "):].split("|") == [w.decode("utf-8") for w in want], (line, want)

@@ -276,6 +276,9 @@ std::string GpuDelegate::CheckNode(Subgraph& sg, const Node& n) const {
            "subgraph only; the subgraphs these ops call run on CPU kernels)";
   const GpuOpSupport* g = n.op->gpu;
   if (!g || !g->check) return "the GPU delegate has no kernel for this op";
+  for (const std::vector<int32_t>* v : {&n.inputs, &n.outputs})
+    for (int t : *v)
+      if (t >= 0 && sg.tensor(t).type == DType::kString) return "STRING tensors run on the CPU";
   for (int t : n.inputs)
     if (t >= 0 && sg.tensor(t).alloc == Allocation::kDynamic) return "an input shape is only known at invoke (dynamic)";
   for (int t : n.outputs)

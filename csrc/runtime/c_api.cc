@@ -11,6 +11,7 @@
 
 #include "tflite_gpu/interpreter.h"
 #include "tflite_gpu/model.h"
+#include "runtime/string_tensor.h"
 
 using tflite_gpu::DType;
 using tflite_gpu::Status;
@@ -75,6 +76,9 @@ Tensor* AsTensor(const TfLiteTensor* t) { return reinterpret_cast<Tensor*>(const
 TfLiteTensor* AsC(Tensor* t) { return reinterpret_cast<TfLiteTensor*>(t); }
 
 size_t ByteSize(const Tensor& t) {
+  // STRING: the size of its buffer in TFLite's string layout (count, offsets, bytes), as TFLite's
+  // tensor->bytes; 0 before allocation.
+  if (t.type == DType::kString) return t.data ? t.bytes : 0;
   int64_t n = t.num_elements();
   return n < 0 ? 0 : size_t(n) * tflite_gpu::DTypeSize(t.type);
 }
@@ -332,6 +336,34 @@ TfLiteQuantizationParams TfLiteTensorQuantizationParams(const TfLiteTensor* tens
 TfLiteStatus TfLiteTensorCopyFromBuffer(TfLiteTensor* tensor, const void* input_data, size_t input_data_size) {
   if (!tensor || (!input_data && input_data_size)) return kTfLiteError;
   Tensor* t = AsTensor(tensor);
+  if (t->type == DType::kString && !t->is_const && t->buffer_handle < 0) {
+    // Any size: the buffer is a STRING tensor in TFLite's layout (int32 count = the tensor's
+    // element count, count + 1 int32 offsets from the buffer start, the last one its size, then
+    // the bytes); checked, then copied into the tensor's heap storage.
+    if (t->alloc != tflite_gpu::Allocation::kDynamic) {
+      Report(nullptr, nullptr, "TfLiteTensorCopyFromBuffer: STRING tensor '" + t->name +
+                                   "' has no memory yet: call TfLiteInterpreterAllocateTensors first");
+      return kTfLiteError;
+    }
+    const int64_t n = t->num_elements();
+    const std::string why = tflite_gpu::CheckStringBuffer(static_cast<const uint8_t*>(input_data), input_data_size, n);
+    if (!why.empty()) {
+      Report(nullptr, nullptr, "TfLiteTensorCopyFromBuffer: the buffer for STRING tensor '" + t->name + "' of shape " +
+                                   tflite_gpu::DimsToString(t->shape) + " " + why);
+      return kTfLiteError;
+    }
+    try {
+      t->owned.assign(static_cast<const uint8_t*>(input_data), static_cast<const uint8_t*>(input_data) + input_data_size);
+      t->owned.push_back(0);
+    } catch (const std::bad_alloc&) {
+      Report(nullptr, nullptr, "TfLiteTensorCopyFromBuffer: STRING tensor '" + t->name + "': out of memory");
+      return kTfLiteError;
+    }
+    t->data = t->owned.data();
+    t->bytes = input_data_size;
+    t->data_is_stale = false;
+    return kTfLiteOk;
+  }
   size_t bytes = ByteSize(*t);
   if (input_data_size != bytes) {
     Report(nullptr, nullptr, "TfLiteTensorCopyFromBuffer: tensor '" + t->name + "' holds " + std::to_string(bytes) +

@@ -16,6 +16,24 @@ bool OpTakesStrings(const OpInfo* op) {
   return false;
 }
 
+const StringShim* FindStringShim(const OpInfo* op) {
+  if (!op || op->custom_code) return nullptr;
+  // Measured against LiteRT 2.3 BUILTIN_WITHOUT_DEFAULT_DELEGATES: these run with STRING data;
+  // CONCATENATION, PACK, UNPACK, SPLIT, SPLIT_V, TRANSPOSE, BROADCAST_TO, REVERSE_V2, PAD,
+  // MIRROR_PAD, SELECT(_V2), LESS and the other comparisons, CAST, ZEROS_LIKE, SCATTER_ND, ...
+  // refuse them (tests/test_string_ops.py).
+  static const StringShim kShims[] = {
+      {"RESHAPE", 1u, true, false},       {"SQUEEZE", 1u, true, false},   {"EXPAND_DIMS", 1u, true, false},
+      {"GATHER", 1u, true, false},        {"GATHER_ND", 1u, true, false}, {"SLICE", 1u, true, false},
+      {"STRIDED_SLICE", 1u, true, false}, {"TILE", 1u, true, false},      {"FILL", 2u, true, false},
+      {"EQUAL", 3u, false, true},         {"NOT_EQUAL", 3u, false, true}, {"SHAPE", 1u, false, false},
+      {"RANK", 1u, false, false},
+  };
+  for (const StringShim& s : kShims)
+    if (std::strcmp(op->name, s.op) == 0) return &s;
+  return nullptr;
+}
+
 std::string CheckStringBuffer(const uint8_t* data, size_t bytes, int64_t n) {
   if (n < 0) return "has an invalid shape";
   if (!data || bytes < 4) return "has a string buffer of " + std::to_string(bytes) + " bytes (at least 4 needed)";

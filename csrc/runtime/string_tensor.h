@@ -9,8 +9,13 @@
 // the memory planner makes them dynamic (heap, resized by each write) and fills them with n
 // empty strings until something writes them.
 //
-// Only the ops listed by OpTakesStrings may read or write them; any other op with a STRING input
-// or output is refused at prepare with an error naming it.
+// The ops listed by OpTakesStrings read or write them with their own kernels. The ops that
+// LiteRT 2.3's builtin kernels run on strings by moving or comparing whole elements (FindStringShim:
+// RESHAPE, SQUEEZE, EXPAND_DIMS, GATHER (1-D params), GATHER_ND, SLICE, STRIDED_SLICE, TILE, FILL,
+// EQUAL, NOT_EQUAL, and SHAPE / RANK, which read only the shape) run their integer kernels on
+// INT32 ids standing for the strings (the subgraph swaps the tensors around prepare and eval:
+// runtime/subgraph.cc), so every shape rule and error is the integer op's. Any other op with a
+// STRING input or output is refused at prepare with an error naming it and the position.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -28,6 +33,16 @@ struct OpInfo;
 // True for the ops that handle STRING tensors (lookup family: HASHTABLE_LOOKUP, SKIP_GRAM,
 // LSH_PROJECTION (hashes the raw bytes), HASHTABLE_FIND / HASHTABLE_IMPORT).
 bool OpTakesStrings(const OpInfo* op);
+
+// An op that runs on STRING tensors through its INT32 kernel (see above).
+struct StringShim {
+  const char* op;
+  uint32_t string_inputs;  // the inputs that are STRING (all of them or none)
+  bool output_string;      // output 0 is STRING exactly when those inputs are
+  bool canonical;          // equal strings get equal ids (comparisons); otherwise ids are positions
+};
+// nullptr when the op does not run on strings this way.
+const StringShim* FindStringShim(const OpInfo* op);
 
 // Checks a serialized string buffer of `bytes` bytes meant to hold `n` strings. Empty `why`: ok.
 std::string CheckStringBuffer(const uint8_t* data, size_t bytes, int64_t n);

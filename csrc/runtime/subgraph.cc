@@ -5,6 +5,8 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <string_view>
+#include <unordered_map>
 
 #include "runtime/thread_pool.h"
 
@@ -17,7 +19,183 @@ size_t TensorBytes(const Tensor& t) {
   int64_t n = t.num_elements();
   return n < 0 ? 0 : size_t(n) * DTypeSize(t.type);
 }
+
+// Which of a node's inputs / outputs are STRING tensors (bit i: position i; bit 31 also stands
+// for every position past 30).
+uint32_t StringMask(const std::vector<Tensor>& tensors, const std::vector<int32_t>& idx) {
+  uint32_t m = 0;
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (idx[i] >= 0 && tensors[idx[i]].type == DType::kString) m |= 1u << std::min<size_t>(i, 31);
+  return m;
+}
+int LowestBit(uint32_t m) {
+  int i = 0;
+  while (!(m & (1u << i))) ++i;
+  return i;
+}
 }  // namespace
+
+// A node whose op runs on strings through its INT32 kernel (StringShim, runtime/string_tensor.h):
+// while the kernel prepares or runs, its STRING inputs are INT32 tensors of ids (an id per
+// element: its position among the node's strings, or for comparisons the same id for equal
+// strings) and its STRING outputs INT32 tensors; afterwards the inputs are restored and each
+// output id becomes the string it stands for.
+class Subgraph::StringIds {
+ public:
+  StringIds(Subgraph* sg, const Node& node, const StringShim& shim) : sg_(sg), node_(node), shim_(shim) {}
+  ~StringIds() { Restore(); }
+
+  Status Swap(bool at_eval) {
+    std::unordered_map<std::string_view, int32_t> canon;
+    for (size_t i = 0; i < node_.inputs.size(); ++i) {
+      const int ti = node_.inputs[i];
+      if (ti < 0 || sg_->tensors_[ti].type != DType::kString) continue;
+      Tensor& t = sg_->tensors_[ti];
+      ins_.push_back({ti, t.data, t.bytes});
+      const int64_t n = t.num_elements();
+      ids_.emplace_back();
+      std::vector<int32_t>& ids = ids_.back();
+      if (at_eval || t.is_const) {
+        if (n < 0 || StringCount(t) != n)
+          return InvalidArgument("input " + std::to_string(i) + " holds " +
+                                 std::to_string(StringCount(t)) + " strings but its shape " + DimsToString(t.shape) +
+                                 " has " + std::to_string(n) + " elements");
+        ids.resize(size_t(n) + 1);
+        for (int64_t j = 0; j < n; ++j) {
+          const std::string_view v = StringAt(t, j);
+          if (shim_.canonical) {
+            auto it = canon.emplace(v, int32_t(table_.size()));
+            if (it.second) table_.push_back(v);
+            ids[size_t(j)] = it.first->second;
+          } else {
+            ids[size_t(j)] = int32_t(table_.size());
+            table_.push_back(v);
+          }
+        }
+        t.data = reinterpret_cast<uint8_t*>(ids.data());
+        t.bytes = size_t(n) * 4;
+      } else {  // a graph input, prepared before it has data: the kernel may read only its shape
+        t.data = nullptr;
+        t.bytes = 0;
+      }
+      t.type = DType::kInt32;
+    }
+    for (size_t i = 0; i < node_.outputs.size(); ++i) {
+      const int ti = node_.outputs[i];
+      if (ti < 0 || sg_->tensors_[ti].type != DType::kString) continue;
+      sg_->tensors_[ti].type = DType::kInt32;
+      outs_.push_back(ti);
+      if (at_eval) {
+        if (sg_->tensors_[ti].alloc != Allocation::kDynamic)
+          return Internal("STRING output " + std::to_string(i) + " has no heap storage");
+        TFG_RETURN_IF_ERROR(sg_->SetTensorShape(ti, sg_->tensors_[ti].shape));  // int32 room for the ids
+      }
+    }
+    return OkStatus();
+  }
+
+  // After a successful eval: the outputs' ids become strings.
+  Status WriteOutputs() {
+    for (size_t k = 0; k < outs_.size(); ++k) {
+      Tensor& t = sg_->tensors_[outs_[k]];
+      const int64_t n = t.num_elements();
+      std::vector<std::string_view> v(size_t(std::max<int64_t>(n, 0)));
+      for (int64_t j = 0; j < n; ++j) {
+        const int32_t id = t.as<int32_t>()[j];
+        if (id < 0 || size_t(id) >= table_.size())
+          return Internal("string id " + std::to_string(id) + " out of range");
+        v[size_t(j)] = table_[size_t(id)];
+      }
+      t.type = DType::kString;
+      TFG_RETURN_IF_ERROR(WriteStrings(t, v));
+    }
+    outs_.clear();
+    return OkStatus();
+  }
+
+ private:
+  void Restore() {
+    for (const In& in : ins_) {
+      Tensor& t = sg_->tensors_[in.t];
+      t.type = DType::kString;
+      t.data = in.data;
+      t.bytes = in.bytes;
+    }
+    ins_.clear();
+    for (int ti : outs_) {  // not written: a valid buffer of empty strings wherever it has storage
+      Tensor& t = sg_->tensors_[ti];
+      t.type = DType::kString;
+      if (t.alloc == Allocation::kDynamic) {
+        if (!WriteEmptyStrings(t, std::max<int64_t>(t.num_elements(), 0)).ok()) {
+          t.data = nullptr;
+          t.bytes = 0;
+        }
+      }
+    }
+    outs_.clear();
+  }
+
+  struct In {
+    int t;
+    uint8_t* data;
+    size_t bytes;
+  };
+  Subgraph* sg_;
+  const Node& node_;
+  const StringShim& shim_;
+  std::vector<In> ins_;
+  std::vector<int> outs_;
+  std::vector<std::vector<int32_t>> ids_;
+  std::vector<std::string_view> table_;
+};
+
+const StringShim* Subgraph::NodeStringShim(const Node& node) const {
+  if (OpTakesStrings(node.op)) return nullptr;
+  if (!StringMask(tensors_, node.inputs) && !StringMask(tensors_, node.outputs)) return nullptr;
+  return FindStringShim(node.op);
+}
+
+Status Subgraph::CheckStrings(const Node& node) const {
+  if (OpTakesStrings(node.op)) return OkStatus();
+  const uint32_t sin = StringMask(tensors_, node.inputs), sout = StringMask(tensors_, node.outputs);
+  if (!sin && !sout) return OkStatus();
+  const StringShim* sh = FindStringShim(node.op);
+  auto pos = [](int i) { return i == 31 ? std::string("31 or later") : std::to_string(i); };
+  if (!sh) {
+    if (sin)
+      return Unimplemented(NodeName(node) + ": input " + pos(LowestBit(sin)) +
+                           " is a STRING tensor, which this op does not take");
+    return Unimplemented(NodeName(node) + ": output " + pos(LowestBit(sout)) +
+                         " is a STRING tensor, which this op does not write");
+  }
+  if (uint32_t bad = sin & ~sh->string_inputs)
+    return Unimplemented(NodeName(node) + ": input " + pos(LowestBit(bad)) +
+                         " is a STRING tensor, which this op does not take (it takes STRING data as input " +
+                         std::to_string(LowestBit(sh->string_inputs)) + ")");
+  if (sin && sin != sh->string_inputs) {
+    const int missing = LowestBit(sh->string_inputs & ~sin);
+    const int32_t ti = missing < int(node.inputs.size()) ? node.inputs[missing] : -1;
+    return InvalidArgument(NodeName(node) + ": input " + std::to_string(LowestBit(sin)) + " is STRING but input " +
+                           std::to_string(missing) + " is " +
+                           (ti >= 0 ? std::string(DTypeName(tensors_[ti].type)) : std::string("absent")) +
+                           " (both must be STRING)");
+  }
+  const uint32_t want_out = (sin && sh->output_string) ? 1u : 0u;
+  if (uint32_t bad = sout & ~want_out)
+    return Unimplemented(NodeName(node) + ": output " + pos(LowestBit(bad)) +
+                         " is a STRING tensor, which this op does not write" +
+                         (sin ? std::string() : std::string(" from a non-STRING input")));
+  if (want_out && !(sout & 1u)) {
+    const int32_t ti = node.outputs.empty() ? -1 : node.outputs[0];
+    return InvalidArgument(NodeName(node) + ": input " + std::to_string(LowestBit(sin)) +
+                           " is STRING, so output 0 must be STRING too (it is " +
+                           (ti >= 0 ? std::string(DTypeName(tensors_[ti].type)) : std::string("absent")) + ")");
+  }
+  if (std::strcmp(sh->op, "GATHER") == 0 && tensors_[node.inputs[0]].shape.size() != 1)
+    return InvalidArgument(NodeName(node) + ": STRING params must be 1-D (as in TFLite), got shape " +
+                           DimsToString(tensors_[node.inputs[0]].shape));
+  return OkStatus();
+}
 
 void AlignedBuffer::Resize(size_t n) {
   if (n <= size && raw) return;
@@ -251,19 +429,15 @@ void Subgraph::ResetPlan() {
 
 Status Subgraph::PrepareNode(Node& node, bool* outputs_dynamic) {
   OpContext ctx(this, &node, pool_);
-  if (!OpTakesStrings(node.op)) {  // STRING tensors: only the ops that handle them (runtime/string_tensor.h)
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      int t = node.inputs[i];
-      if (t >= 0 && tensors_[t].type == DType::kString)
-        return Unimplemented(NodeName(node) + ": input " + std::to_string(i) + " is a STRING tensor, which this op does not take");
-    }
-    for (size_t i = 0; i < node.outputs.size(); ++i) {
-      int t = node.outputs[i];
-      if (t >= 0 && tensors_[t].type == DType::kString)
-        return Unimplemented(NodeName(node) + ": output " + std::to_string(i) + " is a STRING tensor, which this op does not write");
-    }
+  TFG_RETURN_IF_ERROR(CheckStrings(node));  // STRING tensors: runtime/string_tensor.h
+  Status st;
+  if (const StringShim* shim = NodeStringShim(node)) {
+    StringIds ids(this, node, *shim);
+    st = ids.Swap(/*at_eval=*/false);
+    if (st.ok()) st = node.op->impl->prepare ? node.op->impl->prepare(ctx) : OkStatus();
+  } else {
+    st = node.op->impl->prepare ? node.op->impl->prepare(ctx) : OkStatus();
   }
-  Status st = node.op->impl->prepare ? node.op->impl->prepare(ctx) : OkStatus();
   // An absent input the op read explains whatever prepare said about the placeholder; an absent
   // input it never asked about is refused once prepare is otherwise happy.
   if (!st.ok() && ctx.missing_input() < 0 && ctx.missing_output() < 0)
@@ -301,7 +475,15 @@ Status Subgraph::EvalNode(Node& node) {
   OpContext ctx(this, &node, pool_);
   EvalFn fn = (use_reference_ && node.op->impl->eval_ref) ? node.op->impl->eval_ref : node.op->impl->eval;
   if (!fn) return Internal(NodeName(node) + ": no kernel");
-  Status st = fn(ctx);
+  Status st;
+  if (const StringShim* shim = NodeStringShim(node)) {
+    StringIds ids(this, node, *shim);
+    st = ids.Swap(/*at_eval=*/true);
+    if (st.ok()) st = fn(ctx);
+    if (st.ok()) st = ids.WriteOutputs();
+  } else {
+    st = fn(ctx);
+  }
   if (ctx.missing_input() >= 0 || ctx.missing_output() >= 0) TFG_RETURN_IF_ERROR(CheckNodeIndexUse(node, ctx));
   if (!st.ok()) return Status(st.code(), NodeName(node) + ": " + st.message());
   return OkStatus();
@@ -353,6 +535,8 @@ Status Subgraph::AllocateTensors() {
     bool all_const = !node.inputs.empty();
     for (int t : node.inputs)
       if (t >= 0 && !tensors_[t].is_const) all_const = false;
+    for (int t : node.outputs)  // a STRING output lives in heap storage written at invoke
+      if (t >= 0 && tensors_[t].type == DType::kString) all_const = false;
     if (node.op->impl->fold_constants && all_const && !out_dyn) {
       // Evaluate once now; the outputs become owned constants and the node leaves the plan.
       for (int t : node.outputs) {
@@ -433,7 +617,19 @@ Status Subgraph::PlanMemory() {
                              DimsToString(ten.shape));
     if (ten.type == DType::kString) {  // heap storage sized by each write; n empty strings until then
       ten.alloc = Allocation::kDynamic;
-      TFG_RETURN_IF_ERROR(WriteEmptyStrings(ten, NumElements(ten.shape)));
+      // Strings written before (set_tensor, then allocate_tensors again) are kept while their count
+      // still matches the shape, as TFLite keeps a dynamic tensor's data across AllocateTensors.
+      const int64_t n = NumElements(ten.shape);
+      const size_t have = ten.owned.size();
+      if (have >= 4 && uint64_t(n) + 2 <= have / 4 && LoadI32(ten.owned.data()) == n) {
+        const int32_t end = LoadI32(ten.owned.data() + 4 * (n + 1));
+        if (end >= 0 && size_t(end) <= have && CheckStringBuffer(ten.owned.data(), size_t(end), n).empty()) {
+          ten.data = ten.owned.data();
+          ten.bytes = size_t(end);
+          continue;
+        }
+      }
+      TFG_RETURN_IF_ERROR(WriteEmptyStrings(ten, n));
       continue;
     }
     if (first[t] == INT_MAX) continue;  // read and written by no step (e.g. inside a delegated partition)

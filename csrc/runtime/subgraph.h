@@ -26,6 +26,7 @@
 namespace tflite_gpu {
 
 class ThreadPool;
+struct StringShim;
 
 struct AlignedBuffer {
   std::unique_ptr<uint8_t[]> raw;
@@ -106,6 +107,11 @@ class Subgraph {
   Status EvalNode(Node& node);
   // Absent (-1) or out-of-range inputs/outputs an op used or did not declare optional.
   Status CheckNodeIndexUse(const Node& node, const OpContext& ctx) const;
+  // STRING tensors of a node: allowed where its op takes them (runtime/string_tensor.h); the
+  // ops that run on strings through their INT32 kernels (StringShim) get them as ids.
+  Status CheckStrings(const Node& node) const;
+  const StringShim* NodeStringShim(const Node& node) const;
+  class StringIds;
   Status PlanMemory();
   Status CheckDataflow() const;  // one producer per tensor, none for graph inputs, producers first
   void ResetPlan();

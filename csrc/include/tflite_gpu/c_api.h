@@ -97,13 +97,18 @@ TFLITE_GPU_API TfLiteType TfLiteTensorType(const TfLiteTensor* tensor);
 TFLITE_GPU_API int32_t TfLiteTensorNumDims(const TfLiteTensor* tensor);
 /* -1 when dim_index is out of range. */
 TFLITE_GPU_API int32_t TfLiteTensorDim(const TfLiteTensor* tensor, int32_t dim_index);
+/* STRING tensors: the size of their buffer in TFLite's string layout (int32 count, count + 1 int32
+ * offsets from the buffer start, the last one the buffer size, then the string bytes), which is
+ * what TfLiteTensorData points to and TfLiteTensorCopyToBuffer copies. */
 TFLITE_GPU_API size_t TfLiteTensorByteSize(const TfLiteTensor* tensor);
 /* NULL until the tensors are allocated. */
 TFLITE_GPU_API void* TfLiteTensorData(const TfLiteTensor* tensor);
 TFLITE_GPU_API const char* TfLiteTensorName(const TfLiteTensor* tensor);
 /* scale 0 and zero_point 0 when the tensor is not per-tensor quantized. */
 TFLITE_GPU_API TfLiteQuantizationParams TfLiteTensorQuantizationParams(const TfLiteTensor* tensor);
-/* kTfLiteError unless input_data_size equals TfLiteTensorByteSize and the tensor is allocated and not bound. */
+/* kTfLiteError unless input_data_size equals TfLiteTensorByteSize and the tensor is allocated and not bound.
+ * A STRING tensor takes a buffer of any size in TFLite's string layout whose count equals the
+ * tensor's element count (checked: offsets in order, inside the buffer, the last one its size). */
 TFLITE_GPU_API TfLiteStatus TfLiteTensorCopyFromBuffer(TfLiteTensor* tensor, const void* input_data, size_t input_data_size);
 /* kTfLiteError also when the tensor's data is stale (a delegate output kept on the device). */
 TFLITE_GPU_API TfLiteStatus TfLiteTensorCopyToBuffer(const TfLiteTensor* output_tensor, void* output_data, size_t output_data_size);
