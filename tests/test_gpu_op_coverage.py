@@ -16,10 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LIST = os.path.join(HERE, "data", "tflite_gpu_delegate_ops.txt")
 
 # op -> why it has no GPU kernel here. ==> remove the line when the kernel lands.
-PENDING = {
-    "Resampler": "not in the op table at all (no CPU kernel either): a TensorFlow Addons op, outside "
-                 "issue 8's custom-op set",
-}
+PENDING = {}
 
 
 def _delegate_ops():

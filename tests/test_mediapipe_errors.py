@@ -11,7 +11,8 @@ from flatbuffers import flexbuffers
 import tflite_gpu
 from gpu_util import delegate, require_gpu
 from harness import _run, run_tflite_gpu
-from op_cases.mediapipe import _V1, _V2, argmax_model, l2tm_model, tl_model, ttb_model, unpool_model
+from op_cases.mediapipe import (_V1, _V2, argmax_model, l2tm_model, resampler_model, tl_model, ttb_model,
+                                unpool_model)
 from tflite_gpu.testing.builder import ModelBuilder, flex_options
 
 
@@ -204,4 +205,43 @@ def test_transform_tensor_bilinear_gpu_refusal_names_its_reason():
     rep = it.delegation_report()
     assert [u[1] for u in rep["unsupported"]] == ["TransformTensorBilinear"]
     assert "rank 5" in rep["unsupported"][0][3]
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+@pytest.mark.parametrize("data,warp,kw,match", [
+    ((1, 4, 4), (1, 2, 2, 2), dict(out_shape=[1, 2, 2, 1]), r"the data input must have shape \[batch, height, width, channels\], got \[1, 4, 4\]"),
+    ((1, 4, 4, 3), (1, 2, 3), {}, r"the warp input must have shape \[batch, \.\.\., 2\] .*got \[1, 2, 3\]"),
+    ((1, 4, 4, 3), (2,), dict(out_shape=[3]), r"the warp input must have shape"),
+    ((2, 4, 4, 3), (1, 2, 2, 2), {}, r"the data batch \(2\) and the warp batch \(1\) differ"),
+    ((1, 4, 4, 3), (1, 2, 2, 2), dict(dtype=np.int32), "the data input has type INT32"),
+    ((1, 4, 4, 3), (1, 2, 2, 2), dict(warp_dtype=np.int32), "the warp input has type INT32"),
+])
+def test_resampler_bad_input(data, warp, kw, match):
+    with pytest.raises(ValueError, match="Resampler.*" + match):
+        _load(resampler_model(data, warp, **kw))
+
+
+def test_resampler_one_input_is_refused():
+    mb = ModelBuilder()
+    x = mb.add_input([1, 4, 4, 2])
+    y = mb.add_tensor([1, 4, 4, 2])
+    mb.add_op(("CUSTOM", "Resampler"), [x], [y])
+    mb.mark_output(y)
+    with pytest.raises(ValueError, match="Resampler.*expects 2 inputs, got 1"):
+        _load(mb.build())
+
+
+def test_resampler_gpu_refusal_names_its_reason():
+    """Resampler runs on the GPU for a rank-4 warp (tests/test_gpu_ops.py); a rank-3 warp, which
+    the CPU takes, stays on the CPU with the reason and the CPU's results."""
+    require_gpu()
+    model = resampler_model((1, 5, 5, 3), (1, 7, 2))
+    rng = np.random.default_rng(5)
+    x = [rng.standard_normal((1, 5, 5, 3)).astype(np.float32), rng.uniform(-1, 5, (1, 7, 2)).astype(np.float32)]
+    want = run_tflite_gpu(model, x)
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[delegate()])
+    got = _run(it, x)
+    rep = it.delegation_report()
+    assert [u[1] for u in rep["unsupported"]] == ["Resampler"]
+    assert "[B, H', W', 2]" in rep["unsupported"][0][3]
     np.testing.assert_array_equal(got[0], want[0])

@@ -509,3 +509,83 @@ def _chain_fp16(lm, img):
 # on PoCL the delegate's error equals the emulation's to 3 digits (9.3e-3 crop, 7.6e-4 landmarks).
 CASES.append(OpCase("TransformTensorBilinear", "attention_chain", attention_chain_model, _chain_inputs,
                     oracle="numpy", ref_fn=_chain_ref, fp16_ref=_chain_fp16))
+
+
+# ------------------------------------------------------------------ Resampler
+# TensorFlow's resampler (tf.contrib.resampler / tfa.image.resampler) as the custom op "Resampler"
+# that TFLite's GPU delegate takes: bilinear samples of data [B, H, W, C] at the (x, y) points of
+# warp [B, ..., 2], the data zero-padded by one pixel, 0 for points outside (-1, W) x (-1, H).
+# Oracle: numpy written from that definition (a padded image and the usual bilinear weights, in
+# float64). LiteRT has no kernel for it.
+def resampler_ref(data, warp):
+    b, h, w, c = data.shape
+    pts = warp.reshape(b, -1, 2).astype(np.float64)
+    x, y = pts[..., 0], pts[..., 1]
+    with np.errstate(invalid="ignore"):
+        inside = (x > -1) & (y > -1) & (x < w) & (y < h)
+    xs, ys = np.where(inside, x, 0.0), np.where(inside, y, 0.0)
+    x0, y0 = np.floor(xs), np.floor(ys)
+    wx, wy = (xs - x0)[..., None], (ys - y0)[..., None]
+    pad = np.zeros((b, h + 2, w + 2, c))
+    pad[:, 1:h + 1, 1:w + 1] = data
+    bi = np.arange(b)[:, None]
+    xi, yi = x0.astype(np.int64) + 1, y0.astype(np.int64) + 1  # padded coordinates
+    val = ((1 - wx) * (1 - wy) * pad[bi, yi, xi] + wx * (1 - wy) * pad[bi, yi, xi + 1] +
+           (1 - wx) * wy * pad[bi, yi + 1, xi] + wx * wy * pad[bi, yi + 1, xi + 1])
+    out = np.where(inside[..., None], val, 0.0)
+    return [out.reshape(tuple(warp.shape[:-1]) + (c,)).astype(F32)]
+
+
+def resampler_model(data_shape, warp_shape, out_shape=None, dtype=F32, warp_dtype=F32, code="Resampler"):
+    mb = ModelBuilder()
+    x = mb.add_input(list(data_shape), dtype, name="data")
+    p = mb.add_input(list(warp_shape), warp_dtype, name="warp")
+    if out_shape is None:
+        out_shape = list(warp_shape[:-1]) + [data_shape[3]]
+    y = mb.add_tensor(list(out_shape), name="out")
+    mb.add_op(("CUSTOM", code), [x, p], [y])
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _resampler_inputs(data_shape, warp_shape, kind):
+    """`spread`: points over (-1.5, W + 0.5) x (-1.5, H + 0.5) (inside, the faded border and
+    outside); `grid`: whole and half pixel points, among them the corners -1, 0, W - 1, W;
+    `hostile`: NaN / inf / huge coordinates among ordinary ones. The points are fp16-representable
+    (the F32_F16 GPU run stores the warp in half; rounding them there would move the samples)."""
+    def make(rng):
+        _, h, w, _ = data_shape
+        data = rng.standard_normal(data_shape).astype(F32)
+        n = int(np.prod(warp_shape[:-1]))
+        if kind == "grid":
+            xs = rng.choice(np.arange(-1.0, w + 0.5, 0.5), n)
+            ys = rng.choice(np.arange(-1.0, h + 0.5, 0.5), n)
+        else:
+            xs = rng.uniform(-1.5, w + 0.5, n)
+            ys = rng.uniform(-1.5, h + 0.5, n)
+        pts = np.stack([xs, ys], -1).astype(np.float16).astype(F32)
+        if kind == "hostile":
+            bad = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, -1.0, float(w), float(h)], F32)
+            k = min(n, 12)
+            pts[:k, 0] = rng.choice(bad, k)
+            pts[:k, 1] = rng.choice(np.concatenate([bad, [0.5, 1.25]]).astype(F32), k)
+        return [data, pts.reshape(warp_shape)]
+    return make
+
+
+_RESAMPLER = [
+    # name, data shape, warp shape, points, GPU (rank-4 warp, non-empty)
+    ("spread", (1, 6, 7, 3), (1, 4, 5, 2), "spread", True),
+    ("batch2", (2, 5, 5, 4), (2, 3, 6, 2), "spread", True),
+    ("grid_points", (1, 4, 5, 2), (1, 6, 6, 2), "grid", True),
+    ("hostile_points", (1, 5, 4, 1), (1, 4, 4, 2), "hostile", True),
+    ("wide_channels", (1, 6, 6, 17), (1, 3, 4, 2), "spread", True),
+    ("one_pixel_image", (1, 1, 1, 2), (1, 3, 3, 2), "spread", True),
+    ("warp_rank3", (2, 5, 6, 3), (2, 10, 2), "spread", False),
+    ("warp_rank5", (1, 4, 4, 2), (1, 2, 3, 2, 2), "spread", False),
+    ("empty_warp", (1, 4, 4, 2), (1, 0, 3, 2), "spread", False),
+]
+for _name, _ds, _ws, _kind, _gpu in _RESAMPLER:
+    CASES.append(OpCase("Resampler", _name, (lambda d=_ds, w=_ws: resampler_model(d, w)),
+                        _resampler_inputs(_ds, _ws, _kind), oracle="numpy", ref_fn=resampler_ref, gpu=_gpu,
+                        note="" if _gpu else "the GPU takes a rank-4, non-empty warp [B, H', W', 2]"))
