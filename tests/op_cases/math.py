@@ -7,9 +7,10 @@ from harness import OpCase
 from tflite_gpu.testing.builder import single_op_model
 
 F32 = np.float32
-# TFLite's GPU delegate takes these (float32).
+# TFLite's GPU delegate takes these (float32); CEIL, ROUND and ATAN2 are taken by newer TFLite GPU
+# delegates (ML Drift) and have GPU kernels here too.
 GPU_OPS = {"ABS", "COS", "ELU", "FLOOR", "FLOOR_DIV", "FLOOR_MOD", "GELU", "LOG", "NEG", "POW", "SIGN", "SIN",
-           "SQUARE", "CUMSUM", "RELU_0_TO_1"}
+           "SQUARE", "CUMSUM", "RELU_0_TO_1", "CEIL", "ROUND", "ATAN2"}
 
 
 # Discontinuous ops (FLOOR, CEIL, ROUND, SIGN, FLOOR_DIV, FLOOR_MOD) get inputs exact in fp16
@@ -68,7 +69,7 @@ for op in QUARTERS:
     CASES.append(unary(op, "random", [2, 9, 9, 5], gpu_fp16=False,
                        note="random floats: fp16 storage moves values across the jumps (F32 only)"))
 # ROUND: halves round to even; values that are already integers beyond 2^31.
-CASES.append(unary("ROUND", "halves", [40], special=[k + 0.5 for k in range(-20, 20)]))
+CASES.append(unary("ROUND", "halves", [40], special=[k + 0.5 for k in range(-20, 20)], gpu=True))
 CASES.append(unary("ROUND", "huge", [6], special=[3e9 + 0.0, -3e9, 2.0**40 + 1, 8388609.0, -8388609.0, 4.5]))
 # Integer types where LiteRT has them.
 CASES.append(unary("ABS", "int32", [3, 7], dt=np.int32, lo=-1000, hi=1000, version=4))

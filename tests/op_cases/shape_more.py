@@ -147,11 +147,15 @@ _LITERT_REV = dts(["float32", "float16", "int32", "int64", "uint8", "int8", "int
 for name, shape, axes in [("axis0", [3, 4], [0]), ("axis_last", [2, 3, 5], [2]), ("axis_mid", [2, 3, 5], [1]),
                           ("neg", [2, 3, 5], [-2]), ("two_consecutive", [2, 3, 4], [1, 2]),
                           ("4d", [2, 3, 4, 2], [3]), ("empty", [0, 3], [1])]:
-    add("REVERSE_V2", name, [In(shape), np.array(axes, np.int32)], [(shape, F32)], version=3 if len(axes) > 1 else 1)
+    # GPU kernel (constant axes, rank <= 4, not empty): newer TFLite GPU delegates take REVERSE_V2.
+    add("REVERSE_V2", name, [In(shape), np.array(axes, np.int32)], [(shape, F32)], version=3 if len(axes) > 1 else 1,
+        gpu=0 not in shape)
 add("REVERSE_V2", "non_consecutive", [In([2, 3, 4]), np.array([0, 2], np.int32)], [([2, 3, 4], F32)],
-    ref=lambda x: [np.flip(x, (0, 2))], note="LiteRT reverses consecutive axes only; numpy oracle")
+    ref=lambda x: [np.flip(x, (0, 2))], note="LiteRT reverses consecutive axes only; numpy oracle", gpu=True)
+add("REVERSE_V2", "all_axes_4d", [In([2, 3, 5, 6]), np.array([0, 1, 2, 3], np.int32)], [([2, 3, 5, 6], F32)],
+    version=3, gpu=True)
 add("REVERSE_V2", "no_axes", [In([2, 3]), np.zeros([0], np.int32)], [([2, 3], F32)], ref=lambda x: [x],
-    note="LiteRT 2.3 crashes (segfault) on an empty axis list; numpy oracle")
+    note="LiteRT 2.3 crashes (segfault) on an empty axis list; numpy oracle", gpu=True)
 add("REVERSE_V2", "dynamic_axis", [In([3, 4]), In([1], I32, value=np.array([1], np.int32))], [([3, 4], F32)])
 for dt in EXTRA_TYPES:
     add("REVERSE_V2", "type_" + tname(dt), [In([3, 4], dt), np.array([1], np.int32)], [([3, 4], dt)],

@@ -1,5 +1,6 @@
 // GPU side of the comparison / math ops (compare.cc, unary_math.cc, binary_math.cc) and CUMSUM
-// (pooling/norm.cc): the ops TFLite's GPU delegate takes. Elementwise ones are snippets on the
+// (pooling/norm.cc): the ops TFLite's GPU delegate takes, and CEIL / ROUND / ATAN2, which newer
+// TFLite GPU delegates (ML Drift) take. Elementwise ones are snippets on the
 // float4 `value`, fused into their producer or run standalone; CUMSUM is its own kernel.
 //
 // BOOL tensors live on the device as float 0/1 (converted at partition boundaries), so the
@@ -100,7 +101,8 @@ std::string Other(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& pr
 
 std::string Bool(const std::string& cond) { return "select((float4)(0.0f), (float4)(1.0f), " + cond + ")"; }
 
-// Comparisons (kOp 0..5: == != < <= > >=), LOGICAL_OR (6), FLOOR_DIV (7), FLOOR_MOD (8), POW (9).
+// Comparisons (kOp 0..5: == != < <= > >=), LOGICAL_OR (6), FLOOR_DIV (7), FLOOR_MOD (8), POW (9),
+// ATAN2 (10: atan2(input 0, input 1), as the CPU's std::atan2(y, x)).
 template <int kOp>
 Status BinarySnippet(GpuBuildContext& ctx, KernelBuilder& kb, const std::string& v, const std::string& prefix,
                      std::string* code) {
@@ -123,13 +125,16 @@ Status BinarySnippet(GpuBuildContext& ctx, KernelBuilder& kb, const std::string&
   } else if (kOp == 8) {
     *code = "{ float4 o_ = " + b + "; float4 m_ = fmod(" + v + ", o_); " + v + " = select(m_, m_ + o_, " +
             "isnotequal(m_, (float4)(0.0f)) && ((o_ < (float4)(0.0f)) != (m_ < (float4)(0.0f)))); }";
-  } else {
+  } else if (kOp == 9) {
     *code = v + " = pow(" + v + ", " + b + ");";
+  } else {
+    *code = v + " = atan2(" + v + ", " + b + ");";
   }
   return OkStatus();
 }
 
-// ABS 0, NEG 1, SQUARE 2, LOG 3, SIN 4, COS 5, FLOOR 6, SIGN 7, ELU 8, GELU 9, LOGICAL_NOT 10.
+// ABS 0, NEG 1, SQUARE 2, LOG 3, SIN 4, COS 5, FLOOR 6, SIGN 7, ELU 8, GELU 9, LOGICAL_NOT 10,
+// CEIL 11, ROUND 12 (halves to even, as TFLite's RoundToNearest: OpenCL's rint).
 template <int kOp>
 Status UnarySnippet(GpuBuildContext& ctx, KernelBuilder&, const std::string& v, const std::string&,
                     std::string* code) {
@@ -151,6 +156,8 @@ Status UnarySnippet(GpuBuildContext& ctx, KernelBuilder&, const std::string& v, 
         *code = v + " = 0.5f * " + v + " * (1.0f + erf(" + v + " * 0.7071067811865476f));";
       break;
     case 10: *code = v + " = " + Bool("isequal(" + v + ", (float4)(0.0f))") + ";"; break;
+    case 11: *code = v + " = ceil(" + v + ");"; break;
+    case 12: *code = v + " = rint(" + v + ");"; break;
   }
   return OkStatus();
 }
@@ -258,6 +265,7 @@ const GpuOpSupport kGpu_LOGICAL_OR = {CheckLogicalOr, nullptr, BinarySnippet<6>,
 const GpuOpSupport kGpu_FLOOR_DIV = {CheckBinaryF, nullptr, BinarySnippet<7>, false};
 const GpuOpSupport kGpu_FLOOR_MOD = {CheckBinaryF, nullptr, BinarySnippet<8>, false};
 const GpuOpSupport kGpu_POW = {CheckBinaryF, nullptr, BinarySnippet<9>, false};
+const GpuOpSupport kGpu_ATAN2 = {CheckBinaryF, nullptr, BinarySnippet<10>, false};
 const GpuOpSupport kGpu_ABS = {CheckUnaryF, nullptr, UnarySnippet<0>, false};
 const GpuOpSupport kGpu_NEG = {CheckUnaryF, nullptr, UnarySnippet<1>, false};
 const GpuOpSupport kGpu_SQUARE = {CheckUnaryF, nullptr, UnarySnippet<2>, false};
@@ -269,6 +277,8 @@ const GpuOpSupport kGpu_SIGN = {CheckUnaryF, nullptr, UnarySnippet<7>, false};
 const GpuOpSupport kGpu_ELU = {CheckUnaryF, nullptr, UnarySnippet<8>, false};
 const GpuOpSupport kGpu_GELU = {CheckUnaryF, nullptr, UnarySnippet<9>, false};
 const GpuOpSupport kGpu_LOGICAL_NOT = {CheckLogicalNot, nullptr, UnarySnippet<10>, false};
+const GpuOpSupport kGpu_CEIL = {CheckUnaryF, nullptr, UnarySnippet<11>, false};
+const GpuOpSupport kGpu_ROUND = {CheckUnaryF, nullptr, UnarySnippet<12>, false};
 const GpuOpSupport kGpu_SELECT_V2 = {CheckSelectV2, nullptr, SelectV2Snippet, false};
 const GpuOpSupport kGpu_CUMSUM = {CheckCumsum, BuildCumsum, nullptr, false};
 
