@@ -10,7 +10,7 @@ namespace tflite_gpu {
 bool OpTakesStrings(const OpInfo* op) {
   if (!op || op->custom_code) return false;
   static const char* const kOps[] = {"HASHTABLE_LOOKUP", "SKIP_GRAM", "LSH_PROJECTION", "HASHTABLE_FIND",
-                                     "HASHTABLE_IMPORT"};
+                                     "HASHTABLE_IMPORT", "IF", "WHILE"};
   for (const char* n : kOps)
     if (std::strcmp(op->name, n) == 0) return true;
   return false;

@@ -31,7 +31,8 @@ namespace tflite_gpu {
 struct OpInfo;
 
 // True for the ops that handle STRING tensors (lookup family: HASHTABLE_LOOKUP, SKIP_GRAM,
-// LSH_PROJECTION (hashes the raw bytes), HASHTABLE_FIND / HASHTABLE_IMPORT).
+// LSH_PROJECTION (hashes the raw bytes), HASHTABLE_FIND / HASHTABLE_IMPORT; IF and WHILE pass
+// STRING values to and from their subgraphs).
 bool OpTakesStrings(const OpInfo* op);
 
 // An op that runs on STRING tensors through its INT32 kernel (see above).

@@ -150,3 +150,65 @@ for _op in ("EQUAL", "NOT_EQUAL"):
 add("SHAPE", "int32", [Str([2, 5, 1])], [([3], I32)], dict(out_type="INT32"))
 add("SHAPE", "int64", [Str([4])], [([1], I64)], dict(out_type="INT64"))
 add("RANK", "3d", [Str([2, 1, 3])], [([], I32)])
+
+
+# ---------------------------------------------------------------- IF / WHILE (pass STRING values)
+def if_strings_model():
+    """p ? RESHAPE(x, [2, 2]) : GATHER(x, [3, 1, 1, 0]) -> RESHAPE [2, 2]; x STRING [4]."""
+    mb = ModelBuilder()
+    t = mb.add_subgraph("then")
+    a = t.add_input([4], S)
+    o = t.add_tensor([2, 2], S)
+    t.add_op("RESHAPE", [a, t.add_const(np.array([2, 2], I32))], [o])
+    t.mark_output(o)
+    e = mb.add_subgraph("else")
+    a = e.add_input([4], S)
+    g = e.add_tensor([4], S)
+    e.add_op("GATHER", [a, e.add_const(np.array([3, 1, 1, 0], I32))], [g], options=dict(axis=0))
+    o = e.add_tensor([2, 2], S)
+    e.add_op("RESHAPE", [g, e.add_const(np.array([2, 2], I32))], [o])
+    e.mark_output(o)
+    p = mb.add_input([], BOOL)
+    x = mb.add_input([4], S)
+    y = mb.add_tensor([2, 2], S)
+    mb.add_op("IF", [p, x], [y], options=dict(then_subgraph_index=t.index, else_subgraph_index=e.index))
+    mb.mark_output(y)
+    return mb.build()
+
+
+def while_strings_model():
+    """(i, s): while i < 3: i += 1; s = TILE(s, [2]) (the string value grows every iteration)."""
+    mb = ModelBuilder()
+    cond = mb.add_subgraph("cond")
+    i = cond.add_input([], I32)
+    cond.add_input([2], S)
+    r = cond.add_tensor([], BOOL)
+    cond.add_op("LESS", [i, cond.add_const(np.array(3, I32))], [r])
+    cond.mark_output(r)
+    body = mb.add_subgraph("body")
+    i = body.add_input([], I32)
+    s = body.add_input([2], S)
+    i2 = body.add_tensor([], I32)
+    body.add_op("ADD", [i, body.add_const(np.array(1, I32))], [i2])
+    s2 = body.add_tensor([4], S)
+    body.add_op("TILE", [s, body.add_const(np.array([2], I32))], [s2])
+    body.mark_output(i2)
+    body.mark_output(s2)
+    i0 = mb.add_input([], I32)
+    x = mb.add_input([2], S)
+    io = mb.add_tensor([], I32)
+    xo = mb.add_tensor([2], S, shape_signature=[-1])
+    mb.add_op("WHILE", [i0, x], [io, xo], options=dict(cond_subgraph_index=cond.index, body_subgraph_index=body.index))
+    mb.mark_output(io)
+    mb.mark_output(xo)
+    return mb.build()
+
+
+for _p in (True, False):
+    CASES.append(OpCase("IF", f"string_{'then' if _p else 'else'}", if_strings_model,
+                        (lambda rng, p=_p: [np.array(p), words(rng, [4])]), tol=0.0, gpu=False,
+                        note="STRING values through IF: CPU only"))
+for _i0 in (0, 2, 5):
+    CASES.append(OpCase("WHILE", f"string_grows_from_{_i0}", while_strings_model,
+                        (lambda rng, i0=_i0: [np.array(i0, I32), words(rng, [2])]), tol=0.0, gpu=False,
+                        note="STRING values through WHILE, shape changing per iteration: CPU only"))

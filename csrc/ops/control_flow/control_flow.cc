@@ -21,9 +21,12 @@
 //  * ASSIGN_VARIABLE(resource, value): the variable takes value's type, shape and data.
 //  * READ_VARIABLE(resource) -> a copy of the variable (dynamic output). Reading a variable that
 //    was never assigned is an error.
+// IF and WHILE pass STRING values too (as LiteRT does): the whole serialized buffer
+// (runtime/string_tensor.h) is copied into the child's input / the output's heap storage.
 #include <cstring>
 
 #include "ops/op_registry.h"
+#include "runtime/string_tensor.h"
 #include "runtime/subgraph.h"
 
 namespace tflite_gpu {
@@ -53,6 +56,7 @@ struct Carry {
   DType type = DType::kFloat32;
   Dims shape;
   std::vector<uint8_t> data;
+  size_t bytes = 0;  // of data in use
 };
 struct WhileState {
   std::vector<Carry> vars;
@@ -61,6 +65,35 @@ struct WhileState {
 size_t ValueBytes(DType t, const Dims& shape) {
   int64_t n = NumElements(shape);
   return n < 0 ? 0 : size_t(n) * DTypeSize(t);
+}
+// Bytes of a tensor's value: a STRING tensor's serialized buffer, else elements x size.
+size_t TensorValueBytes(const Tensor& t) {
+  if (t.type == DType::kString) return t.data ? t.bytes : 0;
+  return ValueBytes(t.type, t.shape);
+}
+
+// A STRING value (serialized buffer of `bytes`) into a STRING tensor's heap storage.
+Status StoreString(OpContext& ctx, Tensor& dst, const uint8_t* src, size_t bytes, const char* what) {
+  if (dst.alloc != Allocation::kDynamic)
+    return ctx.Error(std::string(what) + " is a STRING tensor without heap storage");
+  if (!src || bytes < 8)
+    return ctx.Error(std::string(what) + ": the STRING value holds no string buffer");
+  if (dst.data == src) return OkStatus();
+  dst.owned.assign(src, src + bytes);
+  dst.owned.push_back(0);
+  dst.data = dst.owned.data();
+  dst.bytes = bytes;
+  return OkStatus();
+}
+
+// The type of output i as its value's: STRING outputs keep their declared type (which must be
+// STRING), others take the value's type.
+Status SetTypeOf(OpContext& ctx, int i, DType t) {
+  if (t != DType::kString && ctx.output(i).type != DType::kString) return ctx.SetOutputType(i, t);
+  if (ctx.output(i).type != t)
+    return ctx.Error("output " + std::to_string(i) + " has type " + DTypeName(ctx.output(i).type) + " but its value has type " +
+                     DTypeName(t));
+  return OkStatus();
 }
 
 Status ChildOf(OpContext& ctx, int index, const char* role, Subgraph** out) {
@@ -96,9 +129,10 @@ struct Value {
   DType type;
   const Dims* shape;
   const uint8_t* data;
+  size_t bytes;
 };
-Value ValueOf(const Tensor& t) { return Value{t.type, &t.shape, t.data}; }
-Value ValueOf(const Carry& c) { return Value{c.type, &c.shape, c.data.data()}; }
+Value ValueOf(const Tensor& t) { return Value{t.type, &t.shape, t.data, TensorValueBytes(t)}; }
+Value ValueOf(const Carry& c) { return Value{c.type, &c.shape, c.data.data(), c.bytes}; }
 
 // Gives the child's inputs the values' shapes (re-planning the child when one changed) and, when
 // `copy`, their data.
@@ -106,7 +140,7 @@ Status FeedChild(OpContext& ctx, Subgraph& g, const char* role, const std::vecto
   for (size_t i = 0; i < vals.size(); ++i) {
     int ti = g.inputs()[i];
     Tensor& in = g.tensor(ti);
-    if (DTypeSize(vals[i].type) == 0) return ctx.Error(std::string("value ") + std::to_string(i) + " has type " + DTypeName(vals[i].type) + ", which cannot be passed to a subgraph");
+    if (DTypeSize(vals[i].type) == 0 && vals[i].type != DType::kString) return ctx.Error(std::string("value ") + std::to_string(i) + " has type " + DTypeName(vals[i].type) + ", which cannot be passed to a subgraph");
     if (in.type != vals[i].type)
       return ctx.Error(std::string(role) + " subgraph " + std::to_string(g.index()) + " input " + std::to_string(i) +
                        " has type " + DTypeName(in.type) + ", but the value passed has type " + DTypeName(vals[i].type));
@@ -120,6 +154,10 @@ Status FeedChild(OpContext& ctx, Subgraph& g, const char* role, const std::vecto
   if (!copy) return OkStatus();
   for (size_t i = 0; i < vals.size(); ++i) {
     Tensor& in = g.tensor(g.inputs()[i]);
+    if (vals[i].type == DType::kString) {
+      TFG_RETURN_IF_ERROR(StoreString(ctx, in, vals[i].data, vals[i].bytes, "a subgraph input"));
+      continue;
+    }
     size_t bytes = ValueBytes(vals[i].type, *vals[i].shape);
     if (bytes && in.data != vals[i].data) std::memmove(in.data, vals[i].data, bytes);
   }
@@ -143,6 +181,7 @@ Status WriteOutput(OpContext& ctx, int i, const Value& v) {
     return ctx.Error("output " + std::to_string(i) + " was planned with shape " + DimsToString(o.shape) +
                      " but the subgraph produced " + DimsToString(*v.shape));
   }
+  if (v.type == DType::kString) return StoreString(ctx, o, v.data, v.bytes, ("output " + std::to_string(i)).c_str());
   size_t bytes = ValueBytes(v.type, *v.shape);
   if (bytes && o.data != v.data) std::memmove(o.data, v.data, bytes);
   return OkStatus();
@@ -199,7 +238,7 @@ Status PrepareIf(OpContext& ctx) {
     if (outs[0] && outs[1] && outs[0]->type != outs[1]->type)
       return ctx.Error("output " + std::to_string(i) + " has type " + DTypeName(outs[0]->type) + " in the then branch and " +
                        DTypeName(outs[1]->type) + " in the else branch");
-    TFG_RETURN_IF_ERROR(ctx.SetOutputType(i, first->type));
+    TFG_RETURN_IF_ERROR(SetTypeOf(ctx, i, first->type));
     bool dynamic = false;
     for (int b = 0; b < 2; ++b)
       if (outs[b] && (outs[b]->alloc == Allocation::kDynamic || outs[b]->shape != first->shape)) dynamic = true;
@@ -272,7 +311,7 @@ Status PrepareWhile(OpContext& ctx) {
     if (bo.alloc == Allocation::kDynamic || bo.shape != *vals[i].shape) dynamic = true;
   }
   for (int i = 0; i < ctx.num_outputs(); ++i) {
-    TFG_RETURN_IF_ERROR(ctx.SetOutputType(i, vals[size_t(i)].type));
+    TFG_RETURN_IF_ERROR(SetTypeOf(ctx, i, vals[size_t(i)].type));
     if (dynamic)
       ctx.SetOutputDynamic(i);
     else
@@ -295,7 +334,7 @@ Status EvalWhile(OpContext& ctx) {
   const size_t n = size_t(ctx.num_inputs());
   st->vars.resize(n);
   auto set_var = [&](size_t i, const Tensor& t) -> Status {
-    size_t bytes = ValueBytes(t.type, t.shape);
+    size_t bytes = TensorValueBytes(t);
     if (bytes > cap)
       return ctx.Error("loop variable " + std::to_string(i) + " grew to shape " + DimsToString(t.shape) + " (" +
                        std::to_string(bytes) + " bytes), over the cap of " + std::to_string(cap) +
@@ -305,6 +344,7 @@ Status EvalWhile(OpContext& ctx) {
     c.shape = t.shape;
     if (c.data.size() < bytes + 1) c.data.resize(bytes + 1);  // grows only: reused across iterations
     if (bytes) std::memcpy(c.data.data(), t.data, bytes);
+    c.bytes = bytes;
     return OkStatus();
   };
   for (size_t i = 0; i < n; ++i) TFG_RETURN_IF_ERROR(set_var(i, ctx.input(int(i))));
