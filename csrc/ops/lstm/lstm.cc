@@ -486,9 +486,12 @@ Status EvalFullRef(OpContext& ctx) {
 // (quant::QuantizeFloatRow: symmetric, or asymmetric_quantize_inputs); each gate starts from its
 // bias (0 with layer norm) and accumulates float(int32 dot - row_sum * zp) * (row scale * weight
 // scale) per weight matrix (seq::HybridMatVecAccumulate), in TFLite's order input, aux, recurrent;
-// peepholes use the weights recovered in float (scale * w); layer norm, the gate nonlinearities,
-// the cell update and the output are the float kernel's; the projection quantizes o * act(c) per
-// row the same way. Fast and reference kernels are this one plain kernel (TFLite has no other).
+// peepholes use the weights recovered in float (scale * w); layer norm, the cell update and the
+// output are the float kernel's, the sigmoid / tanh LiteRT's Eigen ones (namespace eig below, with
+// the packet / scalar split of its buffers); the projection quantizes o * act(c) per row the same
+// way; the asymmetric row scale is computed in float (QuantizeRowLstm). Bit-exact against LiteRT 2.3
+// builtin (tests/test_lstm_int8.py). Fast and reference kernels are this one plain kernel (TFLite has
+// no other).
 struct HybridWeights {
   const int8_t* wx[4] = {};
   const int8_t* wh[4] = {};
@@ -541,6 +544,95 @@ void RowSums(const int8_t* w, int rows, int cols, int32_t* out) {
   }
 }
 
+// LiteRT 2.3's float activations in its LSTM kernels (tensor_utils ApplySigmoidToVector /
+// ApplyTanhToVector, used by lstm_eval.cc's float and hybrid paths) are Eigen array expressions,
+// built for SSE (Packet4f, no FMA): logistic() and tanh() of Eigen's current sources
+// (UnaryFunctors.h scalar_logistic_op<float>, GenericPacketMathFunctions.h ptanh_float). Eigen's
+// assignment loop runs a scalar head up to the first 16-byte aligned destination element, 4-wide
+// packets, then a scalar tail; tanh is the same rational function either way, logistic is not
+// (packets: its own exp by range reduction and a degree-5 polynomial; scalars: expf). Measured:
+// LiteRT's TANH and LOGISTIC ops equal these bit for bit on 16387 inputs (libm tanhf / expf differ
+// on ~50-60% of them), and the split matches its 7-, 9- and 13-element outputs.
+namespace eig {
+__attribute__((optimize("fp-contract=off"))) inline float Tanh(float a) {
+  const float c = 7.90738964080810547f;
+  const float x = std::max(std::min(a, c), -c);
+  static const float alpha[4] = {1.394553628e-8f, 2.102733560e-5f, 3.520756727e-3f, 1.340216100e-1f};
+  static const float beta[5] = {8.015776984e-7f, 3.326951409e-4f, 2.597254514e-2f, 4.673548340e-1f, 1.0f};
+  const float x2 = x * x;
+  const float x3 = x2 * x;
+  float p = alpha[0];
+  for (int i = 1; i < 4; ++i) p = p * x2 + alpha[i];
+  float q = beta[0];
+  for (int i = 1; i < 5; ++i) q = q * x2 + beta[i];
+  p = x3 * p + x;
+  return p / q;
+}
+__attribute__((optimize("fp-contract=off"))) inline float LogisticPacket(float a) {
+  if (a < -104.f) return 0.f;
+  float x = std::min(a, 16.6355324f) * 0.5f;
+  const float m = std::floor(x * 1.44269504088896341f + 0.5f);
+  float r = m * -0.693359375f + x;
+  r = m * 2.12194440e-4f + r;
+  const float r2 = r * r;
+  const float p_even = r2 * 4.1898667812347412109375e-2f + 0.49999141693115234375f;
+  const float p_odd = r2 * 8.33471305668354034423828125e-3f + 0.16666877269744873046875f;
+  const float p_low = r + 1.f;
+  float pe = r * p_odd + p_even;
+  pe = r2 * pe + p_low;
+  float e = std::ldexp(pe, int(m));  // pldexp_fast: exact scaling by 2^m
+  e = e * e;
+  return e / (1.f + e);
+}
+inline float LogisticScalar(float a) {
+  const float e = std::exp(std::min(a, 16.6355324f));
+  return e / (1.0f + e);
+}
+// Where one of our rows sits in LiteRT's activation call: the call's destination offset in floats
+// from a 16-byte aligned base (its scratch tensors are 64-byte aligned), its length, and the row's
+// first element within it.
+struct Span {
+  int64_t start = 0, size = 0, first = 0;
+  bool InPacket(int64_t e) const {
+    int64_t a0 = (4 - start % 4) % 4;
+    if (a0 > size) a0 = size;
+    const int64_t a1 = a0 + (size - a0) / 4 * 4;
+    return e >= a0 && e < a1;
+  }
+};
+inline void SigmoidRow(float* v, int n, const Span& s) {
+  for (int j = 0; j < n; ++j) v[j] = s.InPacket(s.first + j) ? LogisticPacket(v[j]) : LogisticScalar(v[j]);
+}
+// ApplyActivationToVector with the fused activation (TANH is Eigen's; the others plain loops).
+inline void ActivationRow(int act, const float* in, int n, float* out) {
+  if (act == 4) {
+    for (int j = 0; j < n; ++j) out[j] = Tanh(in[j]);
+    return;
+  }
+  seq::ApplyActivationToVector(act, in, n, out);
+}
+}  // namespace eig
+
+// The per-row input quantization of LiteRT 2.3's hybrid LSTM (BatchQuantizeFloats): symmetric as
+// quant::QuantizeFloatRow; asymmetric with the scale computed in float, (max(0, hi) - min(0, lo)) / 255
+// (its source shows double arithmetic; measured bit for bit against its output, the float form
+// matches and the double one differs by 1 ulp in ~half the gate values), zero point as before.
+inline void QuantizeRowLstm(const float* v, int n, bool asym, int8_t* q, float* scale, int32_t* zp) {
+  quant::QuantizeFloatRow(v, n, asym, q, scale, zp);
+  if (!asym || n == 0) return;
+  float lo = v[0], hi = v[0];
+  for (int i = 1; i < n; ++i) {
+    lo = v[i] < lo ? v[i] : lo;
+    hi = v[i] > hi ? v[i] : hi;
+  }
+  if (std::max(0.f, hi) == std::min(0.f, lo)) return;  // all zero: q = 0, scale 1, zero point 0
+  const float s = (std::max(0.f, hi) - std::min(0.f, lo)) / 255.f;
+  *scale = s;
+  const float inv = 1.0f / s;
+  for (int i = 0; i < n; ++i)
+    q[i] = int8_t(std::min(127, std::max(-128, quant::RoundAwayToInt32(float(*zp) + v[i] * inv))));
+}
+
 void HybridSequence(const LstmParams& p, const Geo& g, const HybridWeights& w, const float* x, const float* aux,
                     int n_aux, float* y, int y_ld, bool forward, float* hs, float* cs, void* work) {
   const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
@@ -572,6 +664,18 @@ void HybridSequence(const LstmParams& p, const Geo& g, const HybridWeights& w, c
     if (w.proj) RowSums(w.proj, no, nc, sums + 12 * nc), rs_p = sums + 12 * nc;
   }
   const bool time_major = p.time_major || !p.sequence;
+  // LiteRT's gate buffers: consecutive n_cell x n_batch blocks of its scratch tensor, in the order
+  // input, cell, forget, output (CIFG: cell, forget, output); time-major (and LSTM) steps activate a
+  // whole block at once, batch-major ones one row (n_batch 1) at a time.
+  auto span = [&](int k, int b) {
+    static const int order[4] = {0, 2, 1, 3}, order_cifg[4] = {-1, 1, 0, 2};
+    const int64_t blk = int64_t(g.n_batch) * nc;
+    eig::Span s;
+    s.start = (g.cifg ? order_cifg[k] : order[k]) * blk + (time_major ? 0 : int64_t(b) * nc);
+    s.size = time_major ? blk : nc;
+    s.first = time_major ? int64_t(b) * nc : 0;
+    return s;
+  };
   for (int b = 0; b < g.n_batch; ++b) {
     float* h = hs + int64_t(b) * no;
     float* c = cs + int64_t(b) * nc;
@@ -580,10 +684,10 @@ void HybridSequence(const LstmParams& p, const Geo& g, const HybridWeights& w, c
       const int64_t row = RowIndex(time_major, g.n_batch, g.max_time, b, t);
       float sx = 1.f, sa = 1.f, sh = 1.f;
       int32_t zx = 0, za = 0, zh = 0;
-      quant::QuantizeFloatRow(x + row * ni, ni, asym, qx, &sx, &zx);
+      QuantizeRowLstm(x + row * ni, ni, asym, qx, &sx, &zx);
       const bool use_aux = aux && w.aux[1];
-      if (use_aux) quant::QuantizeFloatRow(aux + row * n_aux, n_aux, asym, qa, &sa, &za);
-      quant::QuantizeFloatRow(h, no, asym, qh, &sh, &zh);
+      if (use_aux) QuantizeRowLstm(aux + row * n_aux, n_aux, asym, qa, &sa, &za);
+      QuantizeRowLstm(h, no, asym, qh, &sh, &zh);
       auto calc_gate = [&](int k, const float* cell, bool sigmoid) {
         float* gk = gate + k * nc;
         for (int j = 0; j < nc; ++j) gk[j] = w.ln[k] ? 0.f : w.bias[k][j];
@@ -597,7 +701,7 @@ void HybridSequence(const LstmParams& p, const Geo& g, const HybridWeights& w, c
           for (int j = 0; j < nc; ++j) gk[j] = gk[j] * w.ln[k][j];
           for (int j = 0; j < nc; ++j) gk[j] = gk[j] + w.bias[k][j];
         }
-        if (sigmoid) ApplySigmoid(gk, nc); else seq::ApplyActivationToVector(p.activation, gk, nc, gk);
+        if (sigmoid) eig::SigmoidRow(gk, nc, span(k, b)); else eig::ActivationRow(p.activation, gk, nc, gk);
       };
       if (!g.cifg) calc_gate(0, c, true);
       calc_gate(1, c, true);
@@ -616,13 +720,13 @@ void HybridSequence(const LstmParams& p, const Geo& g, const HybridWeights& w, c
       if (p.cell_clip > 0.f)
         for (int j = 0; j < nc; ++j) c[j] = std::max(-p.cell_clip, std::min(p.cell_clip, c[j]));
       calc_gate(3, c, true);
-      seq::ApplyActivationToVector(p.activation, c, nc, cg);  // nothing for NONE: o * g, as TFLite
+      eig::ActivationRow(p.activation, c, nc, cg);  // nothing for NONE: o * g, as TFLite
       for (int j = 0; j < nc; ++j) scratch[j] = og[j] * cg[j];
       if (w.proj) {
         for (int j = 0; j < no; ++j) h[j] = w.proj_b ? w.proj_b[j] : 0.f;
         float ss = 1.f;
         int32_t zs = 0;
-        quant::QuantizeFloatRow(scratch, nc, asym, qs, &ss, &zs);
+        QuantizeRowLstm(scratch, nc, asym, qs, &ss, &zs);
         seq::HybridMatVecAccumulate(w.proj, no, nc, qs, ss * w.sproj, zs, rs_p, h, 1);
         if (p.proj_clip > 0.f)
           for (int j = 0; j < no; ++j) h[j] = std::max(-p.proj_clip, std::min(p.proj_clip, h[j]));
