@@ -199,7 +199,10 @@ Status Subgraph::CheckStrings(const Node& node) const {
 
 void AlignedBuffer::Resize(size_t n) {
   if (n <= size && raw) return;
-  raw.reset(new uint8_t[n + kAlign]);
+  if (n > SIZE_MAX - kAlign) throw std::bad_alloc();
+  uint8_t* m = static_cast<uint8_t*>(std::malloc(n + kAlign));
+  if (!m) throw std::bad_alloc();
+  raw.reset(m);
   uintptr_t p = reinterpret_cast<uintptr_t>(raw.get());
   ptr = reinterpret_cast<uint8_t*>((p + kAlign - 1) / kAlign * kAlign);
   size = n;
@@ -552,7 +555,7 @@ Status Subgraph::AllocateTensors() {
         o.bytes = bytes;
         o.alloc = Allocation::kOwned;
       }
-      scratch_.Resize(std::max<size_t>(node.scratch_bytes, 1));
+      TFG_RETURN_IF_ERROR(ResizeScratch(std::max<size_t>(node.scratch_bytes, 1)));
       TFG_RETURN_IF_ERROR(EvalNode(node));
       for (int t : node.outputs) tensors_[t].is_const = true;
       node.folded = true;
@@ -672,7 +675,15 @@ Status Subgraph::PlanMemory() {
   size_t scratch = 1;
   for (const Step& st : plan_)
     if (!st.kernel) scratch = std::max(scratch, nodes_[st.node].scratch_bytes);
-  scratch_.Resize(scratch);
+  return ResizeScratch(scratch);
+}
+
+Status Subgraph::ResizeScratch(size_t bytes) {
+  try {
+    scratch_.Resize(bytes);
+  } catch (const std::bad_alloc&) {
+    return InvalidArgument("the model needs " + std::to_string(bytes) + " bytes of kernel scratch memory, which cannot be allocated");
+  }
   return OkStatus();
 }
 
@@ -705,7 +716,7 @@ Status Subgraph::Invoke() {
       if (dynamic_inputs_[s]) {
         bool od = false;
         TFG_RETURN_IF_ERROR(PrepareNode(node, &od));
-        if (node.scratch_bytes > scratch_.size) scratch_.Resize(node.scratch_bytes);
+        if (node.scratch_bytes > scratch_.size) TFG_RETURN_IF_ERROR(ResizeScratch(node.scratch_bytes));
       }
       TFG_RETURN_IF_ERROR(EvalNode(node));
     }

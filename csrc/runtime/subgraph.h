@@ -11,6 +11,7 @@
 //   * tensors whose shape depends on data (dynamic) get their own heap storage at invoke;
 //   * one scratch area, the largest any node asked for, is shared by all nodes in turn.
 #pragma once
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,7 +30,12 @@ class ThreadPool;
 struct StringShim;
 
 struct AlignedBuffer {
-  std::unique_ptr<uint8_t[]> raw;
+  // malloc'd, not new[]: under ASan (allocator_may_return_null=1) an impossible size then comes
+  // back as null and is reported as std::bad_alloc -> a clear error, where new[] aborts the process.
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, Free> raw;
   uint8_t* ptr = nullptr;
   size_t size = 0;
   void Resize(size_t n);  // contents not preserved
@@ -125,6 +131,7 @@ class Subgraph {
   std::vector<std::unique_ptr<DelegateKernel>> kernels_;
   std::vector<bool> dynamic_inputs_;  // per step: re-prepare at invoke
   AlignedBuffer arena_, scratch_;
+  Status ResizeScratch(size_t bytes);  // an InvalidArgument when the allocation fails
   ThreadPool* pool_ = nullptr;
   bool allocated_ = false;
   bool use_reference_ = false;
