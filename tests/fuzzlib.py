@@ -639,6 +639,25 @@ def run_one(data: bytes, delegate=None) -> str:
     return "ran"
 
 
+# PoCL (the OpenCL CPU driver of these runs) allocates device buffers lazily on its own threads
+# and dies with SIGSEGV when that allocation fails (a memcpy into null, pocl common.c), which the
+# workers' address-space cap makes likely for a mutant with a 1.6 GB tensor. Such mutants run on
+# the CPU path only (their GPU run would test the driver's out-of-memory handling, not ours).
+GPU_MAX_MODEL_BYTES = 256 << 20
+
+
+def _tensor_bytes(data: bytes) -> int:
+    """Sum of the tensors' sizes as declared (0 when the model does not load)."""
+    import numpy as np
+    import tflite_gpu
+    try:
+        it = tflite_gpu.Interpreter(model_content=data)
+        return sum(int(np.prod(d["shape"], dtype=np.float64)) * np.dtype(d["dtype"]).itemsize
+                   for d in it.get_tensor_details() if d["dtype"] is not np.bytes_)
+    except Exception:  # noqa: BLE001 - a bad model: the run itself reports it
+        return 0
+
+
 def worker_main(args) -> None:
     """One long-lived process: mutants start..start+count-1 of the deterministic stream `seed`."""
     # A mutant may be a valid model needing a huge arena or variable tensor: its allocation fails
@@ -668,6 +687,8 @@ def worker_main(args) -> None:
         for _ in range(rng.choice([1, 1, 2, 3])):
             data = mutate(data, rng)
         gpu = dlg is not None and rng.random() < args.gpu_share
+        if gpu and _tensor_bytes(data) > GPU_MAX_MODEL_BYTES:
+            gpu = False  # see GPU_MAX_MODEL_BYTES
         with open(cur, "wb") as f:
             f.write(data)
         print(f"{PROGRESS}start {i} {name} {'gpu' if gpu else 'cpu'}", flush=True)
