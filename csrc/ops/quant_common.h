@@ -483,7 +483,10 @@ inline void QuantizeFloatRow(const float* v, int64_t n, bool asymmetric, int8_t*
   const double err_min = std::abs(qmin) + std::abs(rmin / s), err_max = std::abs(qmax) + std::abs(rmax / s);
   const double zpd = err_min < err_max ? zp_from_min : zp_from_max;
   *zp = zpd <= qmin ? -128 : (zpd >= qmax ? 127 : int32_t(std::round(zpd)));
-  *scale = float(s);
+  // The scale in float: LiteRT 2.3's builtin output (hybrid FULLY_CONNECTED, BATCH_MATMUL, LSTMs)
+  // matches (max(0, hi) - min(0, lo)) / 255 computed in float bit for bit; the double quotient its
+  // AsymmetricQuantizeFloats source shows differs from it by 1 ulp on many rows (measured).
+  *scale = (std::max(0.f, hi) - std::min(0.f, lo)) / 255.f;
   const float inv = 1.0f / *scale;
   for (int64_t i = 0; i < n; ++i)
     q[i] = int8_t(std::min(127, std::max(-128, RoundAwayToInt32(float(*zp) + v[i] * inv))));

@@ -489,7 +489,7 @@ Status EvalFullRef(OpContext& ctx) {
 // peepholes use the weights recovered in float (scale * w); layer norm, the cell update and the
 // output are the float kernel's, the sigmoid / tanh LiteRT's Eigen ones (namespace eig below, with
 // the packet / scalar split of its buffers); the projection quantizes o * act(c) per row the same
-// way; the asymmetric row scale is computed in float (QuantizeRowLstm). Bit-exact against LiteRT 2.3
+// way; the asymmetric row scale is computed in float (quant::QuantizeFloatRow). Bit-exact against LiteRT 2.3
 // builtin (tests/test_lstm_int8.py). Fast and reference kernels are this one plain kernel (TFLite has
 // no other).
 struct HybridWeights {
@@ -613,26 +613,6 @@ inline void ActivationRow(int act, const float* in, int n, float* out) {
 }
 }  // namespace eig
 
-// The per-row input quantization of LiteRT 2.3's hybrid LSTM (BatchQuantizeFloats): symmetric as
-// quant::QuantizeFloatRow; asymmetric with the scale computed in float, (max(0, hi) - min(0, lo)) / 255
-// (its source shows double arithmetic; measured bit for bit against its output, the float form
-// matches and the double one differs by 1 ulp in ~half the gate values), zero point as before.
-inline void QuantizeRowLstm(const float* v, int n, bool asym, int8_t* q, float* scale, int32_t* zp) {
-  quant::QuantizeFloatRow(v, n, asym, q, scale, zp);
-  if (!asym || n == 0) return;
-  float lo = v[0], hi = v[0];
-  for (int i = 1; i < n; ++i) {
-    lo = v[i] < lo ? v[i] : lo;
-    hi = v[i] > hi ? v[i] : hi;
-  }
-  if (std::max(0.f, hi) == std::min(0.f, lo)) return;  // all zero: q = 0, scale 1, zero point 0
-  const float s = (std::max(0.f, hi) - std::min(0.f, lo)) / 255.f;
-  *scale = s;
-  const float inv = 1.0f / s;
-  for (int i = 0; i < n; ++i)
-    q[i] = int8_t(std::min(127, std::max(-128, quant::RoundAwayToInt32(float(*zp) + v[i] * inv))));
-}
-
 void HybridSequence(const LstmParams& p, const Geo& g, const HybridWeights& w, const float* x, const float* aux,
                     int n_aux, float* y, int y_ld, bool forward, float* hs, float* cs, void* work) {
   const int nc = g.n_cell, ni = g.n_input, no = g.n_output;
@@ -684,10 +664,10 @@ void HybridSequence(const LstmParams& p, const Geo& g, const HybridWeights& w, c
       const int64_t row = RowIndex(time_major, g.n_batch, g.max_time, b, t);
       float sx = 1.f, sa = 1.f, sh = 1.f;
       int32_t zx = 0, za = 0, zh = 0;
-      QuantizeRowLstm(x + row * ni, ni, asym, qx, &sx, &zx);
+      quant::QuantizeFloatRow(x + row * ni, ni, asym, qx, &sx, &zx);
       const bool use_aux = aux && w.aux[1];
-      if (use_aux) QuantizeRowLstm(aux + row * n_aux, n_aux, asym, qa, &sa, &za);
-      QuantizeRowLstm(h, no, asym, qh, &sh, &zh);
+      if (use_aux) quant::QuantizeFloatRow(aux + row * n_aux, n_aux, asym, qa, &sa, &za);
+      quant::QuantizeFloatRow(h, no, asym, qh, &sh, &zh);
       auto calc_gate = [&](int k, const float* cell, bool sigmoid) {
         float* gk = gate + k * nc;
         for (int j = 0; j < nc; ++j) gk[j] = w.ln[k] ? 0.f : w.bias[k][j];
@@ -726,7 +706,7 @@ void HybridSequence(const LstmParams& p, const Geo& g, const HybridWeights& w, c
         for (int j = 0; j < no; ++j) h[j] = w.proj_b ? w.proj_b[j] : 0.f;
         float ss = 1.f;
         int32_t zs = 0;
-        QuantizeRowLstm(scratch, nc, asym, qs, &ss, &zs);
+        quant::QuantizeFloatRow(scratch, nc, asym, qs, &ss, &zs);
         seq::HybridMatVecAccumulate(w.proj, no, nc, qs, ss * w.sproj, zs, rs_p, h, 1);
         if (p.proj_clip > 0.f)
           for (int j = 0; j < no; ++j) h[j] = std::max(-p.proj_clip, std::min(p.proj_clip, h[j]));
