@@ -67,9 +67,7 @@ Status EmitPointwiseGemm(GpuBuildContext& ctx, const std::string& name, const Gp
   kb.AddOutput("dst", dst);
   kb.AddConstBuffer("w", std::move(w));
   if (c.bias) {
-    std::vector<float> bias(size_t(NPS) * 4, 0.f);
-    for (int oc = 0; oc < c.OC; ++oc) bias[oc] = c.bias[oc];
-    kb.AddConstBuffer("bias", std::move(bias));
+    kb.AddConstBuffer("bias", PaddedBias(c.bias, c.OC, size_t(NPS) * 4));
   }
   const std::string sTM = I(TM), sNS = I(NS), sP = I(P), sPB = I(PB);
   std::string b;
@@ -226,9 +224,7 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   kb.AddOutput("dst", dst);
   kb.AddConstBuffer("w", std::move(w));
   if (c.bias) {
-    std::vector<float> bias(size_t(G) * ST * 4, 0.f);
-    for (int oc = 0; oc < c.OC; ++oc) bias[oc] = c.bias[oc];
-    kb.AddConstBuffer("bias", std::move(bias));
+    kb.AddConstBuffer("bias", PaddedBias(c.bias, c.OC, size_t(G) * ST * 4));
   }
   const std::string sST = I(ST), sG = I(G), sK = I(KSPLIT), sNT = I(NT), sP = I(P), sPB = I(PB);
   std::string b;

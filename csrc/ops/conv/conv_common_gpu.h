@@ -107,6 +107,15 @@ inline ConvCore CoreOf(const conv::ConvGeometry& g) {
   return c;
 }
 
+// A bias (or other per-channel constant) zero-padded to `padded` floats (a whole number of slices
+// or of the kernel's channel tile); nullptr gives zeros.
+inline std::vector<float> PaddedBias(const float* b, int n, size_t padded) {
+  std::vector<float> out(padded, 0.f);
+  if (b)
+    for (int i = 0; i < n; ++i) out[i] = b[i];
+  return out;
+}
+
 inline Status CheckConstBias(const GpuCheckContext& c, int i, int n) {
   if (!c.has_input(i)) return OkStatus();
   TFG_RETURN_IF_ERROR(c.Constant(i, "bias"));

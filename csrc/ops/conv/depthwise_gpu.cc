@@ -10,6 +10,18 @@ namespace {
 
 using namespace conv_gpu;  // NOLINT
 
+// Depthwise weights [1, KH, KW, OC] packed as [slice][ky][kx] float4 (zero padding lanes), shared
+// by the kernel and by the inline (computed-by-reader) form.
+std::vector<float> PackDepthwiseWeights(const float* fw, int KH, int KW, int OC) {
+  const int dS = (OC + 3) / 4;
+  std::vector<float> w(size_t(dS) * KH * KW * 4, 0.f);
+  for (int ky = 0; ky < KH; ++ky)
+    for (int kx = 0; kx < KW; ++kx)
+      for (int oc = 0; oc < OC; ++oc)
+        w[((size_t(oc / 4) * KH + ky) * KW + kx) * 4 + oc % 4] = fw[(int64_t(ky) * KW + kx) * OC + oc];
+  return w;
+}
+
 // ------------------------------------------------------------------ DEPTHWISE_CONV_2D
 
 Status CheckDepthwise(const GpuCheckContext& c) {
@@ -36,22 +48,14 @@ Status BuildDepthwise(GpuBuildContext& ctx) {
   const int dS = so.slices();
   const int SH = g.stride_h, SW = g.stride_w, DH = g.dil_h, DW = g.dil_w;
   // Weights [slice][ky][kx] float4, bias [slice] float4.
-  std::vector<float> w(size_t(dS) * KH * KW * 4, 0.f);
-  const float* fw = ctx.const_input(1).data();
-  for (int ky = 0; ky < KH; ++ky)
-    for (int kx = 0; kx < KW; ++kx)
-      for (int oc = 0; oc < OC; ++oc)
-        w[((size_t(oc / 4) * KH + ky) * KW + kx) * 4 + oc % 4] = fw[(int64_t(ky) * KW + kx) * OC + oc];
+  std::vector<float> w = PackDepthwiseWeights(ctx.const_input(1).data(), KH, KW, OC);
   KernelBuilder& kb = ctx.NewKernel("depthwise_conv2d");
   kb.AddInput("src", src);
   kb.AddOutput("dst", dst);
   kb.AddConstBuffer("w", std::move(w));
   const bool has_bias = ctx.has_input(2);
   if (has_bias) {
-    std::vector<float> bias(size_t(dS) * 4, 0.f);
-    const float* bp = ctx.const_input(2).data();
-    for (int oc = 0; oc < OC; ++oc) bias[oc] = bp[oc];
-    kb.AddConstBuffer("bias", std::move(bias));
+    kb.AddConstBuffer("bias", PaddedBias(ctx.const_input(2).data(), OC, size_t(dS) * 4));
   }
   // Rows per item: YT vertically adjacent outputs share the input rows they read (and the
   // weights); lanes of a warp take adjacent x, so reads stay coalesced. Several x per item
@@ -134,21 +138,13 @@ Status InlineDepthwise(GpuBuildContext& ctx, KernelBuilder& kb, const std::strin
   GpuTensorRef src = ctx.input(0);
   if (src.shape.h != g.in_h || src.shape.w != g.in_w || src.shape.c != g.in_c) return Internal("input shape differs");
   const int KH = g.k_h, KW = g.k_w, OC = g.out_c, dS = (OC + 3) / 4;
-  std::vector<float> w(size_t(dS) * KH * KW * 4, 0.f);
-  const float* fw = ctx.const_input(1).data();
-  for (int ky = 0; ky < KH; ++ky)
-    for (int kx = 0; kx < KW; ++kx)
-      for (int oc = 0; oc < OC; ++oc)
-        w[((size_t(oc / 4) * KH + ky) * KW + kx) * 4 + oc % 4] = fw[(int64_t(ky) * KW + kx) * OC + oc];
+  std::vector<float> w = PackDepthwiseWeights(ctx.const_input(1).data(), KH, KW, OC);
   const std::string X = P + "x", Wn = P + "w", Bn = P + "bias";
   kb.AddInput(X, src);
   kb.AddConstBuffer(Wn, std::move(w));
   const bool has_bias = ctx.has_input(2);
   if (has_bias) {
-    std::vector<float> bias(size_t(dS) * 4, 0.f);
-    const float* bp = ctx.const_input(2).data();
-    for (int oc = 0; oc < OC; ++oc) bias[oc] = bp[oc];
-    kb.AddConstBuffer(Bn, std::move(bias));
+    kb.AddConstBuffer(Bn, PaddedBias(ctx.const_input(2).data(), OC, size_t(dS) * 4));
   }
   const bool need_y = g.pad_t > 0 || int64_t(g.out_h - 1) * g.stride_h - g.pad_t + int64_t(KH - 1) * g.dil_h >= g.in_h;
   const bool need_x = g.pad_l > 0 || int64_t(g.out_w - 1) * g.stride_w - g.pad_l + int64_t(KW - 1) * g.dil_w >= g.in_w;

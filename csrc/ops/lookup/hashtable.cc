@@ -94,14 +94,23 @@ Status CheckHandle(OpContext& ctx) {
   return OkStatus();
 }
 
-Status GetTable(OpContext& ctx, DType key, DType value, HashtableResource** out) {
+// The table the handle (input 0) names, whatever its types.
+Status FindTable(OpContext& ctx, HashtableResource** out, int32_t* id_out) {
   const Tensor& h = ctx.input(0);
   if (!h.data) return ctx.Error("the table handle holds no table id");
   const int32_t id = *h.as<int32_t>();
   auto& tables = ctx.subgraph().shared()->hashtables;
   auto it = tables.find(id);
   if (it == tables.end()) return ctx.Error("no hashtable has id " + std::to_string(id) + " (no HASHTABLE op created it)");
-  HashtableResource* t = it->second.get();
+  *out = it->second.get();
+  *id_out = id;
+  return OkStatus();
+}
+
+Status GetTable(OpContext& ctx, DType key, DType value, HashtableResource** out) {
+  HashtableResource* t = nullptr;
+  int32_t id = 0;
+  TFG_RETURN_IF_ERROR(FindTable(ctx, &t, &id));
   if (t->key != key || t->value != value)
     return ctx.Error("hashtable " + std::to_string(id) + " maps " + DTypeName(t->key) + " to " + DTypeName(t->value) +
                      " but the op uses " + DTypeName(key) + " keys and " + DTypeName(value) + " values");
@@ -204,13 +213,10 @@ Status PrepareSize(OpContext& ctx) {
 }
 
 Status EvalSize(OpContext& ctx) {
-  const Tensor& h = ctx.input(0);
-  if (!h.data) return ctx.Error("the table handle holds no table id");
-  const int32_t id = *h.as<int32_t>();
-  auto& tables = ctx.subgraph().shared()->hashtables;
-  auto it = tables.find(id);
-  if (it == tables.end()) return ctx.Error("no hashtable has id " + std::to_string(id) + " (no HASHTABLE op created it)");
-  *ctx.output(0).as<int64_t>() = int64_t(it->second->size());
+  HashtableResource* t = nullptr;
+  int32_t id = 0;
+  TFG_RETURN_IF_ERROR(FindTable(ctx, &t, &id));
+  *ctx.output(0).as<int64_t>() = int64_t(t->size());
   return OkStatus();
 }
 

@@ -879,28 +879,10 @@ Status BuildIntLstm(OpContext& ctx, const Geo& g, IntLstm* L) {
     inter_zp[i] = 0;
     if (i < 4 && !L->ln) continue;
     if (i < 4 && g.cifg && i == 0) continue;
-    const int ti = inter[i];
     const std::string what = "intermediate " + std::to_string(i) + (i == 4 ? " (hidden state)" : std::string(" (") + kGateNames[i] + " gate)");
-    if (ti < 0 || ti >= int(ctx.subgraph().tensors().size()))
-      return ctx.Error(what + " is missing (tensor index " + std::to_string(ti) + ")");
-    const Tensor& t = ctx.subgraph().tensor(ti);
-    const std::string label = what;
-    if (t.quant.scale.empty()) return ctx.Error(quant::TensorLabel(label.c_str(), t) + " has no quantization parameters");
     // The zero point range is the one of the type the converter gives it (INT16 gates, INT8 hidden).
-    if (t.quant.scale.size() != 1)
-      return ctx.Error(quant::TensorLabel(label.c_str(), t) + " must have one scale (per-tensor), got " +
-                       std::to_string(t.quant.scale.size()));
-    const float s = t.quant.scale[0];
-    const int64_t z = t.quant.zero_point.empty() ? 0 : t.quant.zero_point[0];
-    if (!(std::isfinite(s) && s > 0.f))
-      return ctx.Error(quant::TensorLabel(label.c_str(), t) + " has scale " + std::to_string(s) +
-                       "; a scale must be finite and > 0");
     const int64_t zlo = i == 4 ? -128 : -32768, zhi = i == 4 ? 127 : 32767;
-    if (z < zlo || z > zhi)
-      return ctx.Error(quant::TensorLabel(label.c_str(), t) + " has zero point " + std::to_string(z) + ", outside [" +
-                       std::to_string(zlo) + ", " + std::to_string(zhi) + "]");
-    inter_scale[i] = s;
-    inter_zp[i] = int32_t(z);
+    TFG_RETURN_IF_ERROR(ReadIntermediate(ctx, i, what, zlo, zhi, &inter_scale[i], &inter_zp[i]));
   }
   L->hidden_zp = inter_zp[4];
   // Weights, biases, peepholes, layer norm.
