@@ -100,6 +100,22 @@ def int8_add():
     return b.build()
 
 
+def quantize_add_model():
+    """float x -> QUANTIZE (int8, XQ) -> ADD int8 constant (YQ) -> DEQUANTIZE -> float y: the float-I/O
+    integer model's shape, whose QUANTIZE the delegate folds into x's upload (to_phwc4+QUANTIZE)."""
+    b = ModelBuilder()
+    x = b.add_input(SHAPE, name="x")
+    xq = b.add_tensor(SHAPE, dtype=np.int8, name="xq", quant=XQ)
+    c = b.add_const(np.arange(-3, 4, dtype=np.int8) * 10, name="c", quant=CQ)
+    yq = b.add_tensor(SHAPE, dtype=np.int8, name="yq", quant=YQ)
+    y = b.add_tensor(SHAPE, name="y")
+    b.add_op("QUANTIZE", [x], [xq])
+    b.add_op("ADD", [xq, c], [yq], options=NONE)
+    b.add_op("DEQUANTIZE", [yq], [y])
+    b.mark_output(y)
+    return b.build()
+
+
 def less_model():
     """x < c -> bool y (a BOOL partition output)."""
     b = ModelBuilder()
@@ -263,6 +279,40 @@ def test_int8_model_binds_dequantized_floats(clq):
     # and the int8 host tensor on request is the quantized value
     it.ensure_tensor_data_is_readable(yi)
     np.testing.assert_array_equal(it.get_tensor(yi), want_q)
+
+
+def test_quantize_folded_into_input_upload_also_on_a_bound_input(clq):
+    """A QUANTIZE of a float input runs inside the input's conversion kernel (no kernel of its own);
+    a bound input's conversion must snap the same way: bound == unbound == reference, in steps of y."""
+    ctx, q = clq
+    m = quantize_add_model()
+    x = x_values(11)
+    want_ref = reference(m, x)
+    # unbound, with kernel labels: the QUANTIZE has no kernel, the upload carries it
+    d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(device=q, enable_profiling=True))
+    it = tflite_gpu.Interpreter(model_content=m, experimental_delegates=[d])
+    it.allocate_tensors()
+    xi, yi = it.get_input_details()[0]["index"], it.get_output_details()[0]["index"]
+    assert it.delegation_report()["delegated_nodes"] == 3
+    it.set_tensor(xi, x)
+    it.enable_profiling(True)
+    it.invoke()
+    labels = [k["name"] for k in it._core.gpu_kernel_times()]
+    assert labels[0] == "to_phwc4+QUANTIZE" and "QUANTIZE" not in labels[1:], labels
+    want = it.get_tensor(yi).copy()
+    s = float(YQ["scale"][0])
+    assert np.max(np.abs(want - want_ref)) <= s * 1.001  # 1 step, as test_gpu_quant
+    # bound input (raw floats, not on x's grid): the same snapped result, bit for bit
+    it2, d2, xi2, yi2 = gpu_interp(m, q)
+    d2.bind_buffer_to_tensor(xi2, cl_buffer(ctx, x))
+    it2.invoke()
+    np.testing.assert_array_equal(it2.get_tensor(yi2), want)
+    # and turning the fusion off (a separate QUANTIZE kernel) gives the same values
+    os.environ["TFLITE_GPU_DISABLE_FUSION"] = "elementwise"
+    try:
+        np.testing.assert_array_equal(unbound(m, q, x), want)
+    finally:
+        del os.environ["TFLITE_GPU_DISABLE_FUSION"]
 
 
 # --------------------------------------------------------------- buffer-handle outputs

@@ -90,7 +90,7 @@ BoundaryType BoundaryTypeOf(const Tensor& tensor) {
 }
 
 // Boundary conversion kernels: BHWC host-typed `src` -> PHWC4 device tensor, and back.
-std::string ToDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt) {
+std::string ToDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt, const std::string& snap) {
   auto lane = [&](int l) { return bt.Read("base + " + std::to_string(l)); };
   return PrecisionHeader(p) + "__kernel void main_function(__global const " + bt.cl_type + "* src, __global STORAGE* dst) {\n"
          "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
@@ -101,7 +101,8 @@ std::string ToDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt) {
          "int base = ((b * H + y) * W + x) * C + s * 4;\n"
          "float4 v = (float4)(0.0f);\n"
          "if (s * 4 + 0 < C) v.x = " + lane(0) + ";\n if (s * 4 + 1 < C) v.y = " + lane(1) + ";\n"
-         "if (s * 4 + 2 < C) v.z = " + lane(2) + ";\n if (s * 4 + 3 < C) v.w = " + lane(3) + ";\n"
+         "if (s * 4 + 2 < C) v.z = " + lane(2) + ";\n if (s * 4 + 3 < C) v.w = " + lane(3) + ";\n" +
+         (snap.empty() ? std::string() : snap + "\n") +
          "STORE4(dst, ((b * S + s) * H + y) * W + x, v);\n}\n";
 }
 
@@ -205,6 +206,7 @@ class Builder : public GpuBuildContext {
   bool TryView(const Node& n, const GpuOpSupport* g);
   bool TryPlace(const Node& n, const GpuOpSupport* g);
   bool TryInline(const Node& n, const GpuOpSupport* g);
+  bool TrySnapAtInput(const Node& n);
   Status LinkInlined(size_t first_kb);
   // The tensor a GPU tensor's reads resolve to (itself unless it is a read view).
   int BaseOf(int gpu) const {
@@ -443,6 +445,29 @@ bool Builder::TryView(const Node& n, const GpuOpSupport* g) {
   return true;
 }
 
+// A QUANTIZE of a float partition input that nothing else reads (a float-I/O integer model's first
+// op): the input's conversion kernel snaps the values to the output's grid as it stores them, and
+// the QUANTIZE output is the same GPU tensor -- no kernel and no pass over the tensor of its own.
+// Bound inputs convert through the same snap (Boundary::snap).
+bool Builder::TrySnapAtInput(const Node& n) {
+  if (env::FusionDisabled("elementwise") || std::string(n.op->name) != "QUANTIZE") return false;
+  if (n.inputs.empty() || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
+  const int in = n.inputs[0], out = n.outputs[0];
+  if (consumers_[in] != 1 || consumers_[out] >= 100 || in_partition_outputs_.count(out) || gpu_of_cpu_.count(out))
+    return false;
+  auto b = std::find_if(m_->inputs.begin(), m_->inputs.end(),
+                        [&](const GpuPartitionModel::Boundary& x) { return x.cpu_tensor == in; });
+  if (b == m_->inputs.end() || !b->snap.empty()) return false;
+  const Tensor& ti = sg_.tensor(in);
+  const Tensor& to = sg_.tensor(out);
+  if (ti.type != DType::kFloat32 || IsQuantizedActivation(ti) || !IsQuantizedActivation(to)) return false;
+  BHWC os;
+  if (!ToBHWC(to.shape, &os) || !(os == m_->tensors[b->gpu_tensor].shape)) return false;
+  b->snap = SnapCode(to, "v");
+  gpu_of_cpu_[out] = b->gpu_tensor;
+  return true;
+}
+
 bool Builder::FuseElementwise(const Node& n, const GpuOpSupport* g) {
   if (n.outputs.size() != 1) return false;
   int candidates = g->commutative ? 2 : 1;
@@ -547,13 +572,14 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
   for (int t : inputs) {
     GpuTensorRef g = TensorFor(t);
     m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * DTypeSize(sg_.tensor(t).type));
-    m_->inputs.push_back({t, g.id, int(m_->staging_bytes.size()) - 1});
+    m_->inputs.push_back({t, g.id, int(m_->staging_bytes.size()) - 1, std::string()});
   }
 
   for (int ni : nodes) {
     const Node& n = sg_.nodes()[ni];
     node_ = &n;
     const GpuOpSupport* g = n.op->gpu;
+    if (TrySnapAtInput(n)) continue;
     if (g->elementwise && !env::FusionDisabled("elementwise") && FuseElementwise(n, g)) continue;
     if (TryView(n, g) || TryPlace(n, g) || TryInline(n, g)) continue;
     node_ = &n;
@@ -605,7 +631,7 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
     auto it = gpu_of_cpu_.find(t);
     if (it == gpu_of_cpu_.end()) return Internal("partition output tensor " + std::to_string(t) + " has no GPU kernel");
     m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * DTypeSize(sg_.tensor(t).type));
-    m_->outputs.push_back({t, it->second, int(m_->staging_bytes.size()) - 1});
+    m_->outputs.push_back({t, it->second, int(m_->staging_bytes.size()) - 1, std::string()});
   }
   ChooseStorage();
   TFG_RETURN_IF_ERROR(Assemble());
@@ -778,7 +804,8 @@ Status Builder::Assemble() {
     // Host tensors are FLOAT32, or (for BOOL, quantized and FLOAT16 boundaries) values the device
     // holds as float: bools as 0/1, integers exactly, halves widened.
     const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
-    k.source = ToDeviceSource(m_->tensor_precision(b.gpu_tensor), s, bt);
+    k.source = ToDeviceSource(m_->tensor_precision(b.gpu_tensor), s, bt, b.snap);
+    if (!b.snap.empty()) k.label = "to_phwc4+QUANTIZE";
     k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
     k.args = {{GpuKernelArg::kStaging, b.staging}, {GpuKernelArg::kTensor, b.gpu_tensor}};
     m_->kernels.push_back(std::move(k));
@@ -881,9 +908,10 @@ void Builder::PlanMemory() {
 
 }  // namespace
 
-std::string BoundConversionSource(Precision precision, const BHWC& shape, bool to_device, bool half_buffer) {
+std::string BoundConversionSource(Precision precision, const BHWC& shape, bool to_device, bool half_buffer,
+                                  const std::string& snap) {
   BoundaryType bt = half_buffer ? BoundaryType{"half", DType::kFloat16} : BoundaryType{"float", DType::kFloat32};
-  return to_device ? ToDeviceSource(precision, shape, bt) : FromDeviceSource(precision, shape, bt);
+  return to_device ? ToDeviceSource(precision, shape, bt, snap) : FromDeviceSource(precision, shape, bt);
 }
 
 std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& g, size_t max_wg) {

@@ -60,7 +60,9 @@ struct GpuPartitionModel {
   // kernel. A constant tensor's flag equals its const_exact entry; a read view reads its base's.
   std::vector<uint8_t> tensor_f32;
   std::vector<GpuKernelDesc> kernels;
-  struct Boundary { int cpu_tensor; int gpu_tensor; int staging; };
+  // snap: OpenCL statements on float4 `v` that the conversion kernel of an input runs before it
+  // stores (a QUANTIZE from the float host input to a grid, folded into the upload); empty for none.
+  struct Boundary { int cpu_tensor; int gpu_tensor; int staging; std::string snap; };
   std::vector<Boundary> inputs, outputs;
   std::vector<size_t> staging_bytes;
   std::vector<int> tensor_slot;   // per GPU tensor: buffer slot (-1 for constants)
@@ -86,7 +88,8 @@ Status BuildPartitionModel(Subgraph& sg, const std::vector<int>& nodes, Precisio
 // holding it in BHWC float32 (half_buffer: float16), with no (de)quantization (buffer binding:
 // quantized tensors are bound as their dequantized values). Same argument order and launch
 // geometry as the model's own conversion kernels (to_device: (buffer, tensor); else (tensor, buffer)).
-std::string BoundConversionSource(Precision precision, const BHWC& shape, bool to_device, bool half_buffer);
+std::string BoundConversionSource(Precision precision, const BHWC& shape, bool to_device, bool half_buffer,
+                                  const std::string& snap = std::string());
 
 // Local work size for a grid (framework default).
 std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& grid, size_t max_wg);

@@ -134,7 +134,8 @@ Status PartitionRuntime::Bind(bool is_input, int index, cl::Buffer user, bool ha
   if (index < 0 || size_t(index) >= boundaries.size()) return Internal("bind: boundary index out of range");
   const int gpu_tensor = boundaries[index].gpu_tensor;
   auto b = std::make_unique<Bound>();
-  std::string src = BoundConversionSource(model_.tensor_precision(gpu_tensor), model_.tensors[gpu_tensor].shape, is_input, half);
+  std::string src = BoundConversionSource(model_.tensor_precision(gpu_tensor), model_.tensors[gpu_tensor].shape, is_input, half,
+                                          boundaries[index].snap);
   TFG_ASSIGN_OR_RETURN(b->program, cache->GetOrBuild(src, ""));
   TFG_ASSIGN_OR_RETURN(b->kernel, cl::Kernel::Create(*b->program, "main_function"));
   b->buffer = std::move(user);

@@ -116,16 +116,18 @@ void PutBoundaries(Writer& w, const std::vector<GpuPartitionModel::Boundary>& v)
     w.I32(b.cpu_tensor);
     w.I32(b.gpu_tensor);
     w.I32(b.staging);
+    w.Str(b.snap);
   }
 }
 
 void GetBoundaries(Reader& r, std::vector<GpuPartitionModel::Boundary>* v, const char* what) {
-  size_t n = r.Count(12, what);
+  size_t n = r.Count(20, what);
   v->resize(n);
   for (auto& b : *v) {
     b.cpu_tensor = r.I32(what);
     b.gpu_tensor = r.I32(what);
     b.staging = r.I32(what);
+    b.snap = r.Str(what);
   }
 }
 

@@ -37,7 +37,7 @@ namespace tflite_gpu {
 class Subgraph;
 namespace gpu {
 
-constexpr uint32_t kSerializationFormatVersion = 2;  // 2: per-tensor storage flag (mixed fp16/float)
+constexpr uint32_t kSerializationFormatVersion = 3;  // 2: per-tensor storage flag (mixed fp16/float); 3: input snaps
 constexpr size_t kMaxSerializedModelBytes = size_t(4) << 30;
 
 struct SerializedPartition {
