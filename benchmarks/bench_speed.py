@@ -24,6 +24,11 @@ ORT column; the reason is printed. --no-ort leaves ORT out.
 The selfie segmentation model uses MediaPipe's Convolution2DTransposeBias custom op: LiteRT's
 builtin kernels cannot run it (only its XNNPACK delegate can), so that engine runs the builtin
 TRANSPOSE_CONV twin of the same graph.
+
+XNNPACK runs int8 GEMMs on AMX tiles where the CPU has them (Sapphire Rapids and later). To compare
+the two engines as on a CPU without AMX, --deny-amx refuses the AMX state to the whole process
+(benchmarks/no_amx.py): both fall back to AVX-512 VNNI. TFLITE_GPU_CPU_ISA=avx512vnni alone caps
+only our kernels and leaves XNNPACK on AMX.
 """
 import argparse
 import math
@@ -151,7 +156,16 @@ def main(argv=None):
     ap.add_argument("--profile", nargs="*", help="print our time per op type for these models instead")
     ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
     ap.add_argument("--onnx-dir", help="pre-converted NAME.onnx files, used where the onnx package is missing")
+    ap.add_argument("--deny-amx", action="store_true",
+                    help="refuse AMX to every engine (benchmarks/no_amx.py): XNNPACK and ours on AVX-512 VNNI, "
+                         "as on a CPU without AMX")
     args = ap.parse_args(argv)
+    if args.deny_amx:
+        here = os.path.dirname(os.path.abspath(__file__))
+        if here not in sys.path:
+            sys.path.insert(0, here)
+        import no_amx
+        print(f"AMX denied to this process: {no_amx.deny()}")
     builders = dict(FLOAT_MODELS)
     builders.update(INT8_MODELS)
     if args.profile is not None:
