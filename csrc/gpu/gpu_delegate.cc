@@ -247,6 +247,7 @@ Status GpuDelegate::InitLocked() {
   caps_.compute_units = int(d.compute_units);
   caps_.is_gpu = d.type == cl::DeviceType::kGpu;
   caps_.vendor = d.vendor;
+  caps_.nv_compute_capability = d.nv_compute_capability;
   bool loss = opts_.is_precision_loss_allowed != 0;
   for (int p : {opts_.inference_priority1, opts_.inference_priority2, opts_.inference_priority3}) {
     if (p == TFLITE_GPU_INFERENCE_PRIORITY_AUTO) continue;

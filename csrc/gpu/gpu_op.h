@@ -83,6 +83,7 @@ struct GpuDeviceCaps {
   int compute_units = 0;  // 0: unknown
   bool is_gpu = true;
   std::string vendor;
+  int nv_compute_capability = 0;  // NVIDIA: major * 10 + minor (80+: mma.sync through inline PTX); 0 elsewhere
 };
 
 // Read-only view for the support check.
@@ -199,6 +200,9 @@ class GpuBuildContext {
   // Whether tensor t is computed by its readers (GpuInlineFn): each READ_ of it runs the
   // producer's code, so generators should read each value as few times as they can.
   virtual bool computed(const GpuTensorRef& t) const = 0;
+  // Whether tensor t has a buffer of its own in PHWC4 at its shape (neither a read view nor
+  // computed), so a generator may index its storage directly (raw loads, see HALF_<name>).
+  virtual bool plain(const GpuTensorRef& t) const = 0;
 };
 
 // Elementwise ops also provide a snippet so they can be fused into the producer of their

@@ -170,6 +170,7 @@ class Builder : public GpuBuildContext {
     return !it->second.off[1] && !it->second.off[2] && bs.h == t.shape.h && bs.w == t.shape.w;
   }
   bool computed(const GpuTensorRef& t) const override { return inlined_.count(t.id) > 0; }
+  bool plain(const GpuTensorRef& t) const override { return !inlined_.count(t.id) && !views_.count(t.id); }
   int chain_input_ = 0;
 
  private:
@@ -679,6 +680,7 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
     if (a.kind == KernelBuilder::Arg::kConst) {
       bool exact = a.exact || precision_ == Precision::kF32 || m_->const_exact[size_t(a.const_index)];
       sig += std::string("__global const ") + (exact ? "float* " : "half* ") + a.name;
+      src += "#define HALF_" + a.name + (exact ? " 0\n" : " 1\n");
       src += "#define LOADW4_" + a.name + "(i) " + (exact ? "vload4((i), " : "vload_half4((i), ") + a.name + ")\n";
       src += "#define LOADW_" + a.name + "(i) " + (exact ? "(" + a.name + "[(i)])" : "vload_half((i), " + a.name + ")") + "\n";
       args->push_back({GpuKernelArg::kConst, a.const_index});
@@ -694,6 +696,8 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
     const std::string L4 = half ? "LOAD4H(" : "LOAD4F(", L1 = half ? "LOAD1H(" : "LOAD1F(", S4 = half ? "STORE4H(" : "STORE4F(";
     if (!computed) sig += std::string("__global ") + (a.kind == KernelBuilder::Arg::kIn ? "const " : "") + (half ? "half* " : "float* ") + a.name;
     const std::string& n = a.name;
+    // HALF_<name>: whether the argument's buffer holds half (generators that read raw storage).
+    if (!computed) src += "#define HALF_" + n + (half ? " 1\n" : " 0\n");
     src += "#define " + n + "_B " + std::to_string(s.b) + "\n#define " + n + "_H " + std::to_string(s.h) + "\n#define " + n +
            "_W " + std::to_string(s.w) + "\n#define " + n + "_C " + std::to_string(s.c) + "\n#define " + n + "_S " +
            std::to_string(s.slices()) + "\n";

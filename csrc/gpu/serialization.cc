@@ -397,7 +397,7 @@ std::string ModelSerializer::PartitionKey(Subgraph& sg, const std::vector<int>& 
   // The kernel-count levers change the kernels built: a partition built under other settings is
   // another entry (the field is absent with the defaults, so default keys are unchanged).
   const std::string fusion = env::Get("TFLITE_GPU_DISABLE_FUSION") + "/" + env::Get("TFLITE_GPU_FUSION_DWPW_MAX_MACS") +
-                             "/enable=" + env::Get("TFLITE_GPU_ENABLE_FUSION") + env::ConvGemm();
+                             "/enable=" + env::Get("TFLITE_GPU_ENABLE_FUSION") + env::ConvGemm() + "/mma=" + env::ConvMma();
   if (fusion != "//enable=") AppendKeyField(&key, "fusion", fusion);
   return key;
 }
@@ -533,7 +533,7 @@ std::unique_ptr<ModelSerializer> MakeModelSerializer(const TfLiteGpuDelegateOpti
   AppendKeyField(&k, "debug", std::string(env::DebugSentinels() ? "sentinels" : "") + "|" + env::DebugBreakKernel());
   AppendKeyField(&k, "caps", std::to_string(caps.fp16) + "," + std::to_string(caps.fp16_storage) + "," +
                                  std::to_string(caps.enable_quant) + "," + std::to_string(caps.max_work_group_size) +
-                                 "," + std::to_string(caps.is_gpu));
+                                 "," + std::to_string(caps.is_gpu) + "," + std::to_string(caps.nv_compute_capability));
   AppendKeyField(&k, "device_name", d.name);
   AppendKeyField(&k, "device_vendor", d.vendor);
   AppendKeyField(&k, "device_version", d.device_version);

@@ -88,5 +88,11 @@ int64_t FusionDwPwMaxMacs(int64_t dflt);
 // layer allows it; unset: the generator's choice. For measuring; part of the serialization key.
 std::string ConvGemm();
 
+// TFLITE_GPU_CONV_MMA: 1x1 convolutions on NVIDIA tensor cores (mma.sync through inline PTX, fp16
+// storage modes on compute capability 8.0+, conv_mma_gpu.cc): "0" turns it off, "1" takes it for
+// every 1x1 layer it can run, "plain" forces the kernel's scalar path on any device (tests); unset:
+// the generator's choice. For measuring; part of the serialization key.
+std::string ConvMma();
+
 }  // namespace env
 }  // namespace tflite_gpu

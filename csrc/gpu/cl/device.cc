@@ -90,6 +90,11 @@ void FillDeviceScalars(DeviceInfo* info) {
   info->local_mem_bytes = DeviceScalar<cl_ulong>(api, d, CL_DEVICE_LOCAL_MEM_SIZE);
   info->max_work_group_size = DeviceScalar<size_t>(api, d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   info->fp16 = info->HasExtension("cl_khr_fp16");
+  if (info->HasExtension("cl_nv_device_attribute_query")) {
+    constexpr cl_device_info kCcMajorNv = 0x4000, kCcMinorNv = 0x4001;  // CL_DEVICE_COMPUTE_CAPABILITY_*_NV
+    info->nv_compute_capability =
+        int(DeviceScalar<cl_uint>(api, d, kCcMajorNv)) * 10 + int(DeviceScalar<cl_uint>(api, d, kCcMinorNv));
+  }
 }
 
 StatusOr<std::vector<cl_device_id>> PlatformDevices(const PlatformEntry& p) {

@@ -46,6 +46,8 @@ struct DeviceInfo {
   uint64_t local_mem_bytes = 0;
   size_t max_work_group_size = 0;
   bool fp16 = false;  // cl_khr_fp16: half arithmetic; vload_half/vstore_half need no extension
+  // NVIDIA's compute capability (major * 10 + minor) from cl_nv_device_attribute_query; 0 elsewhere.
+  int nv_compute_capability = 0;
 
   bool HasExtension(const std::string& ext) const;
   // One line: "[0] NVIDIA H100 (GPU, NVIDIA CUDA, driver 550.54, 132 CU, 79.1 GiB, fp16)".

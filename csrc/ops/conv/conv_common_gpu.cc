@@ -155,6 +155,7 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   const bool computed = ctx.computed(src);
   if (!computed && !c.remap && !c.transposed && c.groups == 1 && c.KH == 1 && c.KW == 1 && c.SH == 1 && c.SW == 1 &&
       c.PT == 0 && c.PL == 0 && si.h == so.h && si.w == so.w && si.b == so.b && ctx.flat_readable(src)) {
+    if (WantMma(ctx, src, dst)) return EmitPointwiseMma(ctx, name, src, dst, c);
     const GemmTile t = ChooseGemmTile(int64_t(so.b) * so.h * so.w, dS, ctx.caps());
     if (t.rm > 0) return EmitPointwiseGemm(ctx, name, src, dst, c, t);
   }

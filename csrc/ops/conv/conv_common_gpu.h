@@ -126,5 +126,12 @@ inline Status CheckConstBias(const GpuCheckContext& c, int i, int n) {
 Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRef& src, const GpuTensorRef& dst,
                 const ConvCore& c);
 
+// 1x1 stride-1 convolutions on NVIDIA tensor cores (conv_mma_gpu.cc): whether the device and the
+// precision allow it for this input (fp16 storage, compute capability 8.0+, a plain input tensor;
+// TFLITE_GPU_CONV_MMA=0 turns it off), and the generator (EmitConv calls it for such layers).
+bool WantMma(GpuBuildContext& ctx, const GpuTensorRef& src, const GpuTensorRef& dst);
+Status EmitPointwiseMma(GpuBuildContext& ctx, const std::string& name, const GpuTensorRef& src,
+                        const GpuTensorRef& dst, const ConvCore& c);
+
 }  // namespace conv_gpu
 }  // namespace tflite_gpu
