@@ -16,6 +16,7 @@ std::string OpenClLibrary() { return Get("TFLITE_GPU_OPENCL_LIBRARY"); }
 std::string OpenClVendors() { return Get("TFLITE_GPU_OPENCL_VENDORS"); }
 std::string SitePackages() { return Get("TFLITE_GPU_SITE_PACKAGES"); }
 std::string CpuIsa() { return Get("TFLITE_GPU_CPU_ISA"); }
+std::string CpuSplit() { return Get("TFLITE_GPU_CPU_SPLIT"); }
 std::string DebugBreakKernel() { return Get("TFLITE_GPU_DEBUG_BREAK_KERNEL"); }
 
 size_t MaxLoopTensorBytes() {

@@ -45,6 +45,12 @@ std::string SitePackages();
 // (default: the best the CPU has; a value above it, or unknown, changes nothing).
 std::string CpuIsa();
 
+// TFLITE_GPU_CPU_SPLIT: how the float CONV_2D / DEPTHWISE_CONV_2D / GEMM kernels split work
+// among threads: "affine" (each thread first runs its own contiguous share of the output rows, the
+// same share in every op, then helps with the rest) or "dynamic" (tasks handed out in any order,
+// small-K GEMMs also split over output channels; for comparisons). Default: affine.
+std::string CpuSplit();
+
 // TFLITE_GPU_MAX_LOOP_TENSOR_BYTES: largest tensor (bytes) a WHILE loop may grow, a positive
 // integer; 0 when unset or not a positive integer (then the interpreter's default applies).
 size_t MaxLoopTensorBytes();

@@ -153,7 +153,7 @@ Status Eval(OpContext& ctx) {
   const int64_t tasks = work < (1 << 17) ? 1 : std::max<int64_t>(2 * gemm::NumSlots(ctx.pool()), work >> 18);
   if (s.mult != 1) {
     gemm::ParallelRanges(ctx.pool(), rows, tasks,
-                         [&](int64_t r0, int64_t r1) { DwGenericRows(s, p, in, f, bias, out, r0, r1); });
+                         [&](int64_t r0, int64_t r1) { DwGenericRows(s, p, in, f, bias, out, r0, r1); }, /*affine=*/true);
     return OkStatus();
   }
   DwArgs a;
@@ -178,7 +178,7 @@ Status Eval(OpContext& ctx) {
   a.hi = s.hi;
   a.clamp = s.lo > -std::numeric_limits<float>::infinity() || s.hi < std::numeric_limits<float>::infinity();
   static const DwRowsFn fn = ActiveDwRows();
-  gemm::ParallelRanges(ctx.pool(), rows, tasks, [&](int64_t r0, int64_t r1) { fn(a, r0, r1); });
+  gemm::ParallelRanges(ctx.pool(), rows, tasks, [&](int64_t r0, int64_t r1) { fn(a, r0, r1); }, /*affine=*/true);
   return OkStatus();
 }
 

@@ -6,8 +6,11 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "ops/simd.h"
+#include "runtime/env.h"
 #include "runtime/thread_pool.h"
 
 namespace tflite_gpu {
@@ -135,6 +138,13 @@ const KernelSet& SetFor(int N) {
   return N <= k.narrow.nr ? k.narrow : k.wide;
 }
 
+// TFLITE_GPU_CPU_SPLIT=dynamic: the previous split (tasks in any order; small-K GEMMs split over
+// output channels too), kept for comparisons. Read once per process.
+bool AffineSplit() {
+  static const bool affine = env::CpuSplit() != "dynamic";
+  return affine;
+}
+
 // Cache blocking.
 constexpr int64_t kABlockBytes = 160 * 1024;      // rows of A kept hot (L2) while panels stream by
 constexpr int64_t kMOuterMaxBBytes = 128 * 1024;  // B this small stays hot: loop M tiles outside
@@ -156,7 +166,8 @@ struct Plan {
 
 // unit_bytes: bytes of A one unit reads (one row: K floats; one output row of a convolution:
 // out_w * K floats).
-Plan MakePlan(int64_t units, int64_t unit_bytes, int N, int K, int threads) {
+// align: units per micro-kernel tile (M rows of a GEMM: mr; convolution rows: 1).
+Plan MakePlan(int64_t units, int64_t unit_bytes, int N, int K, int threads, int64_t align) {
   Plan p;
   p.ks = &SetFor(N);
   p.N = N;
@@ -173,9 +184,18 @@ Plan MakePlan(int64_t units, int64_t unit_bytes, int N, int K, int threads) {
   if (macs < kMinParallelMacs) threads = 1;  // waking a worker costs more than it saves
   if (threads > 1) {
     // Enough tasks for the threads to balance, and small ones (~kTaskMacs each): a thread that
-    // the OS preempts in the middle of a task delays the whole op by what is left of it.
-    const int64_t want = std::max<int64_t>(int64_t(threads) * 3, std::min<int64_t>(256, macs / kTaskMacs));
-    if (m_blocks < want) {
+    // the OS preempts in the middle of a task delays the whole op by what is left of it. A
+    // multiple of the threads, so that the affine shares (ParallelTasksAffine) are equal.
+    int64_t want = std::max<int64_t>(int64_t(threads) * 3, std::min<int64_t>(256, macs / kTaskMacs));
+    if (AffineSplit()) want = (want + threads - 1) / threads * threads;
+    const bool b_small = int64_t(p.panels) * p.nr * (K + 1) * 4 <= kMOuterMaxBBytes;
+    if (AffineSplit() && m_blocks < want && b_small && units >= want * align) {
+      // B stays in cache whatever the row blocks: split the rows only, so that each thread
+      // writes whole output rows (all channels of its pixels), which the next op reads.
+      mb = (units + want - 1) / want;
+      mb = (mb + align - 1) / align * align;
+      m_blocks = (units + mb - 1) / mb;
+    } else if (m_blocks < want) {
       n_blocks = int(std::min<int64_t>(p.panels, (want + m_blocks - 1) / m_blocks));
       if (m_blocks * n_blocks < want) {
         const int64_t mblocks_want = (want + n_blocks - 1) / n_blocks;
@@ -260,7 +280,70 @@ void ParallelTasks(ThreadPool* pool, int64_t ntasks, const std::function<void(in
       1);
 }
 
-void ParallelRanges(ThreadPool* pool, int64_t n, int64_t tasks, const std::function<void(int64_t, int64_t)>& fn) {
+namespace {
+
+// A thread's fixed rank for ParallelTasksAffine: the calling thread is 0; a pool worker gets the
+// next number the first time it runs a task and keeps it (workers live as long as their pool).
+std::atomic<int> g_worker_ranks{0};
+thread_local int tl_worker_rank = -1;
+
+// Tasks [front, back) of one share, claimed from the front by its owner and from the back by
+// the others: both ends in one word so that one compare-and-swap claims a task.
+struct alignas(64) Share {
+  std::atomic<uint64_t> ends{0};
+  static uint64_t Pack(uint32_t front, uint32_t back) { return uint64_t(back) << 32 | front; }
+  void Set(int64_t front, int64_t back) { ends.store(Pack(uint32_t(front), uint32_t(back)), std::memory_order_relaxed); }
+  int64_t ClaimFront() {
+    uint64_t v = ends.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint32_t f = uint32_t(v), b = uint32_t(v >> 32);
+      if (f >= b) return -1;
+      if (ends.compare_exchange_weak(v, Pack(f + 1, b), std::memory_order_relaxed)) return f;
+    }
+  }
+  int64_t ClaimBack() {
+    uint64_t v = ends.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint32_t f = uint32_t(v), b = uint32_t(v >> 32);
+      if (f >= b) return -1;
+      if (ends.compare_exchange_weak(v, Pack(f, b - 1), std::memory_order_relaxed)) return b - 1;
+    }
+  }
+};
+
+}  // namespace
+
+void ParallelTasksAffine(ThreadPool* pool, int64_t ntasks, const std::function<void(int64_t, int)>& fn) {
+  if (ntasks <= 0) return;
+  const int slots = int(std::min<int64_t>(NumSlots(pool), ntasks));
+  if (slots <= 1 || ntasks > int64_t(std::numeric_limits<uint32_t>::max()) || !AffineSplit()) {
+    ParallelTasks(pool, ntasks, fn);
+    return;
+  }
+  std::vector<Share> shares(static_cast<size_t>(slots));
+  for (int i = 0; i < slots; ++i) shares[size_t(i)].Set(ntasks * i / slots, ntasks * (i + 1) / slots);
+  const std::thread::id caller = std::this_thread::get_id();
+  ParallelFor(
+      pool, slots,
+      [&](int64_t s0, int64_t s1) {
+        int home = 0;
+        if (std::this_thread::get_id() != caller) {
+          if (tl_worker_rank < 0) tl_worker_rank = g_worker_ranks.fetch_add(1, std::memory_order_relaxed);
+          home = 1 + tl_worker_rank % (slots - 1);
+        }
+        for (int64_t s = s0; s < s1; ++s) {
+          for (int64_t t; (t = shares[size_t(home)].ClaimFront()) >= 0;) fn(t, int(s));
+          for (int i = 1; i < slots; ++i) {
+            Share& other = shares[size_t((home + i) % slots)];
+            for (int64_t t; (t = other.ClaimBack()) >= 0;) fn(t, int(s));
+          }
+        }
+      },
+      1);
+}
+
+void ParallelRanges(ThreadPool* pool, int64_t n, int64_t tasks, const std::function<void(int64_t, int64_t)>& fn,
+                    bool affine) {
   if (n <= 0) return;
   const int slots = NumSlots(pool);
   tasks = std::max<int64_t>(1, std::min(tasks, n));
@@ -273,10 +356,14 @@ void ParallelRanges(ThreadPool* pool, int64_t n, int64_t tasks, const std::funct
   // 4 4 3 3, 7 rows a thread, where ceil-sized ranges 4 4 4 2 left one thread 8).
   if (tasks > 1) tasks = std::min(n, (tasks + slots - 1) / slots * slots);
   const int64_t q = n / tasks, r = n % tasks;
-  ParallelTasks(pool, tasks, [&](int64_t t, int) {
+  auto run = [&](int64_t t, int) {
     const int64_t b = t * q + std::min(t, r);
     fn(b, b + q + (t < r ? 1 : 0));
-  });
+  };
+  if (affine)
+    ParallelTasksAffine(pool, tasks, run);
+  else
+    ParallelTasks(pool, tasks, run);
 }
 
 const char* KernelName() { return Active().name.c_str(); }
@@ -316,9 +403,9 @@ void PackB(int K, int N, const float* src, int64_t stride_k, int64_t stride_n, c
 void Gemm(int64_t M, int N, int K, const float* A, int64_t lda, const float* packed, float* C, int64_t ldc,
           float lo, float hi, ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
-  const Plan p = MakePlan(M, int64_t(std::max(K, 1)) * 4, N, K, PoolThreads(pool));
+  const Plan p = MakePlan(M, int64_t(std::max(K, 1)) * 4, N, K, PoolThreads(pool), SetFor(N).mr);
   const bool clamp = NeedsClamp(lo, hi);
-  ParallelTasks(pool, p.m_blocks * p.n_blocks, [&](int64_t t, int) {
+  ParallelTasksAffine(pool, p.m_blocks * p.n_blocks, [&](int64_t t, int) {
     const int64_t mbi = t / p.n_blocks;
     const int nbi = int(t % p.n_blocks);
     const int64_t m0 = mbi * p.mb;
@@ -341,7 +428,7 @@ void Conv(const ConvShape& s, const float* input, int N, const float* packed, fl
   const int64_t out_rows = int64_t(s.batch) * s.out_h;
   if (out_rows <= 0 || s.out_w <= 0 || N <= 0) return;
   const int K = s.k_h * s.k_w * s.fc;
-  const Plan p = MakePlan(out_rows, int64_t(s.out_w) * std::max(K, 1) * 4, N, K, PoolThreads(pool));
+  const Plan p = MakePlan(out_rows, int64_t(s.out_w) * std::max(K, 1) * 4, N, K, PoolThreads(pool), 1);
   const bool clamp = NeedsClamp(lo, hi);
   const int C = s.in_c;
   // Output columns whose taps all lie inside the input row.
@@ -352,7 +439,7 @@ void Conv(const ConvShape& s, const float* input, int N, const float* packed, fl
   x_hi = std::max(x_lo, std::min(x_hi, s.out_w));
   // One segment per filter row when a row of taps is contiguous in memory, else one per tap.
   const bool row_runs = s.dw == 1 && s.fc == C;
-  ParallelTasks(pool, p.m_blocks * p.n_blocks, [&](int64_t t, int) {
+  ParallelTasksAffine(pool, p.m_blocks * p.n_blocks, [&](int64_t t, int) {
     const int64_t mbi = t / p.n_blocks;
     const int nbi = int(t % p.n_blocks);
     const int64_t r0 = mbi * p.mb, r1 = std::min(out_rows, r0 + p.mb);

@@ -53,8 +53,16 @@ void Conv(const ConvShape& s, const float* input, int N, const float* packed, fl
 int NumSlots(ThreadPool* pool);
 void ParallelTasks(ThreadPool* pool, int64_t ntasks, const std::function<void(int64_t task, int slot)>& fn);
 
-// Splits [0, n) into about `tasks` contiguous ranges run by ParallelTasks: fn(begin, end).
-void ParallelRanges(ThreadPool* pool, int64_t n, int64_t tasks, const std::function<void(int64_t, int64_t)>& fn);
+// As ParallelTasks, but thread i of the op first runs the i-th contiguous share of [0, ntasks) in
+// order (the calling thread the first share, each pool worker always the same one) and then takes
+// what is left of the other shares from their ends. Consecutive ops that split their output rows
+// the same way then find the rows the previous op wrote on the same core, in its L2.
+void ParallelTasksAffine(ThreadPool* pool, int64_t ntasks, const std::function<void(int64_t task, int slot)>& fn);
+
+// Splits [0, n) into about `tasks` contiguous ranges run by ParallelTasks (ParallelTasksAffine
+// when `affine`): fn(begin, end).
+void ParallelRanges(ThreadPool* pool, int64_t n, int64_t tasks, const std::function<void(int64_t, int64_t)>& fn,
+                    bool affine = false);
 
 // Name of the active micro-kernel ("avx512 8x32", ...), for logs and benchmarks.
 const char* KernelName();
