@@ -163,6 +163,17 @@ CONV_CASES = [
            (1, 8, 8, 64), 48, k=(1, 1)),
     _qconv("i8_amx_3x3_pt_relu6", _spec(I8, per_channel=False, out_qp=Q.QParams(0.03, -128)), (1, 12, 9, 24), 33,
            act="RELU6"),
+    # The VNNI GEMM's packed output stage (4 vectors narrowed together: two rows of a 32-wide panel or
+    # four of a 16-wide one, row counts not a multiple of those), pointwise blocks copied in one pass,
+    # a multiplier > 1 (left shift), and im2col runs of whole-inside windows (stride 2, padding only at
+    # the far edges, across the batch; rows of k_w * in_c = 216 bytes; dilation along y).
+    _qconv("i8_1x1_n16_m63_relu6", _spec(I8, out_qp=Q.QParams(0.03, -128)), (1, 7, 9, 32), 16, k=(1, 1), act="RELU6"),
+    _qconv("i8_1x1_n24_left_shift", _spec(I8, per_channel=False, out_qp=Q.QParams(0.0002, 3)), (1, 5, 5, 16), 24,
+           k=(1, 1)),
+    _qconv("i8_3x3_s2_c3_runs_relu6", _spec(I8, in_qp=Q.QParams(0.05, -9), out_qp=Q.QParams(0.03, -128)),
+           (2, 16, 18, 3), 32, stride=(2, 2), act="RELU6"),
+    _qconv("i8_3x3_c72", _spec(I8, out_qp=Q.QParams(1.5, 0)), (1, 6, 7, 72), 20),
+    _qconv("i8_3x3_dil_y2", _spec(I8), (1, 9, 8, 8), 16, dil=(2, 1)),
     _qconv("u8_same", _spec(U8), (2, 6, 7, 5), 6),
     _qconv("u8_zp0_255", _spec(U8, in_qp=Q.QParams(0.05, 0), out_qp=Q.QParams(0.4, 255), w_zp=255), (1, 5, 5, 4), 6),
     _qconv("u8_zp255_0_relu", _spec(U8, in_qp=Q.QParams(0.05, 255), out_qp=Q.QParams(0.3, 0), w_zp=0), (1, 5, 5, 4), 6,

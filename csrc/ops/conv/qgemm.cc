@@ -277,9 +277,10 @@ Split8 PlanSplit8(int64_t M, const PackedB8& B, int slots, int mr) {
 
 #if TFG_X86
 #if defined(__GNUC__) && !defined(__clang__)
-// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_* temporaries.
+// GCC 12's AVX-512 headers trip -W(maybe-)uninitialized on their own _mm512_undefined_* temporaries.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 TFG_TARGET_AVX512VNNI_BEGIN
 namespace {
@@ -287,7 +288,8 @@ namespace {
 // kMr8 rows x NV zmm columns of vpdpbusd accumulators over kq steps of 4 bytes (named registers in
 // the loop: an array of __m512i there made GCC shuffle them through the stack every step).
 template <int NV>
-inline void VnniCore(const uint8_t* a, int64_t lda, int rows, const int8_t* b, int kq, __m512i (&acc)[kMr8][2]) {
+inline void VnniCore(const uint8_t* a, int64_t lda, int rows, const int8_t* b, int kq, __m512i (&acc)[kMr8][2],
+                     __m512i init0 = _mm512_setzero_si512(), __m512i init1 = _mm512_setzero_si512()) {
   const uint8_t* a0 = a;
   const uint8_t* a1 = a + (rows > 1 ? 1 : 0) * lda;  // short tiles repeat the last row
   const uint8_t* a2 = a + (rows > 2 ? 2 : rows - 1) * lda;
@@ -296,8 +298,8 @@ inline void VnniCore(const uint8_t* a, int64_t lda, int rows, const int8_t* b, i
   const uint8_t* a5 = a + (rows > 5 ? 5 : rows - 1) * lda;
   const uint8_t* a6 = a + (rows > 6 ? 6 : rows - 1) * lda;
   const uint8_t* a7 = a + (rows > 7 ? 7 : rows - 1) * lda;
-  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
-  __m512i c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+  __m512i c00 = init0, c01 = init1, c10 = c00, c11 = c01, c20 = c00, c21 = c01, c30 = c00, c31 = c01;
+  __m512i c40 = c00, c41 = c01, c50 = c00, c51 = c01, c60 = c00, c61 = c01, c70 = c00, c71 = c01;
   for (int kk = 0; kk < kq; ++kk) {
     const __m512i b0 = _mm512_loadu_si512(b);
     const __m512i b1 = NV > 1 ? _mm512_loadu_si512(b + 64) : b0;
@@ -323,9 +325,11 @@ inline void VnniCore(const uint8_t* a, int64_t lda, int rows, const int8_t* b, i
 // independent accumulator chains (vpdpbusd's latency, not its throughput, bounds a single chain),
 // summed at the end (int32 wrapping sums, the same integers in any order).
 template <int NV>
-inline void GemvCore(const uint8_t* a, const int8_t* b, int kq, __m512i (&acc)[kMr8][2]) {
-  __m512i s00 = _mm512_setzero_si512(), s01 = s00, s02 = s00, s03 = s00;
-  __m512i s10 = s00, s11 = s00, s12 = s00, s13 = s00;
+inline void GemvCore(const uint8_t* a, const int8_t* b, int kq, __m512i (&acc)[kMr8][2],
+                     __m512i init0 = _mm512_setzero_si512(), __m512i init1 = _mm512_setzero_si512()) {
+  const __m512i z = _mm512_setzero_si512();
+  __m512i s00 = init0, s01 = z, s02 = z, s03 = z;
+  __m512i s10 = init1, s11 = z, s12 = z, s13 = z;
   int kk = 0;
 #define TFG_GEMV_STEP(J)                                                   \
   {                                                                        \
@@ -375,25 +379,64 @@ inline __m512i Requant16(__m512i acc, const Rq16& q, __m512i vzp, __m512i vlo, _
   return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, vzp), vlo), vhi);
 }
 
-template <int NV>
-void FusedPanel(const uint8_t* a, int64_t lda, int rows, const int8_t* panel, int kq, int n0, int ncols,
-                const Requant8& rq, uint8_t* out, int64_t ldc, bool u8) {
-  const __m512i vzp = _mm512_set1_epi32(rq.zp), vlo = _mm512_set1_epi32(rq.lo), vhi = _mm512_set1_epi32(rq.hi);
+// Requant16 for accumulators that already hold the bias; LEFT: some channel has a left shift. The
+// result before the clamp: v = rounded + zp (int32, wrapping as TFLite's); the caller narrows with
+// saturation and clamps the bytes ([lo, hi] lies inside the output type, so clamp(sat(v)) = clamp(v)).
+template <bool LEFT>
+inline __m512i Rescale16(__m512i acc, const Rq16& q, __m512i vzp) {
+  const __m512i x = LEFT ? _mm512_sllv_epi32(acc, q.left) : acc;
+  const __m512i qe = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, q.m), q.ke), q.se);
+  const __m512i qo = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_shuffle_epi32(x, _MM_PERM_CDAB), q.mo), q.ko), q.so);
+  return _mm512_add_epi32(_mm512_mask_shuffle_epi32(qe, __mmask16(0xAAAA), qo, _MM_PERM_CDAB), vzp);
+}
+
+// packs_epi32 then packs_epi16 (or packus) of 4 vectors leave, in 128-bit lane L, dword k = vector
+// k's int32 lanes 4L..4L+3 as bytes; this dword permutation puts vector k's 16 bytes in lane k.
+inline __m512i NarrowIndex() { return _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15); }
+template <bool U8>
+inline __m512i Narrow4(__m512i y0, __m512i y1, __m512i y2, __m512i y3, __m512i idx, __m512i lo8, __m512i hi8) {
+  const __m512i a = _mm512_packs_epi32(y0, y1), b = _mm512_packs_epi32(y2, y3);
+  __m512i p = _mm512_permutexvar_epi32(idx, U8 ? _mm512_packus_epi16(a, b) : _mm512_packs_epi16(a, b));
+  return U8 ? _mm512_min_epu8(_mm512_max_epu8(p, lo8), hi8) : _mm512_min_epi8(_mm512_max_epi8(p, lo8), hi8);
+}
+
+// The fused panel: bias in the accumulators, 4 vectors narrowed and clamped at a time (NV = 2: two
+// rows of 32 columns; NV = 1: four rows of 16), stored with the panel's column mask.
+template <int NV, bool LEFT, bool U8>
+void FusedPanelN(const uint8_t* a, int64_t lda, int rows, const int8_t* panel, int kq, int n0, int ncols,
+                 const Requant8& rq, uint8_t* out, int64_t ldc) {
+  const __m512i vzp = _mm512_set1_epi32(rq.zp);
+  const int32_t tlo = U8 ? 0 : -128, thi = U8 ? 255 : 127;  // [lo, hi] as the output type's bytes
+  const __m512i lo8 = _mm512_set1_epi8(char(std::min(std::max(rq.lo, tlo), thi)));
+  const __m512i hi8 = _mm512_set1_epi8(char(std::min(std::max(rq.hi, tlo), thi)));
+  const __m512i idx = NarrowIndex();
+  const Rq16 q0 = LoadRq(rq, n0);
+  const Rq16 q1 = NV > 1 ? LoadRq(rq, n0 + 16) : q0;
+  const __mmask32 mk = ncols >= 32 ? ~__mmask32(0) : (__mmask32(1) << ncols) - 1;
   for (int r0 = 0; r0 < rows; r0 += kMr8) {
     const int rr = std::min(kMr8, rows - r0);
     __m512i acc[kMr8][2];
-    if (rr == 1) GemvCore<NV>(a + r0 * lda, panel, kq, acc);
-    else VnniCore<NV>(a + r0 * lda, lda, rr, panel, kq, acc);
-    for (int v = 0; v < NV; ++v) {
-      const int nc = std::min(16, ncols - 16 * v);
-      if (nc <= 0) break;
-      const __mmask16 mk = __mmask16((1u << nc) - 1);
-      const Rq16 q = LoadRq(rq, n0 + 16 * v);
-      uint8_t* o = out + (r0)*ldc + n0 + 16 * v;
-      for (int r = 0; r < rr; ++r) {
-        const __m512i y = Requant16(acc[r][v], q, vzp, vlo, vhi);
-        const __m128i b = u8 ? _mm512_cvtusepi32_epi8(y) : _mm512_cvtsepi32_epi8(y);
-        _mm_mask_storeu_epi8(o + r * ldc, mk, b);
+    if (rr == 1) GemvCore<NV>(a + r0 * lda, panel, kq, acc, q0.bias, q1.bias);
+    else VnniCore<NV>(a + r0 * lda, lda, rr, panel, kq, acc, q0.bias, q1.bias);
+    uint8_t* o = out + r0 * ldc + n0;
+    if (NV == 2) {
+      for (int r = 0; r < rr; r += 2) {
+        const __m512i p = Narrow4<U8>(Rescale16<LEFT>(acc[r][0], q0, vzp), Rescale16<LEFT>(acc[r][1], q1, vzp),
+                                      Rescale16<LEFT>(acc[r + 1][0], q0, vzp), Rescale16<LEFT>(acc[r + 1][1], q1, vzp),
+                                      idx, lo8, hi8);
+        _mm256_mask_storeu_epi8(o + r * ldc, mk, _mm512_castsi512_si256(p));
+        if (r + 1 < rr) _mm256_mask_storeu_epi8(o + (r + 1) * ldc, mk, _mm512_extracti64x4_epi64(p, 1));
+      }
+    } else {
+      const __mmask16 m16 = __mmask16(mk);
+      for (int r = 0; r < rr; r += 4) {
+        const __m512i p = Narrow4<U8>(Rescale16<LEFT>(acc[r][0], q0, vzp), Rescale16<LEFT>(acc[r + 1][0], q0, vzp),
+                                      Rescale16<LEFT>(acc[r + 2][0], q0, vzp), Rescale16<LEFT>(acc[r + 3][0], q0, vzp),
+                                      idx, lo8, hi8);
+        _mm_mask_storeu_epi8(o + r * ldc, m16, _mm512_castsi512_si128(p));
+        if (r + 1 < rr) _mm_mask_storeu_epi8(o + (r + 1) * ldc, m16, _mm512_extracti32x4_epi32(p, 1));
+        if (r + 2 < rr) _mm_mask_storeu_epi8(o + (r + 2) * ldc, m16, _mm512_extracti32x4_epi32(p, 2));
+        if (r + 3 < rr) _mm_mask_storeu_epi8(o + (r + 3) * ldc, m16, _mm512_extracti32x4_epi32(p, 3));
       }
     }
   }
@@ -422,6 +465,25 @@ void XorRowAvx512(const int8_t* src, int n, int np, uint8_t* dst) {
     _mm512_mask_storeu_epi8(dst + i, mk, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, src + i), flip));
   }
   for (int k = n; k < np; ++k) dst[k] = 0x80;
+}
+
+void Im2colRunAvx512(const int8_t* src, int64_t px_step, int npx, int64_t row_step, int kh, int row_bytes,
+                     uint8_t* dst, int64_t lda) {
+  const __m512i flip = _mm512_set1_epi8(char(0x80));
+  const int tail = row_bytes % 64;
+  const int full = row_bytes - tail;
+  const __mmask64 mk = tail ? (~uint64_t(0)) >> (64 - tail) : 0;
+  for (int p = 0; p < npx; ++p) {
+    const int8_t* s0 = src + p * px_step;
+    uint8_t* d = dst + p * lda;
+    for (int ky = 0; ky < kh; ++ky, s0 += row_step, d += row_bytes) {
+      for (int j = 0; j < full; j += 64)
+        _mm512_storeu_si512(d + j, _mm512_xor_si512(_mm512_loadu_si512(s0 + j), flip));
+      // the tail read masked (never past the input), written whole: the next row's or window's
+      // bytes are written after it, the block's slack takes the last one
+      if (tail) _mm512_storeu_si512(d + full, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, s0 + full), flip));
+    }
+  }
 }
 
 // 4 taps' bytes x0..x3 (64 channels each) -> 4 zmm of (x_t0..x_t3) ^ 0x80 per channel, unpack order.
@@ -649,8 +711,18 @@ void Vnni8Fused(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int 
       const int n0 = p * kNr8, ncols = std::min(B.width[p], B.N - n0);
       const int8_t* panel = B.data.data() + B.offset[p];
       uint8_t* o = static_cast<uint8_t*>(out) + rb * ldc;
-      if (B.width[p] == kNr8) FusedPanel<2>(a + rb * lda, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc, u8);
-      else FusedPanel<1>(a + rb * lda, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc, u8);
+      const uint8_t* ab = a + rb * lda;
+      const int code = (B.width[p] == kNr8 ? 4 : 0) + (rq.any_left ? 2 : 0) + (u8 ? 1 : 0);
+      switch (code) {
+        case 0: FusedPanelN<1, false, false>(ab, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc); break;
+        case 1: FusedPanelN<1, false, true>(ab, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc); break;
+        case 2: FusedPanelN<1, true, false>(ab, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc); break;
+        case 3: FusedPanelN<1, true, true>(ab, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc); break;
+        case 4: FusedPanelN<2, false, false>(ab, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc); break;
+        case 5: FusedPanelN<2, false, true>(ab, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc); break;
+        case 6: FusedPanelN<2, true, false>(ab, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc); break;
+        default: FusedPanelN<2, true, true>(ab, lda, nr, panel, B.Kq, n0, ncols, rq, o, ldc); break;
+      }
     }
   }
 #else
@@ -710,6 +782,17 @@ void DwVnni8(const int8_t* const* ptrs, int npx, const DwPacked8& W, const Requa
 #else
   (void)ptrs, (void)npx, (void)W, (void)rq, (void)out;
 #endif
+}
+
+void Im2colRun8(const int8_t* src, int64_t px_step, int npx, int64_t row_step, int kh, int row_bytes, uint8_t* dst,
+                int64_t lda) {
+#if TFG_X86
+  if (HaveVnni()) return Im2colRunAvx512(src, px_step, npx, row_step, kh, row_bytes, dst, lda);
+#endif
+  for (int p = 0; p < npx; ++p)
+    for (int ky = 0; ky < kh; ++ky)
+      for (int j = 0; j < row_bytes; ++j)
+        dst[p * lda + ky * row_bytes + j] = uint8_t(src[p * px_step + ky * row_step + j]) ^ 0x80;
 }
 
 void XorRow(const int8_t* src, int n, int np, uint8_t* dst) {

@@ -161,6 +161,7 @@ struct Requant8 {
   // even channels then 8 for the odd ones: 2^30 + [right > 0] 2^(30 + right), and 31 + right.
   std::vector<int64_t> k64, s64;
   int32_t zp = 0, lo = 0, hi = 0;
+  bool any_left = false;  // some lane has a left shift (Finish64)
   // The packing (PackedB8 / DwPacked8 gen) these vectors were built for; 0: none. Ops reset it in
   // prepare (new output stage) and rebuild when it differs from their packing's.
   uint64_t built_for = 0;
@@ -186,6 +187,8 @@ struct Requant8 {
   }
   void Finish64() {
     const size_t n = right.size();
+    any_left = false;
+    for (int32_t l : left) any_left = any_left || l != 0;
     k64.assign(n, 0);
     s64.assign(n, 31);
     for (size_t i = 0; i < n; ++i) {
@@ -223,6 +226,13 @@ void Vnni8Tile(const uint8_t* a, int64_t lda, int rows, const PackedB8& B, int p
 
 // Copies n int8 values as x ^ 0x80 (uint8 x + 128) and pads to np with 0x80.
 void XorRow(const int8_t* src, int n, int np, uint8_t* dst);
+// im2col of npx consecutive conv windows lying wholly inside the input (dilation 1 along x):
+// window p's kh rows of row_bytes contiguous int8 each, at src + p * px_step + ky * row_step, go as
+// x ^ 0x80 to dst + p * lda + ky * row_bytes. Bytes past kh * row_bytes in each dst row are left
+// undefined (they meet zero weights), and up to 64 bytes past the last window's data may be
+// written: dst must have that slack (Run8's A block has it).
+void Im2colRun8(const int8_t* src, int64_t px_step, int npx, int64_t row_step, int kh, int row_bytes, uint8_t* dst,
+                int64_t lda);
 
 // How many row blocks / panel groups to split an M x N x K VNNI GEMM into.
 struct Split8 {

@@ -463,12 +463,20 @@ void FillConv8(const QConvState& s, const int8_t* qin, int32_t a_off, int64_t m0
   const int64_t hw = int64_t(s.out_h) * s.out_w;
   const bool pointwise = s.k_h == 1 && s.k_w == 1 && s.sh == 1 && s.sw == 1 && s.pad_t == 0 && s.pad_l == 0;
   if (pointwise) {
+    if (lda == s.in_c) {  // the block's rows are contiguous in the input: one pass
+      qgemm::XorRow(qin + m0 * s.in_c, rows * s.in_c, rows * s.in_c, dst);
+      return;
+    }
     for (int r = 0; r < rows; ++r) qgemm::XorRow(qin + (m0 + r) * s.in_c, s.in_c, lda, dst + int64_t(r) * lda);
     return;
   }
   const int K = s.k_h * s.k_w * s.in_c;
   const uint8_t pad = uint8_t(uint8_t(int8_t(-a_off)) ^ 0x80);
   const int row_bytes = s.k_w * s.in_c;
+  // windows wholly inside the input along x: ox in [ox_in0, ox_in1] (dilation 1)
+  const int ox_in0 = (s.pad_l + s.sw - 1) / s.sw;
+  const int ox_in1 = s.in_w - s.k_w + s.pad_l >= 0 ? (s.in_w - s.k_w + s.pad_l) / s.sw : -1;
+  const int64_t row_step = int64_t(s.dh) * s.in_w * s.in_c;
   // output coordinates of row m0, then stepped row by row (no divisions per row)
   int b = int(m0 / hw), oy = int(m0 / s.out_w % s.out_h), ox = int(m0 % s.out_w) - 1;
   for (int r = 0; r < rows; ++r) {
@@ -478,6 +486,16 @@ void FillConv8(const QConvState& s, const int8_t* qin, int32_t a_off, int64_t m0
         oy = 0;
         ++b;
       }
+    }
+    const int iy0 = oy * s.sh - s.pad_t;
+    if (s.dw == 1 && ox >= ox_in0 && ox <= ox_in1 && iy0 >= 0 && iy0 + (s.k_h - 1) * s.dh < s.in_h) {
+      // a run of windows wholly inside the input, to the end of the inside span, the output row or the block
+      const int n = std::min(std::min(ox_in1, s.out_w - 1) - ox + 1, rows - r);
+      qgemm::Im2colRun8(qin + ((int64_t(b) * s.in_h + iy0) * s.in_w + ox * s.sw - s.pad_l) * s.in_c,
+                        int64_t(s.sw) * s.in_c, n, row_step, s.k_h, row_bytes, dst + int64_t(r) * lda, lda);
+      r += n - 1;
+      ox += n - 1;
+      continue;
     }
     uint8_t* d = dst + int64_t(r) * lda;
     const int ix0 = ox * s.sw - s.pad_l;
