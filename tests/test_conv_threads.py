@@ -78,6 +78,14 @@ def test_threads_match_litert_and_reference(case):
             assert_close(got, ref, 2e-6, f"{case.id} {threads} threads vs reference, invoke {run + 1}")
 
 
+@pytest.mark.parametrize("case", [CASES[0], CASES[8], CASES[14]], ids=lambda c: c.id)
+def test_more_threads_than_inline_shares(case):
+    """9 threads: more shares than ParallelTasksAffine keeps on the stack (8)."""
+    xs = list(case.inputs(np.random.default_rng(zlib.crc32(case.id.encode()))))
+    ref = run_tflite_gpu(case.model(), xs, reference=True, num_threads=1)
+    assert_close(run_tflite_gpu(case.model(), xs, num_threads=9), ref, 2e-6, f"{case.id} 9 threads")
+
+
 def test_dynamic_split_matches_reference():
     """TFLITE_GPU_CPU_SPLIT=dynamic (the comparison split) gives the same results."""
     code = textwrap.dedent("""

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -328,8 +329,11 @@ void ParallelTasksAffine(ThreadPool* pool, int64_t ntasks, const std::function<v
     ParallelTasks(pool, ntasks, fn);
     return;
   }
-  std::vector<Share> shares(static_cast<size_t>(slots));
-  for (int i = 0; i < slots; ++i) shares[size_t(i)].Set(ntasks * i / slots, ntasks * (i + 1) / slots);
+  constexpr int kInline = 8;  // no heap allocation per op for up to 8 threads
+  Share inline_shares[kInline];
+  std::unique_ptr<Share[]> heap_shares(slots > kInline ? new Share[size_t(slots)] : nullptr);
+  Share* shares = slots > kInline ? heap_shares.get() : inline_shares;
+  for (int i = 0; i < slots; ++i) shares[i].Set(ntasks * i / slots, ntasks * (i + 1) / slots);
   const std::thread::id caller = std::this_thread::get_id();
   ParallelFor(
       pool, slots,
@@ -340,9 +344,9 @@ void ParallelTasksAffine(ThreadPool* pool, int64_t ntasks, const std::function<v
           home = 1 + tl_worker_rank % (slots - 1);
         }
         for (int64_t s = s0; s < s1; ++s) {
-          for (int64_t t; (t = shares[size_t(home)].ClaimFront()) >= 0;) fn(t, int(s));
+          for (int64_t t; (t = shares[home].ClaimFront()) >= 0;) fn(t, int(s));
           for (int i = 1; i < slots; ++i) {
-            Share& other = shares[size_t((home + i) % slots)];
+            Share& other = shares[(home + i) % slots];
             for (int64_t t; (t = other.ClaimBack()) >= 0;) fn(t, int(s));
           }
         }

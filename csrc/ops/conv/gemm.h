@@ -54,8 +54,9 @@ int NumSlots(ThreadPool* pool);
 void ParallelTasks(ThreadPool* pool, int64_t ntasks, const std::function<void(int64_t task, int slot)>& fn);
 
 // As ParallelTasks, but thread i of the op first runs the i-th contiguous share of [0, ntasks) in
-// order (the calling thread the first share, each pool worker always the same one) and then takes
-// what is left of the other shares from their ends. Consecutive ops that split their output rows
+// order (the calling thread the first share, each pool worker always the same one of the others,
+// by a rank it keeps for its life; with more than two threads two workers may draw the same one)
+// and then takes what is left of the other shares from their ends. Consecutive ops that split their output rows
 // the same way then find the rows the previous op wrote on the same core, in its L2.
 void ParallelTasksAffine(ThreadPool* pool, int64_t ntasks, const std::function<void(int64_t task, int slot)>& fn);
 
