@@ -30,7 +30,8 @@ void MicroScalar(const int16_t* A, int64_t lda, int rows, const int16_t* panel, 
 
 #if TFG_X86
 TFG_TARGET_AVX2_BEGIN
-void MicroAvx2(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, int32_t* C) {
+inline void MicroAvx2Core(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs,
+                          __m256i (&acc)[kMr][2]) {
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
   const int16_t* a0 = A;
   const int16_t* a1 = A + (rows > 1 ? lda : 0);
@@ -57,12 +58,18 @@ void MicroAvx2(const int16_t* A, int64_t lda, int rows, const int16_t* panel, in
     c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(av, b0));
     c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(av, b1));
   }
+  acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
+  acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
+}
+
+void MicroAvx2(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, int32_t* C) {
+  __m256i acc[kMr][2];
+  MicroAvx2Core(A, lda, rows, panel, kpairs, acc);
   __m256i* out = reinterpret_cast<__m256i*>(C);
-  _mm256_storeu_si256(out + 0, c00);
-  _mm256_storeu_si256(out + 1, c01);
-  if (rows > 1) { _mm256_storeu_si256(out + 2, c10); _mm256_storeu_si256(out + 3, c11); }
-  if (rows > 2) { _mm256_storeu_si256(out + 4, c20); _mm256_storeu_si256(out + 5, c21); }
-  if (rows > 3) { _mm256_storeu_si256(out + 6, c30); _mm256_storeu_si256(out + 7, c31); }
+  for (int r = 0; r < rows; ++r) {
+    _mm256_storeu_si256(out + 2 * r, acc[r][0]);
+    _mm256_storeu_si256(out + 2 * r + 1, acc[r][1]);
+  }
 }
 TFG_TARGET_END
 #endif
@@ -141,6 +148,42 @@ int RequantRowAvx2(const int32_t* acc, const int32_t* bias, const int32_t* mult,
   }
   return n;
 }
+
+// MicroAvx2Core, then RequantLanes' arithmetic on the registers: the per-channel vectors of the
+// panel's 16 columns are loaded and derived once for all rows (not per row as through write).
+void MicroAvx2Fused8(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, const Fused8& f,
+                     int n0, uint8_t* out) {
+  __m256i acc[kMr][2];
+  MicroAvx2Core(A, lda, rows, panel, kpairs, acc);
+  const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
+  const __m256i round = _mm256_set1_epi64x(int64_t(1) << 30);
+  const __m256i vzp = _mm256_set1_epi32(f.zp), vlo = _mm256_set1_epi32(f.lo), vhi = _mm256_set1_epi32(f.hi);
+  __m256i bias[2], m[2], mo[2], left[2], right[2], r1[2], has_right[2];
+  for (int v = 0; v < 2; ++v) {
+    bias[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(f.bias + n0 + 8 * v));
+    m[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(f.mult + n0 + 8 * v));
+    mo[v] = _mm256_srli_epi64(m[v], 32);
+    const __m256i sh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(f.shift + n0 + 8 * v));
+    left[v] = _mm256_max_epi32(sh, zero);
+    right[v] = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
+    r1[v] = _mm256_max_epi32(_mm256_sub_epi32(right[v], one), zero);
+    has_right[v] = _mm256_cmpgt_epi32(right[v], zero);
+  }
+  for (int r = 0; r < rows; ++r) {
+    __m128i w[2];
+    for (int v = 0; v < 2; ++v) {
+      const __m256i xs = _mm256_sllv_epi32(_mm256_add_epi32(acc[r][v], bias[v]), left[v]);
+      const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(xs, m[v]), round);
+      const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(xs, 32), mo[v]), round);
+      const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(_mm256_srli_epi64(po, 31), 32), 0xAA);
+      const __m256i bit = _mm256_and_si256(_mm256_srav_epi32(h, r1[v]), one);
+      const __m256i q = _mm256_add_epi32(_mm256_srav_epi32(h, right[v]), _mm256_and_si256(bit, has_right[v]));
+      w[v] = Narrow16(_mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(q, vzp), vlo), vhi));
+    }
+    const __m128i b = f.u8 ? _mm_packus_epi16(w[0], w[1]) : _mm_packs_epi16(w[0], w[1]);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * f.ldc), b);
+  }
+}
 TFG_TARGET_END
 #endif
 
@@ -186,6 +229,18 @@ bool RequantHalfUp8(const int32_t* acc, const int32_t* bias, const int32_t* mult
     return true;
   }
 #endif
+  return false;
+}
+
+bool MicroKernelFused8(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, const Fused8& f,
+                       int n0, uint8_t* out) {
+#if TFG_X86
+  if (HaveAvx2()) {
+    MicroAvx2Fused8(A, lda, rows, panel, kpairs, f, n0, out);
+    return true;
+  }
+#endif
+  (void)A, (void)lda, (void)rows, (void)panel, (void)kpairs, (void)f, (void)n0, (void)out;
   return false;
 }
 

@@ -74,11 +74,29 @@ bool HaveAvx2();
 // C[r, 0..15] = sum over the K-pairs of A row r (rows <= kMr, row stride lda int16) times the panel.
 void MicroKernel(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, int32_t* C);
 
+// The HalfUp output stage of an 8-bit op (int32 bias, every channel HalfUp) for Run to apply in the
+// micro-kernel's registers: out[m * ldc + n] = clamp(HalfUp(acc + bias[n], mult[n], shift[n]) + zp).
+struct Fused8 {
+  const int32_t* bias;
+  const int32_t* mult;
+  const int32_t* shift;
+  int32_t zp, lo, hi;  // [lo, hi] inside the output type
+  bool u8;             // uint8 output, else int8
+  uint8_t* out;
+  int64_t ldc;
+};
+// rows (<= kMr) of A times a full 16-column panel with that output stage, written at out (row
+// stride ldc). Returns false (nothing done) without AVX2.
+bool MicroKernelFused8(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, const Fused8& f,
+                       int n0, uint8_t* out);
+
 // Drives the GEMM: M rows in blocks; fill(m0, rows, dst) writes rows m0..m0+rows-1 of A, each Kp
 // int16 (offset applied, zero past K) at dst + r * Kp; write(m, n0, ncols, acc) gets ncols int32
-// sums of row m, columns n0... Blocks run in parallel on the pool.
+// sums of row m, columns n0... Blocks run in parallel on the pool. With `fused` (AVX2), full
+// 16-column panels take its output stage in registers instead of write.
 template <typename Fill, typename Write>
-void Run(int64_t M, const PackedB& B, const Fill& fill, const Write& write, ThreadPool* pool) {
+void Run(int64_t M, const PackedB& B, const Fill& fill, const Write& write, ThreadPool* pool,
+         const Fused8* fused = nullptr) {
   if (M <= 0 || B.N <= 0) return;
   const int Kp = B.Kp;
   // ~64 KiB of A per block, at least kMr rows.
@@ -100,6 +118,10 @@ void Run(int64_t M, const PackedB& B, const Fill& fill, const Write& write, Thre
       const int ncols = std::min(kNr, B.N - n0);
       for (int r0 = 0; r0 < rows; r0 += kMr) {
         const int rr = std::min(kMr, rows - r0);
+        if (fused && ncols == kNr &&
+            MicroKernelFused8(abuf.data() + size_t(r0) * Kp, Kp, rr, B.panel(p), Kp / 2, *fused, n0,
+                              fused->out + (m0 + r0) * fused->ldc + n0))
+          continue;
         MicroKernel(abuf.data() + size_t(r0) * Kp, Kp, rr, B.panel(p), Kp / 2, tile);
         for (int r = 0; r < rr; ++r) write(m0 + r0 + r, n0, ncols, tile + r * kNr);
       }

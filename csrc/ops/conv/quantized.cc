@@ -32,6 +32,7 @@
 #include "ops/conv/quantized.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "ops/conv/qgemm.h"
 #include "ops/simd.h"
@@ -420,6 +421,18 @@ void ConvLoops(const QConvState& s, const TI* in, const TW* f, TI* out, ThreadPo
   else body(0, pixels);
 }
 
+// The AVX2 GEMM's in-register output stage for an 8-bit op whose stage is HalfUp on every channel
+// with int32 biases (qgemm::Fused8); null where it does not apply (the tile then goes through write).
+template <typename TI>
+const qgemm::Fused8* Fused8For(const OutputStage& os, int channels, TI* out, int64_t ldc, qgemm::Fused8* f) {
+  if (os.rounding != qgemm::Rounding::kHalfUp || os.body_end < channels || int(os.bias32.size()) < channels ||
+      int(os.shift32.size()) < channels || int(os.mult.size()) < channels)
+    return nullptr;
+  *f = qgemm::Fused8{os.bias32.data(), os.mult.data(), os.shift32.data(), os.zp, os.lo, os.hi,
+                     std::is_same<TI, uint8_t>::value, reinterpret_cast<uint8_t*>(out), ldc};
+  return f;
+}
+
 template <typename TI>
 void ConvFast(const QConvState& s, const TI* in, TI* out, ThreadPool* pool) {
   const int K = s.k_h * s.k_w * s.in_c, Kp = s.packed.Kp;
@@ -453,7 +466,8 @@ void ConvFast(const QConvState& s, const TI* in, TI* out, ThreadPool* pool) {
   };
   const OutputStage& os = s.q.os;
   auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) { os.Row<TI>(acc, n0, ncols, out + m * s.out_c + n0); };
-  qgemm::Run(int64_t(s.batch) * hw, s.packed, fill, write, pool);
+  qgemm::Fused8 f8;
+  qgemm::Run(int64_t(s.batch) * hw, s.packed, fill, write, pool, Fused8For(os, s.out_c, out, s.out_c, &f8));
 }
 
 // im2col rows for the VNNI GEMM: x ^ 0x80 (x + 128 as uint8), padding taps the input zero point
@@ -757,7 +771,8 @@ void FcFast(const QFcState& s, const TI* in, TI* out, ThreadPool* pool) {
   };
   const OutputStage& os = s.q.os;
   auto write = [&](int64_t m, int n0, int ncols, const int32_t* acc) { os.Row<TI>(acc, n0, ncols, out + m * s.units + n0); };
-  qgemm::Run(s.batch, s.packed, fill, write, pool);
+  qgemm::Fused8 f8;
+  qgemm::Run(s.batch, s.packed, fill, write, pool, Fused8For(os, s.units, out, s.units, &f8));
 }
 
 void FcFast8(QFcState& s, const int8_t* in, int8_t* out, ThreadPool* pool) {
