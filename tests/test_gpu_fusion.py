@@ -180,9 +180,14 @@ def kernel_labels(names, label):
     return sum(1 for n in names if n == label or n.startswith(label + "+"))
 
 
-@pytest.mark.parametrize("precision,batch", [("F32", 1), ("F32_F16", 1), ("F32", 2)])
-def test_depthwise_computed_in_pointwise_conv(precision, batch, monkeypatch):
+# splitk: the 1x1 kernel computing the depthwise values -- "all": the split-K kernel (staged
+# in local memory) on every 1x1 layer, "0": the direct kernel. (By default the split-K kernel
+# takes the pairs whose 1x1 layer the GEMM would not, and the others keep two kernels.)
+@pytest.mark.parametrize("precision,batch,splitk", [("F32", 1, "all"), ("F32_F16", 1, "all"), ("F32", 2, "all"),
+                                                    ("F32", 1, "0"), ("F32", 2, "0")])
+def test_depthwise_computed_in_pointwise_conv(precision, batch, splitk, monkeypatch):
     require_gpu()
+    monkeypatch.setenv("TFLITE_GPU_CONV_SPLITK", splitk)
     monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION", raising=False)
     monkeypatch.delenv("TFLITE_GPU_FUSION_DWPW_MAX_MACS", raising=False)
     monkeypatch.setenv("TFLITE_GPU_ENABLE_FUSION", "dwpw,tail")  # opt-in levers (slower on NVIDIA, env.h)

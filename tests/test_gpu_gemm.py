@@ -11,6 +11,11 @@ CI samples (PoCL compiles every model per tile): each forced tile in F32 on thre
 storage with the generator's choice and 8x2; TFLITE_GPU_TEST_FULL=1 runs every tile x precision x
 shape.
 
+The split-K kernel of 1x1 convolutions at small M (EmitPointwiseSplitK, TFLITE_GPU_CONV_SPLITK)
+is checked the same way: every per-item tile shape forced (TMxTNxRMxRN, incl. 1 position x 1
+slice, a source-slice loop the split does not divide, K and N not multiples of 4, M = 1, a
+fused residual ADD) and its rule over every 1x1 layer ("all").
+
 Tolerances as in test_gpu_ops.py: F32 rel-L2 <= 1e-5, fp16 storage 5e-3.
 """
 import os
@@ -93,3 +98,91 @@ def test_gemm_off_runs_the_direct_kernel(monkeypatch):
     got, kernels = gpu_run(model, x, "F32")
     assert not any("_gemm" in k for k in kernels), kernels
     assert rel_l2(got, run_tflite_gpu(model, [x], reference=True)[0]) <= 1e-5
+
+
+# (batch, H, W, in channels, out channels, activation): M = 1 (a classifier row), odd K and N.
+SPLITK_SHAPES = SHAPES + [(1, 1, 1, 37, 10, "RELU"), (1, 1, 1, 300, 1001, "NONE"), (1, 14, 14, 128, 256, "RELU6")]
+
+
+@pytest.mark.parametrize("tile", ["16x8x2x2", "32x8x4x2", "8x2x2x2", "1x1x1x1", "4x16x1x2", "64x4x4x1", "16x8x2x2x2",
+                                  "16x8x2x2x0x4x1", "all"])
+@pytest.mark.parametrize("precision", ["F32", "F32_F16"])
+def test_pointwise_splitk_matches_reference(tile, precision, monkeypatch):
+    require_gpu()
+    monkeypatch.setenv("TFLITE_GPU_CONV_SPLITK", tile)
+    monkeypatch.delenv("TFLITE_GPU_CONV_GEMM", raising=False)
+    full = os.environ.get("TFLITE_GPU_TEST_FULL") == "1"
+    if not full and precision != "F32" and tile not in ("all", "16x8x2x2"):
+        pytest.skip("sampled: fp16 storage runs the rule and 16x8x2x2 (TFLITE_GPU_TEST_FULL=1: all)")
+    shapes = SPLITK_SHAPES if full or tile == "all" else [SPLITK_SHAPES[i] for i in (0, 2, 5, 6)]
+    if tile.count("x") == 6 and precision != "F32":
+        pytest.skip("the aligned-float4 load variant (7th field) exists in F32 only")
+    tol = 1e-5 if precision == "F32" else 5e-3
+    rng = np.random.default_rng(5)
+    for i, (b, h, w, ci, co, act) in enumerate(shapes):
+        model = pointwise_model(b, h, w, ci, co, act, residual=(i % 2 == 0))
+        x = rng.standard_normal([b, h, w, ci]).astype(np.float32)
+        want = run_tflite_gpu(model, [x], reference=True)[0]
+        got, kernels = gpu_run(model, x, precision)
+        assert got.shape == want.shape
+        assert rel_l2(got, want) <= tol, (tile, precision, (b, h, w, ci, co), rel_l2(got, want), kernels)
+        # Forced tiles fit every layer here (at most 8 float4 partial sums per item): every conv of
+        # the case runs the split-K kernel. The rule ("all": also where the GEMM would run) takes
+        # layers of 16+ source slices and a tile of 16+ items filling the device (PoCL: 2 units),
+        # here the 14x14x128 -> 256 case (in F32: in fp16 storage NVIDIA's tensor-core kernel
+        # takes layers of 128+ positions first).
+        splitk = [k for k in kernels if "_splitk" in k]
+        if tile != "all" or (ci >= 64 and h * w >= 196 and precision == "F32"):
+            assert len(splitk) == (2 if i % 2 == 0 else 1), (tile, kernels)
+        if tile != "all":
+            # Named _splitkTMxTNxRMxRNxKS (KS: the split the generator gave the tile).
+            want_tile = "x".join(tile.split("x")[:4])
+            assert all(k.rsplit("x", 1)[0].endswith("_splitk" + want_tile) for k in splitk), kernels
+            if tile.count("x") >= 4 and tile.split("x")[4] != "0":
+                assert all(k.endswith("x" + tile.split("x")[4]) for k in splitk), kernels
+
+
+def test_splitk_off_keeps_the_old_choice(monkeypatch):
+    require_gpu()
+    monkeypatch.setenv("TFLITE_GPU_CONV_SPLITK", "0")
+    model = pointwise_model(1, 1, 1, 37, 10, "RELU", residual=False)
+    x = np.random.default_rng(6).standard_normal([1, 1, 1, 37]).astype(np.float32)
+    got, kernels = gpu_run(model, x, "F32")
+    assert not any("_splitk" in k for k in kernels), kernels
+    assert rel_l2(got, run_tflite_gpu(model, [x], reference=True)[0]) <= 1e-5
+
+
+def dwpw_model(b, h, w, ci, co, act, stride):
+    net = _Net(12, "float32", "depthwise + pointwise")
+    x = net.mb.add_input([b, h, w, ci], name="x")
+    d = net.dwconv(x, k=3, stride=stride, act="RELU6", gain=1.0)
+    y = net.conv(d, co, k=1, act=act, gain=1.0, prefix="pw")
+    z = net.conv(y, co, k=1, act="NONE", gain=1.0, prefix="pw2")
+    return net.finish({"x": x}, {"y": net.binary("ADD", z, y)})
+
+
+@pytest.mark.parametrize("tile", ["16x8x2x2", "32x4x4x2", "4x16x1x2x4", "all"])
+@pytest.mark.parametrize("precision", ["F32", "F32_F16"])
+def test_splitk_computes_depthwise_input(tile, precision, monkeypatch):
+    """The split-K kernel with a computed input (DEPTHWISE_CONV_2D fused in, TFLITE_GPU_ENABLE_FUSION
+    dwpw): each work group stages its positions' depthwise values in local memory."""
+    require_gpu()
+    monkeypatch.setenv("TFLITE_GPU_CONV_SPLITK", tile)
+    monkeypatch.setenv("TFLITE_GPU_ENABLE_FUSION", "dwpw")
+    monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION", raising=False)
+    monkeypatch.delenv("TFLITE_GPU_CONV_GEMM", raising=False)
+    if os.environ.get("TFLITE_GPU_TEST_FULL") != "1" and precision != "F32" and tile != "16x8x2x2":
+        pytest.skip("sampled: fp16 storage runs 16x8x2x2 (TFLITE_GPU_TEST_FULL=1: all)")
+    tol = 1e-5 if precision == "F32" else 5e-3
+    rng = np.random.default_rng(8)
+    # (batch, H, W, in, out, act, depthwise stride): odd K / N, batch 2, stride 2, M below one tile.
+    for b, h, w, ci, co, act, st in [(1, 9, 7, 40, 72, "RELU", 1), (2, 10, 9, 17, 33, "NONE", 2), (1, 3, 2, 64, 20, "RELU6", 1)]:
+        model = dwpw_model(b, h, w, ci, co, act, st)
+        x = rng.standard_normal([b, h, w, ci]).astype(np.float32)
+        want = run_tflite_gpu(model, [x], reference=True)[0]
+        got, kernels = gpu_run(model, x, precision)
+        assert rel_l2(got, want) <= tol, (tile, precision, (b, h, w, ci, co), rel_l2(got, want), kernels)
+        # The depthwise runs no kernel of its own; both 1x1 layers run the split-K kernel (with
+        # "all", the rule's limits may leave the second, whose input is not computed, to another).
+        assert not any(k.startswith("depthwise") for k in kernels), kernels
+        assert sum("_splitk" in k for k in kernels) == 2 or (tile == "all" and "_splitk" in kernels[1]), kernels

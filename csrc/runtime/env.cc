@@ -69,6 +69,7 @@ bool FusionDisabled(const char* lever) {
 
 std::string ConvGemm() { return Get("TFLITE_GPU_CONV_GEMM"); }
 std::string ConvMma() { return Get("TFLITE_GPU_CONV_MMA"); }
+std::string ConvSplitK() { return Get("TFLITE_GPU_CONV_SPLITK"); }
 
 int64_t FusionDwPwMaxMacs(int64_t dflt) {
   const std::string v = Get("TFLITE_GPU_FUSION_DWPW_MAX_MACS");

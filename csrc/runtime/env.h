@@ -100,5 +100,14 @@ std::string ConvGemm();
 // the generator's choice. For measuring; part of the serialization key.
 std::string ConvMma();
 
+// TFLITE_GPU_CONV_SPLITK: the split-K kernel of 1x1 convolutions at small M (conv_common_gpu.cc,
+// EmitPointwiseSplitK; a work group splits the input-channel loop and adds its partial sums in
+// local memory): "0" turns it off (the GEMM / direct choice above runs), "all" lets its rule
+// take also the layers the GEMM would take, "TMxTNxRMxRN" (e.g. "16x8x2x2": positions x
+// destination slices per work group, per item) forces that tile on every 1x1 layer it fits, and
+// "TMxTNxRMxRNxKSxU" also the K split (0: the generator's) and the loop's unroll; unset: the rule
+// (layers the GEMM declines). For measuring; part of the serialization key.
+std::string ConvSplitK();
+
 }  // namespace env
 }  // namespace tflite_gpu

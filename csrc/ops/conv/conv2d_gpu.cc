@@ -1,6 +1,7 @@
 // GPU side of CONV_2D (the convolution-like generator EmitConv, conv_common_gpu.cc)
 // CPU kernel: conv2d.cc.
 #include "ops/conv/conv_common_gpu.h"
+#include "runtime/env.h"
 
 namespace tflite_gpu {
 namespace {
@@ -56,6 +57,10 @@ int64_t AcceptInline(GpuBuildContext& ctx, int input) {
   if (g.k_h != 1 || g.k_w != 1 || g.stride_h != 1 || g.stride_w != 1 || g.pad_t != 0 || g.pad_l != 0 || g.groups != 1)
     return 0;
   const int dS = (g.out_c + 3) / 4;
+  // The split-K kernel stages the computed values per work group; where it would not run (layers
+  // the GEMM serves), the pair keeps two kernels. TFLITE_GPU_CONV_SPLITK=0: the direct fused kernel.
+  if (env::ConvSplitK() != "0")
+    return SplitKComputedTimes(ctx, int64_t(g.batch) * g.out_h * g.out_w, dS, (g.in_c + 3) / 4);
   return CeilDiv(dS, FusedSliceTile(dS));
 }
 

@@ -135,7 +135,252 @@ Status EmitPointwiseGemm(GpuBuildContext& ctx, const std::string& name, const Gp
   return OkStatus();
 }
 
+// 1x1, stride-1 convolutions at small M (batch 1: a few hundred positions or fewer), where the
+// tiled GEMM has less than one wave of work groups: a work group of WG items computes a tile of
+// TM positions x TN destination slices, and splits the source-slice loop over KS groups of items
+// (KS = WG / (PM * PN)), whose partial sums it adds in local memory before the epilogue. Item lid
+// = (kp * PN + pn) * PM + pm owns positions m0 + pm + r * PM (r < RM) and slices n0 + pn + q * PN
+// (q < RN), RM x RN float4 accumulators, and source slices kp, kp + KS, ... Lanes of a warp
+// share kp: their reads of the input are consecutive float4s of one slice (PHWC4), those of the
+// weights consecutive float4s of one row. Weights are packed [input channel k][slice n] float4
+// (4 output channels), N padded to the tile; no local staging: each item reads its operands from
+// global memory (L1) directly.
+//
+// A computed input (a DEPTHWISE_CONV_2D or pooling computed here, GpuInlineFn) is staged: the work
+// group first computes its TM positions x all source slices into local memory (each value once
+// per work group: ceil(dS / TN) times in all), then the split loop reads them there.
+struct SplitKTile {
+  int tm = 0, tn = 0, rm = 0, rn = 0, ks = 0;
+  int unroll = 2;  // of the source-slice loop
+  // Measurement only (forced tiles): 1 reads weights and input as aligned float4 (F32 precision),
+  // not through vload4.
+  int loads = 0;
+};
+
+// Items per work group of the split-K kernel, and the most partial sums one keeps in local memory.
+constexpr int kSplitKWg = 256;
+constexpr int kSplitKMaxKs = 32;
+constexpr int kSplitKMaxRed = 32768;  // bytes of float4 partial sums (WG x RM x RN x 16)
+// Staged (computed) input: at most this many bytes of local memory (SS x (TM + 1) float4), and
+// each computed value computed by at most this many work groups (ceil(dS / TN)).
+constexpr int kSplitKMaxStage = 32768;
+constexpr int kSplitKMaxRecompute = 16;
+// The rule's limits (ChooseSplitK): output items per work group (PM x PN) and source slices.
+constexpr int kSplitKMinItems = 16;
+constexpr int kSplitKMinSlices = 16;
+
+// Completes a tile (TM, TN, RM, RN) with its KS; {} when the tile does not fit the device or the layer.
+SplitKTile SplitKOf(int tm, int tn, int rm, int rn, int SS, size_t max_wg, int force_ks = 0) {
+  if (tm <= 0 || tn <= 0 || rm <= 0 || rn <= 0 || tm % rm || tn % rn) return {};
+  const int pm = tm / rm, pn = tn / rn;
+  const int wg = int(std::min<size_t>(kSplitKWg, max_wg));
+  if (pm * pn > wg) return {};
+  int ks = 1;
+  // At least 2 source slices per item (1 when the layer has fewer than 4).
+  while (pm * pn * ks * 2 <= wg && ks * 2 <= kSplitKMaxKs && SS >= ks * 4) ks *= 2;
+  if (force_ks > 0) {  // a forced split (measurements): up to the device's work-group size
+    if (size_t(pm) * pn * force_ks > max_wg || force_ks > kSplitKMaxKs) return {};
+    ks = force_ks;
+  }
+  if (size_t(pm) * pn * ks * rm * rn * 16 > size_t(kSplitKMaxRed)) return {};
+  return {tm, tn, rm, rn, ks};
+}
+
+// The per-item register tile of a work-group tile: 2 slices and 2-4 positions where the tile has them.
+SplitKTile SplitKDefault(int tm, int tn, int SS, size_t max_wg) {
+  const int rn = std::min(tn, 2), rm = tm >= 32 ? 4 : (tm >= 2 ? 2 : 1);
+  return SplitKOf(tm, tn, rm, rn, SS, max_wg);
+}
+
+// The split-K tile for M positions x dS destination slices x SS source slices, or {} (then the
+// existing choices: the GEMM or the direct kernel). TFLITE_GPU_CONV_SPLITK: "0" off; "all" also
+// where the GEMM would run; "TMxTNxRMxRN" forces that tile on every 1x1 layer it fits
+// ("TMxTNxRMxRNxKS" also the split, up to the device's work-group size; KS 0: the generator's;
+// "TMxTNxRMxRNxKSxU" also the unroll of the source-slice loop, default 2; a 7th field 1: aligned
+// float4 loads in F32). Rule: the largest tile (TM x TN) that still gives one work group per
+// compute unit, fewest float4 reads per source slice (TM + 4 TN) among equals, then least
+// padding; only tiles of 16+ output items per work group (KS <= 16), and only layers of 16+
+// source slices (K >= 61): measured on an NVIDIA H100 (v1/v2 batch 1, every tile forced per
+// layer), smaller tiles (KS 32) and K lost to the direct kernel (v2 7x7x960->160: 12 -> 17 us),
+// while the tiles kept won on v1's 14x14x512->512 (22-23 -> 16-17 us), 7x7x1024->1024 (24 -> 17.5)
+// and v2's 7x7x160->960 (9.4 -> 6.2). A computed input (the fused depthwise) takes the rule
+// without those limits (the alternative there is no fusion): layers too small for one wave take
+// the tile with the most work groups.
+bool SplitKForced() {
+  int a, b, c, d;
+  return std::sscanf(env::ConvSplitK().c_str(), "%dx%dx%dx%d", &a, &b, &c, &d) == 4;
+}
+
+bool StageFits(int tm, int SS) { return int64_t(SS) * (tm + 1) * 16 <= kSplitKMaxStage; }
+
+SplitKTile ChooseSplitK(int64_t M, int dS, int SS, bool gemm_chosen, bool computed, const gpu::GpuDeviceCaps& caps) {
+  const std::string v = env::ConvSplitK();
+  if (v == "0") return {};
+  const size_t max_wg = caps.max_work_group_size;
+  int tm = 0, tn = 0, rm = 0, rn = 0, ks = 0, unroll = 0, loads = 0;
+  if (std::sscanf(v.c_str(), "%dx%dx%dx%dx%dx%dx%d", &tm, &tn, &rm, &rn, &ks, &unroll, &loads) >= 4) {
+    if (computed && (!StageFits(tm, SS) || CeilDiv(dS, tn) > kSplitKMaxRecompute)) return {};
+    SplitKTile t = SplitKOf(tm, tn, rm, rn, SS, max_wg, ks);
+    if (unroll > 0) t.unroll = std::min(unroll, 64);
+    t.loads = loads == 1 ? 1 : 0;
+    return t;
+  }
+  if (gemm_chosen && v != "all") return {};
+  if (!computed && SS < kSplitKMinSlices) return {};
+  const int64_t cu = caps.compute_units > 0 ? caps.compute_units : 16;
+  SplitKTile best;
+  int64_t best_area = 0, best_reads = 0, best_pad = 0, best_groups = 0;
+  bool best_full = false;
+  for (int ctm : {64, 32, 16, 8, 4, 2, 1}) {
+    if (ctm > 1 && ctm / 2 >= M) continue;  // at most one power of two past the layer's positions
+    for (int ctn : {16, 8, 4, 2, 1}) {
+      if (ctn > 1 && ctn / 2 >= dS) continue;
+      if (computed && (!StageFits(ctm, SS) || CeilDiv(dS, ctn) > kSplitKMaxRecompute)) continue;
+      const SplitKTile t = SplitKDefault(ctm, ctn, SS, max_wg);
+      if (t.tm == 0) continue;
+      if (!computed && (t.tm / t.rm) * (t.tn / t.rn) < kSplitKMinItems) continue;
+      const int64_t groups = CeilDiv(M, ctm) * CeilDiv(dS, ctn);
+      const int64_t area = int64_t(ctm) * ctn, reads = ctm + 4 * ctn;
+      const int64_t pad = groups * area;
+      const bool full = groups >= cu;
+      bool better;
+      if (best.tm == 0) better = true;
+      else if (full != best_full) better = full;
+      else if (!full) better = groups > best_groups || (groups == best_groups && reads < best_reads);
+      else if (area != best_area) better = area > best_area;
+      else if (reads != best_reads) better = reads < best_reads;
+      else better = pad < best_pad;
+      if (better) {
+        best = t;
+        best_area = area;
+        best_reads = reads;
+        best_pad = pad;
+        best_groups = groups;
+        best_full = full;
+      }
+    }
+  }
+  if (!computed && !best_full) return {};
+  return best;
+}
+
+Status EmitPointwiseSplitK(GpuBuildContext& ctx, const std::string& name, const GpuTensorRef& src,
+                           const GpuTensorRef& dst, const ConvCore& c, SplitKTile t) {
+  const BHWC& si = src.shape;
+  const BHWC& so = dst.shape;
+  const int dS = so.slices(), SS = si.slices();
+  const int TM = t.tm, TN = t.tn, RM = t.rm, RN = t.rn, KS = t.ks;
+  const int PM = TM / RM, PN = TN / RN, PO = PM * PN, WG = PO * KS;
+  const bool staged = ctx.computed(src);
+  const bool f4 = t.loads == 1 && ctx.precision() == gpu::Precision::kF32 && !staged;
+  const int TMP = TM + 1;  // staged rows of TM positions, padded (local memory banks)
+  const int64_t P = int64_t(so.h) * so.w, PB = P * so.b;
+  const int GN = int(CeilDiv(dS, TN)), NPS = GN * TN;  // padded destination slices
+  std::vector<float> w(size_t(SS) * 4 * NPS * 4, 0.f);
+  for (int k = 0; k < c.IC; ++k)
+    for (int oc = 0; oc < c.OC; ++oc) w[size_t(k) * NPS * 4 + oc] = c.W(oc, 0, 0, k);
+  KernelBuilder& kb = ctx.NewKernel(name + "_splitk" + I(TM) + "x" + I(TN) + "x" + I(RM) + "x" + I(RN) + "x" + I(KS));
+  kb.AddInput("src", src);
+  kb.AddOutput("dst", dst);
+  kb.AddConstBuffer("w", std::move(w));
+  if (c.bias) kb.AddConstBuffer("bias", PaddedBias(c.bias, c.OC, size_t(NPS) * 4));
+  const std::string sP = I(P), sPB = I(PB), sPM = I(PM), sPN = I(PN), sPO = I(PO), sNPS = I(NPS);
+  std::string b;
+  b += "const int lid = get_local_id(0);\n";
+  b += "const int pm = lid % " + sPM + ", pn = (lid / " + sPM + ") % " + sPN + ", kp = lid / " + sPO + ";\n";
+  b += "const int m0 = get_group_id(0) * " + I(TM) + ", n0 = get_group_id(1) * " + I(TN) + ";\n";
+  for (int r = 0; r < RM; ++r) {
+    const std::string R = I(r);
+    // Positions past the end read the last one (valid) and are not written.
+    b += "const int p" + R + " = min(m0 + pm + " + I(r * PM) + ", " + I(PB - 1) + ");\n";
+    if (so.b > 1)
+      b += "const int b" + R + " = p" + R + " / " + sP + ", q" + R + " = p" + R + " % " + sP + ";\n";
+    else
+      b += "const int b" + R + " = 0, q" + R + " = p" + R + ";\n";
+  }
+  for (int r = 0; r < RM; ++r)
+    for (int q = 0; q < RN; ++q) b += "float4 a" + I(r) + "_" + I(q) + " = (float4)(0.0f);\n";
+  b += "const int wn = n0 + pn;\n";
+  const int64_t red_n = KS > 1 ? int64_t(WG) * RM * RN : 0, stage_n = staged ? int64_t(SS) * TMP : 0;
+  if (red_n + stage_n > 0) b += "__local float4 lds[" + I(std::max(red_n, stage_n)) + "];\n";
+  if (staged) {
+    // Each computed value of the tile once (true coordinates: a computed input is not flat readable).
+    b += "for (int e = lid; e < " + I(int64_t(SS) * TM) + "; e += " + I(WG) + ") {\n";
+    b += "  const int sl = e / " + I(TM) + ", mi = e % " + I(TM) + ";\n";
+    b += "  const int pp = min(m0 + mi, " + I(PB - 1) + "), pb = pp / " + sP + ", pq = pp % " + sP + ";\n";
+    b += "  lds[sl * " + I(TMP) + " + mi] = READ_src(pb, pq / src_W, pq % src_W, sl);\n";
+    b += "}\n";
+    b += "barrier(CLK_LOCAL_MEM_FENCE);\n";
+  }
+  const int NI = int(CeilDiv(SS, KS));
+  const bool ragged = SS % KS != 0;
+  b += "#pragma unroll " + I(t.unroll) + "\n";
+  b += "for (int i_ = 0; i_ < " + I(NI) + "; ++i_) {\n";
+  b += "  const int s = kp + i_ * " + I(KS) + ";\n";
+  if (ragged) b += "  if (s >= " + I(SS) + ") break;\n";
+  for (int r = 0; r < RM; ++r) {
+    if (staged)
+      b += "  const float4 v" + I(r) + " = lds[s * " + I(TMP) + " + pm + " + I(r * PM) + "];\n";
+    else if (f4)  // F32: every buffer is a float array aligned to its base; flat: y = 0, x = q
+      b += "  const float4 v" + I(r) + " = ((__global const float4*)src)[(b" + I(r) + " * " + I(SS) + " + s) * " + sP +
+           " + q" + I(r) + "];\n";
+    else
+      b += "  const float4 v" + I(r) + " = READ_src(b" + I(r) + ", 0, q" + I(r) + ", s);\n";
+  }
+  b += "  const int wi = s * " + I(4 * NPS) + " + wn;\n";
+  for (int q = 0; q < RN; ++q) {
+    b += "  {\n";
+    for (int i = 0; i < 4; ++i)
+      b += "    const float4 w" + I(i) + " = " + (f4 ? "((__global const float4*)w)[" : "LOADW4_w(") + "wi + " +
+           I(i * NPS + q * PN) + (f4 ? "];\n" : ");\n");
+    for (int r = 0; r < RM; ++r) {
+      const std::string a = "a" + I(r) + "_" + I(q), v = "v" + I(r);
+      b += "    " + a + " += " + v + ".x * w0; " + a + " += " + v + ".y * w1; " + a + " += " + v + ".z * w2; " + a +
+           " += " + v + ".w * w3;\n";
+    }
+    b += "  }\n";
+  }
+  b += "}\n";
+  auto epilogue = [&](const std::string& acc, const std::string& op, const std::string& os) {
+    std::string e = "{\nconst int op = " + op + ", os = " + os + ";\n";
+    e += "if (op < " + sPB + " && os < dst_S) {\n";
+    e += "float4 r = " + acc + ";\n";
+    if (c.bias) e += "r += LOADW4_bias(os);\n";
+    e += ActivationCode(c.act, "r");
+    e += "const int ob = op / " + sP + ", oq = op % " + sP + ";\n";
+    e += "WRITE_dst(r, ob, oq / dst_W, oq % dst_W, os);\n}\n}\n";
+    return e;
+  };
+  if (KS == 1) {
+    for (int r = 0; r < RM; ++r)
+      for (int q = 0; q < RN; ++q)
+        b += epilogue("a" + I(r) + "_" + I(q), "m0 + pm + " + I(r * PM), "n0 + pn + " + I(q * PN));
+  } else {
+    // Partial sums [j = q * RM + r][kp][pn * PM + pm]; then the WG items sum KS of them per output.
+    if (staged) b += "barrier(CLK_LOCAL_MEM_FENCE);\n";  // lds held the staged input
+    for (int r = 0; r < RM; ++r)
+      for (int q = 0; q < RN; ++q) b += "lds[" + I((q * RM + r) * WG) + " + lid] = a" + I(r) + "_" + I(q) + ";\n";
+    b += "barrier(CLK_LOCAL_MEM_FENCE);\n";
+    b += "for (int o = lid; o < " + I(PO * RM * RN) + "; o += " + I(WG) + ") {\n";
+    b += "const int j = o / " + sPO + ", tt = o % " + sPO + ";\n";
+    b += "float4 sum = lds[j * " + I(WG) + " + tt];\n";
+    b += "for (int k = 1; k < " + I(KS) + "; ++k) sum += lds[j * " + I(WG) + " + k * " + sPO + " + tt];\n";
+    b += epilogue("sum", "m0 + tt % " + sPM + " + (j % " + I(RM) + ") * " + sPM,
+                  "n0 + tt / " + sPM + " + (j / " + I(RM) + ") * " + sPN);
+    b += "}\n";
+  }
+  kb.body = b;
+  kb.local = {size_t(WG), 1, 1};
+  kb.grid = {size_t(CeilDiv(PB, TM) * WG), size_t(GN), 1};
+  return OkStatus();
+}
+
 }  // namespace
+
+int64_t SplitKComputedTimes(const GpuBuildContext& ctx, int64_t M, int dS, int SS) {
+  const SplitKTile k = ChooseSplitK(M, dS, SS, ChooseGemmTile(M, dS, ctx.caps()).rm > 0, true, ctx.caps());
+  return k.tm > 0 ? CeilDiv(dS, k.tn) : 0;
+}
 
 Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRef& src, const GpuTensorRef& dst,
                 const ConvCore& c) {
@@ -153,10 +398,15 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   // A computed input (a depthwise conv recomputed here, see FusedSliceTile): each item group of ST
   // destination slices recomputes the values it reads, so ST stays at its fused size.
   const bool computed = ctx.computed(src);
-  if (!computed && !c.remap && !c.transposed && c.groups == 1 && c.KH == 1 && c.KW == 1 && c.SH == 1 && c.SW == 1 &&
-      c.PT == 0 && c.PL == 0 && si.h == so.h && si.w == so.w && si.b == so.b && ctx.flat_readable(src)) {
-    if (WantMma(ctx, src, dst)) return EmitPointwiseMma(ctx, name, src, dst, c);
-    const GemmTile t = ChooseGemmTile(int64_t(so.b) * so.h * so.w, dS, ctx.caps());
+  if (!c.remap && !c.transposed && c.groups == 1 && c.KH == 1 && c.KW == 1 && c.SH == 1 && c.SW == 1 && c.PT == 0 &&
+      c.PL == 0 && si.h == so.h && si.w == so.w && si.b == so.b && (computed || ctx.flat_readable(src))) {
+    // A forced split-K tile wins over the tensor-core kernel (as a forced GEMM tile does).
+    if (!computed && !SplitKForced() && WantMma(ctx, src, dst)) return EmitPointwiseMma(ctx, name, src, dst, c);
+    const int64_t M = int64_t(so.b) * so.h * so.w;
+    const GemmTile t = computed ? GemmTile{} : ChooseGemmTile(M, dS, ctx.caps());
+    const SplitKTile k = ChooseSplitK(M, dS, sS, computed ? ChooseGemmTile(M, dS, ctx.caps()).rm > 0 : t.rm > 0,
+                                      computed, ctx.caps());
+    if (k.tm > 0) return EmitPointwiseSplitK(ctx, name, src, dst, c, k);
     if (t.rm > 0) return EmitPointwiseGemm(ctx, name, src, dst, c, t);
   }
   if (computed) ST = FusedSliceTile(dS);

@@ -123,6 +123,11 @@ inline Status CheckConstBias(const GpuCheckContext& c, int i, int n) {
   return OkStatus();
 }
 
+// A 1x1, stride-1 layer of M positions, dS destination and SS source slices whose input is computed
+// (GpuInlineFn): how many times the split-K kernel computes each input value (its work groups along
+// N), or 0 when it would not run there (then the old fused kernel / no fusion, see AcceptInline).
+int64_t SplitKComputedTimes(const GpuBuildContext& ctx, int64_t M, int dS, int SS);
+
 Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRef& src, const GpuTensorRef& dst,
                 const ConvCore& c);
 

@@ -1,6 +1,7 @@
 // GPU side of FULLY_CONNECTED (EmitConv, conv_common_gpu.cc)
 // CPU kernel: fully_connected.cc.
 #include "ops/conv/conv_common_gpu.h"
+#include "runtime/env.h"
 
 namespace tflite_gpu {
 namespace {
@@ -85,6 +86,8 @@ int64_t AcceptInline(GpuBuildContext& ctx, int input) {
   gpu::ToBHWC(ctx.cpu_output(0).shape, &out);
   std::string why;
   if (FcMapping(in, out, ctx.cpu_input(1).shape[1], &why) != FcMap::kPerPixel) return 0;
+  if (env::ConvSplitK() != "0")  // as CONV_2D's (conv2d_gpu.cc)
+    return SplitKComputedTimes(ctx, int64_t(out.b) * out.h * out.w, out.slices(), in.slices());
   return CeilDiv(out.slices(), FusedSliceTile(out.slices()));
 }
 
