@@ -184,8 +184,63 @@ void MicroAvx2Fused8(const int16_t* A, int64_t lda, int rows, const int16_t* pan
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * f.ldc), b);
   }
 }
+// n (>= 8) values widened to int16 plus the offset: 16 or 8 at a time, the last chunk overlapping
+// the one before it (same values rewritten) so no read passes src + n.
+template <typename T>
+inline void WidenAvx2(const T* src, int n, __m256i off16, int16_t* dst) {
+  auto w16 = [&](int j) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + j));
+    const __m256i y = std::is_signed<T>::value ? _mm256_cvtepi8_epi16(x) : _mm256_cvtepu8_epi16(x);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j), _mm256_add_epi16(y, off16));
+  };
+  auto w8 = [&](int j) {
+    const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + j));
+    const __m128i y = std::is_signed<T>::value ? _mm_cvtepi8_epi16(x) : _mm_cvtepu8_epi16(x);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j), _mm_add_epi16(y, _mm256_castsi256_si128(off16)));
+  };
+  if (n >= 16) {
+    int j = 0;
+    for (; j + 16 <= n; j += 16) w16(j);
+    if (j < n) w16(n - 16);
+  } else {
+    w8(0);
+    if (n > 8) w8(n - 8);
+  }
+}
+
+template <typename T>
+void Im2colRun16Avx2(const T* src, int64_t px_step, int npx, int64_t row_step, int kh, int row_len, int32_t offset,
+                     int16_t* dst, int Kp) {
+  const __m256i off16 = _mm256_set1_epi16(int16_t(offset));
+  for (int p = 0; p < npx; ++p) {
+    const T* s0 = src + p * px_step;
+    int16_t* d = dst + int64_t(p) * Kp;
+    for (int ky = 0; ky < kh; ++ky, s0 += row_step, d += row_len) {
+      if (row_len >= 8) {
+        WidenAvx2(s0, row_len, off16, d);
+      } else {
+        for (int j = 0; j < row_len; ++j) d[j] = int16_t(int32_t(s0[j]) + offset);
+      }
+    }
+    for (int k = kh * row_len; k < Kp; ++k) dst[int64_t(p) * Kp + k] = 0;
+  }
+}
 TFG_TARGET_END
 #endif
+
+template <typename T>
+void Im2colRun16Any(const T* src, int64_t px_step, int npx, int64_t row_step, int kh, int row_len, int32_t offset,
+                    int16_t* dst, int Kp) {
+#if TFG_X86
+  if (HaveAvx2()) return Im2colRun16Avx2(src, px_step, npx, row_step, kh, row_len, offset, dst, Kp);
+#endif
+  for (int p = 0; p < npx; ++p) {
+    int16_t* d = dst + int64_t(p) * Kp;
+    for (int ky = 0; ky < kh; ++ky)
+      for (int j = 0; j < row_len; ++j) d[ky * row_len + j] = int16_t(int32_t(src[p * px_step + ky * row_step + j]) + offset);
+    for (int k = kh * row_len; k < Kp; ++k) d[k] = 0;
+  }
+}
 
 template <typename T>
 int RequantRow(const int32_t* acc, const int32_t* bias, const int32_t* mult, const int32_t* shift, int32_t zp,
@@ -230,6 +285,15 @@ bool RequantHalfUp8(const int32_t* acc, const int32_t* bias, const int32_t* mult
   }
 #endif
   return false;
+}
+
+void Im2colRun16(const int8_t* src, int64_t px_step, int npx, int64_t row_step, int kh, int row_len, int32_t offset,
+                 int16_t* dst, int Kp) {
+  Im2colRun16Any(src, px_step, npx, row_step, kh, row_len, offset, dst, Kp);
+}
+void Im2colRun16(const uint8_t* src, int64_t px_step, int npx, int64_t row_step, int kh, int row_len, int32_t offset,
+                 int16_t* dst, int Kp) {
+  Im2colRun16Any(src, px_step, npx, row_step, kh, row_len, offset, dst, Kp);
 }
 
 bool MicroKernelFused8(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs, const Fused8& f,

@@ -129,6 +129,15 @@ void Run(int64_t M, const PackedB& B, const Fill& fill, const Write& write, Thre
   });
 }
 
+// im2col of npx consecutive conv windows wholly inside the input (dilation 1 along x) for Run:
+// window p's kh rows of row_len contiguous values at src + p * px_step + ky * row_step go, widened
+// with the offset applied, to dst + p * Kp + ky * row_len; the rest of each dst row up to Kp is
+// zeroed. AVX2 where the CPU has it (reads never pass a source row's end).
+void Im2colRun16(const int8_t* src, int64_t px_step, int npx, int64_t row_step, int kh, int row_len, int32_t offset,
+                 int16_t* dst, int Kp);
+void Im2colRun16(const uint8_t* src, int64_t px_step, int npx, int64_t row_step, int kh, int row_len, int32_t offset,
+                 int16_t* dst, int Kp);
+
 // Fills one A row from `src` (K values) with the offset applied, zero-padded to Kp.
 template <typename T>
 inline void WidenRow(const T* src, int K, int Kp, int32_t offset, int16_t* dst) {

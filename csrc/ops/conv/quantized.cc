@@ -439,15 +439,31 @@ void ConvFast(const QConvState& s, const TI* in, TI* out, ThreadPool* pool) {
   const int64_t hw = int64_t(s.out_h) * s.out_w;
   const int32_t off = s.q.in_offset;
   const bool pointwise = s.k_h == 1 && s.k_w == 1 && s.sh == 1 && s.sw == 1 && s.pad_t == 0 && s.pad_l == 0;
+  // 8-bit inputs: windows wholly inside the input along x (ox in [ox_in0, ox_in1], dilation 1) go
+  // through qgemm::Im2colRun16 in runs
+  const bool runs = sizeof(TI) == 1 && s.dw == 1;
+  const int ox_in0 = (s.pad_l + s.sw - 1) / s.sw;
+  const int ox_in1 = s.in_w - s.k_w + s.pad_l >= 0 ? (s.in_w - s.k_w + s.pad_l) / s.sw : -1;
   auto fill = [&](int64_t m0, int rows, int16_t* dst) {
+    if (pointwise) {  // the block's rows one after another in the input
+      qgemm::Im2colRun16(in + m0 * s.in_c, s.in_c, rows, 0, 1, s.in_c, off, dst, Kp);
+      return;
+    }
     for (int r = 0; r < rows; ++r) {
       const int64_t m = m0 + r;
       int16_t* d = dst + int64_t(r) * Kp;
-      if (pointwise) {
-        qgemm::WidenRow(in + m * s.in_c, s.in_c, Kp, off, d);
-        continue;
-      }
       const int b = int(m / hw), oy = int(m / s.out_w % s.out_h), ox = int(m % s.out_w);
+      const int iy0 = oy * s.sh - s.pad_t;
+      if constexpr (sizeof(TI) == 1) {
+        if (runs && ox >= ox_in0 && ox <= ox_in1 && iy0 >= 0 && iy0 + (s.k_h - 1) * s.dh < s.in_h) {
+          const int n = std::min(std::min(ox_in1, s.out_w - 1) - ox + 1, rows - r);
+          qgemm::Im2colRun16(in + ((int64_t(b) * s.in_h + iy0) * s.in_w + ox * s.sw - s.pad_l) * s.in_c,
+                             int64_t(s.sw) * s.in_c, n, int64_t(s.dh) * s.in_w * s.in_c, s.k_h, s.k_w * s.in_c, off, d,
+                             Kp);
+          r += n - 1;
+          continue;
+        }
+      }
       int16_t* dp = d;
       for (int ky = 0; ky < s.k_h; ++ky) {
         const int iy = oy * s.sh - s.pad_t + ky * s.dh;
