@@ -28,6 +28,8 @@
 // tensor cores for every 1x1 layer the device and precision allow, whatever its size; "0" never.
 #include "ops/conv/conv_common_gpu.h"
 
+#include <cstring>
+
 #include "runtime/env.h"
 
 namespace tflite_gpu {
@@ -36,7 +38,18 @@ namespace conv_gpu {
 namespace {
 
 struct MmaTile { int wm = 0, wn = 0; };
-constexpr int64_t kMmaMinPositions = 128;  // per warp; the work group covers 2 wm x 2 wn
+constexpr int64_t kMmaMinPositions = 128;
+constexpr int64_t kTf32MinPositions = 1024;
+
+// Round to TF32 (10 mantissa bits) to nearest, ties away from zero, as PTX cvt.rna.tf32.f32.
+float Tf32(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u) return x;  // inf / NaN
+  u = (u + 0x1000u) & 0xffffe000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}  // per warp; the work group covers 2 wm x 2 wn
 
 // The largest warp tile that still gives every compute unit a work group; else the smallest.
 MmaTile ChooseMmaTile(int64_t M, int N, const gpu::GpuDeviceCaps& caps) {
@@ -53,7 +66,8 @@ bool WantMma(GpuBuildContext& ctx, const GpuTensorRef& src, const GpuTensorRef& 
   const std::string e = env::ConvMma();
   if (e == "0") return false;
   if (e == "plain") return ctx.plain(src);  // tests: the kernel's plain path on any device
-  if (ctx.precision() == gpu::Precision::kF32 || ctx.caps().nv_compute_capability < 80) return false;
+  if (ctx.caps().nv_compute_capability < 80) return false;
+  if (ctx.precision() == gpu::Precision::kF32 && e == "f16") return false;
   if (!ctx.plain(src)) return false;
   // 32-bit indexing of the flattened positions and of the packed weights.
   if (src.shape.elements4() >= (int64_t(1) << 30) || dst.shape.elements4() >= (int64_t(1) << 30)) return false;
@@ -65,36 +79,57 @@ bool WantMma(GpuBuildContext& ctx, const GpuTensorRef& src, const GpuTensorRef& 
   // batch 1): 14x14 layers (196 positions) 22 -> 13 us, 28x28 17 -> 8 us; 7x7 (49) 17 -> 31 us,
   // the 1x1 classifier (1) 8 -> 17 us.
   const int64_t M = int64_t(dst.shape.b) * dst.shape.h * dst.shape.w;
-  return M >= kMmaMinPositions;
+  if (ctx.precision() != gpu::Precision::kF32) return M >= kMmaMinPositions;
+  // 3xTF32 issues three mma per tile and reads float operands: it wins where the fp32 kernels are
+  // compute-bound, i.e. many positions and at least as many output as input channels. Measured on an
+  // H100 (MobileNets, batch 32, fp32): 14x14x512->512 109 -> 74 us, 7x7x1024 143 -> 81, v2 expansions
+  // (K = 64..160, N = 6K) 21 -> 15 / 29 -> 17 us; but projections (N = K / 6, fused ADD) 25 -> 38 /
+  // 56 -> 84 us, and batch-1 14x14 layers 24 -> 31 us.
+  return M >= kTf32MinPositions && src.shape.c <= dst.shape.c;
 }
 
 Status EmitPointwiseMma(GpuBuildContext& ctx, const std::string& name, const GpuTensorRef& src,
                         const GpuTensorRef& dst, const ConvCore& c) {
+  const bool tf = ctx.precision() == gpu::Precision::kF32;  // 3xTF32 on float storage, else f16
+  const int KSTEP = tf ? 8 : 16;
   const BHWC& si = src.shape;
   const BHWC& so = dst.shape;
   const int SS = si.slices();
   const int64_t P = int64_t(so.h) * so.w, PB = P * so.b;
   const MmaTile tile = ChooseMmaTile(PB, c.OC, ctx.caps());
   const int WM = tile.wm, WN = tile.wn, MT = WM / 16, NT = WN / 8, TMG = 2 * WM, TNG = 2 * WN;
-  const int KSTEPS = int(CeilDiv(c.IC, 16));
+  const int KSTEPS = int(CeilDiv(c.IC, KSTEP));
   const int NP = int(CeilDiv(c.OC, TNG)) * TNG;  // padded output channels
-  // W in B-fragment order: [n tile j][k step][lane][4]: (k0, n), (k0 + 1, n), (k0 + 8, n), (k0 + 9, n)
-  // with n = 8 j + lane / 4, k0 = 16 step + 2 (lane % 4).
+  // W in B-fragment order, [n tile j][k step][lane][4] with n = 8 j + lane / 4:
+  //   f16:   (k0, n), (k0 + 1, n), (k0 + 8, n), (k0 + 9, n) with k0 = 16 step + 2 (lane % 4);
+  //   tf32:  hi(k0, n), hi(k0 + 4, n), lo(k0, n), lo(k0 + 4, n) with k0 = 8 step + lane % 4, where
+  //          hi = tf32(w) and lo = tf32(w - hi) (the 3xTF32 split: w = hi + lo to ~22 bits).
   std::vector<float> w(size_t(NP / 8) * KSTEPS * 32 * 4, 0.f);
   for (int j = 0; j < NP / 8; ++j)
     for (int ks = 0; ks < KSTEPS; ++ks)
       for (int l = 0; l < 32; ++l) {
-        const int n = 8 * j + l / 4, k0 = 16 * ks + 2 * (l % 4);
-        const int ks4[4] = {k0, k0 + 1, k0 + 8, k0 + 9};
-        for (int e = 0; e < 4; ++e)
-          if (n < c.OC && ks4[e] < c.IC)
-            w[((size_t(j) * KSTEPS + ks) * 32 + l) * 4 + e] = c.W(n, 0, 0, ks4[e]);
+        const int n = 8 * j + l / 4;
+        float* o = &w[((size_t(j) * KSTEPS + ks) * 32 + l) * 4];
+        if (n >= c.OC) continue;
+        if (tf) {
+          const int k0 = 8 * ks + l % 4;
+          for (int e = 0; e < 2; ++e) {
+            const float v = k0 + 4 * e < c.IC ? c.W(n, 0, 0, k0 + 4 * e) : 0.f;
+            o[e] = Tf32(v);
+            o[2 + e] = Tf32(v - o[e]);
+          }
+        } else {
+          const int k0 = 16 * ks + 2 * (l % 4);
+          const int ks4[4] = {k0, k0 + 1, k0 + 8, k0 + 9};
+          for (int e = 0; e < 4; ++e)
+            if (ks4[e] < c.IC) o[e] = c.W(n, 0, 0, ks4[e]);
+        }
       }
-  KernelBuilder& kb = ctx.NewKernel(name + "_mma" + I(WM) + "x" + I(WN));
+  KernelBuilder& kb = ctx.NewKernel(name + (tf ? "_mmatf" : "_mma") + I(WM) + "x" + I(WN));
   kb.AddDefine(std::string("#define MMA_PLAIN ") + (env::ConvMma() == "plain" ? "1" : "0"));
   kb.AddInput("src", src);
   kb.AddOutput("dst", dst);
-  kb.AddConstBuffer("w", std::move(w));
+  kb.AddConstBuffer("w", std::move(w), /*exact=*/tf);
   if (c.bias) kb.AddConstBuffer("bias", PaddedBias(c.bias, c.OC, size_t(NP)));
   const std::string sP = I(P), sPB = I(PB), sKS = I(KSTEPS);
   std::string b;
@@ -104,52 +139,75 @@ Status EmitPointwiseMma(GpuBuildContext& ctx, const std::string& name, const Gpu
   for (int i = 0; i < MT; ++i)
     for (int j = 0; j < NT; ++j)
       for (int e = 0; e < 4; ++e) b += "float c" + I(i) + "_" + I(j) + "_" + I(e) + " = 0.0f;\n";
-  b += "#if HALF_src && HALF_w && !MMA_PLAIN\n";
-  b += "__global const uint* A_ = (__global const uint*)src;\n";
-  b += "__global const uint2* B_ = (__global const uint2*)w;\n";
-  // Per fragment row: its uint offset at slice 0 (rows past the end read the last row; not stored).
+  // The fast path needs the storage it was written for: half input and weights (f16), float (tf32).
+  kb.AddDefine(std::string("#define MMA_FAST (") + (tf ? "!HALF_src && !HALF_w" : "HALF_src && HALF_w") + " && !MMA_PLAIN)");
+  b += "#if MMA_FAST\n";
+  // A element types: f16 pairs as one uint, tf32 single floats; B: 4 halves (uint2) / 4 floats.
+  const std::string AT = tf ? "float" : "uint", BT = tf ? "float4" : "uint2";
+  b += "__global const " + AT + "* A_ = (__global const " + AT + "*)src;\n";
+  b += "__global const " + BT + "* B_ = (__global const " + BT + "*)w;\n";
+  // Per fragment row: its offset at slice 0 in A_ units (rows past the end read the last row; not
+  // stored). f16: (t >> 1) picks the slice of channels 2t..2t+1, (t & 1) the pair in it; tf32: lane t.
+  const int64_t slice = tf ? 4 * P : 2 * P;
   for (int i = 0; i < MT; ++i)
     for (int h = 0; h < 2; ++h) {
       const std::string r = I(2 * i + h);
       b += "int r" + r + "; { const int m = min(m0 + " + I(16 * i + 8 * h) + " + g, " + I(PB - 1) + "); r" + r +
-           " = ((m / " + sP + ") * " + I(int64_t(SS) * P) + " + m % " + sP + ") * 2 + (t >> 1) * " + I(2 * P) +
-           " + (t & 1); }\n";
+           " = ((m / " + sP + ") * " + I(int64_t(SS) * P) + " + m % " + sP + ") * " + (tf ? "4 + t" : "2 + (t >> 1) * " + I(2 * P) + " + (t & 1)") + "; }\n";
     }
-  // Slice (4 ks + (t >> 1) [+ 2]) may pass the last one when the channels are not a multiple of 16.
-  const bool guard = SS % 4 != 0;
+  // Slices per k step: 4 (f16), 2 (tf32); the last step may pass the last slice.
+  const int SPK = KSTEP / 4;
+  const bool guard = SS % SPK != 0;
   auto loads = [&](const std::string& ks, const std::string& pre) {
     std::string s;
     for (int i = 0; i < MT; ++i)
-      for (int q = 0; q < 4; ++q) {  // a0: row g, lo k; a1: row g+8, lo; a2: row g, hi; a3: row g+8, hi
+      for (int q = 0; q < 4; ++q) {  // a0: row g, low k; a1: row g+8, low; a2: row g, high k; a3: row g+8, high
         const int h = q & 1, hi = q >> 1;
-        const std::string off = "r" + I(2 * i + h) + " + (" + ks + " * 4 + " + I(2 * hi) + ") * " + I(2 * P);
-        std::string ld = "A_[" + off + "]";
-        if (guard) ld = "((" + ks + " * 4 + " + I(2 * hi) + " + (t >> 1)) < " + I(SS) + " ? " + ld + " : 0u)";
+        const std::string sl = "(" + ks + " * " + I(SPK) + " + " + I(tf ? hi : 2 * hi) + ")";
+        std::string ld = "A_[r" + I(2 * i + h) + " + " + sl + " * " + I(slice) + "]";
+        if (guard) ld = "(" + sl + (tf ? "" : " + (t >> 1)") + " < " + I(SS) + " ? " + ld + (tf ? " : 0.0f)" : " : 0u)");
         s += pre + "a" + I(i) + "_" + I(q) + " = " + ld + ";\n";
       }
     for (int j = 0; j < NT; ++j)
       s += pre + "b" + I(j) + " = B_[((j0 + " + I(j) + ") * " + sKS + " + " + ks + ") * 32 + lane];\n";
     return s;
   };
-  for (int i = 0; i < MT; ++i) b += "uint a" + I(i) + "_0, a" + I(i) + "_1, a" + I(i) + "_2, a" + I(i) + "_3;\n";
-  for (int j = 0; j < NT; ++j) b += "uint2 b" + I(j) + ";\n";
-  for (int i = 0; i < MT; ++i) b += "uint na" + I(i) + "_0, na" + I(i) + "_1, na" + I(i) + "_2, na" + I(i) + "_3;\n";
-  for (int j = 0; j < NT; ++j) b += "uint2 nb" + I(j) + ";\n";
+  for (int i = 0; i < MT; ++i) b += AT + " a" + I(i) + "_0, a" + I(i) + "_1, a" + I(i) + "_2, a" + I(i) + "_3;\n";
+  for (int j = 0; j < NT; ++j) b += BT + " b" + I(j) + ";\n";
+  for (int i = 0; i < MT; ++i) b += AT + " na" + I(i) + "_0, na" + I(i) + "_1, na" + I(i) + "_2, na" + I(i) + "_3;\n";
+  for (int j = 0; j < NT; ++j) b += BT + " nb" + I(j) + ";\n";
   b += loads("0", "n");
   b += "for (int ks = 0; ks < " + sKS + "; ++ks) {\n";
   for (int i = 0; i < MT; ++i)
     for (int q = 0; q < 4; ++q) b += "  a" + I(i) + "_" + I(q) + " = na" + I(i) + "_" + I(q) + ";\n";
   for (int j = 0; j < NT; ++j) b += "  b" + I(j) + " = nb" + I(j) + ";\n";
   b += "  if (ks + 1 < " + sKS + ") {\n" + loads("(ks + 1)", "  n") + "  }\n";
+  auto mma = [&](const std::string& C, const std::string& a, const std::string& b0, const std::string& b1) {
+    const std::string shape = tf ? "m16n8k8.row.col.f32.tf32.tf32.f32" : "m16n8k16.row.col.f32.f16.f16.f32";
+    return "  { float d0, d1, d2, d3;\n    asm volatile(\"mma.sync.aligned." + shape +
+           " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\" : \"=f\"(d0), \"=f\"(d1), \"=f\"(d2), "
+           "\"=f\"(d3) : \"r\"(" + a + "0), \"r\"(" + a + "1), \"r\"(" + a + "2), \"r\"(" + a + "3), \"r\"(" + b0 +
+           "), \"r\"(" + b1 + "), \"f\"(" + C + "0), \"f\"(" + C + "1), \"f\"(" + C + "2), \"f\"(" + C + "3));\n    " +
+           C + "0 = d0; " + C + "1 = d1; " + C + "2 = d2; " + C + "3 = d3; }\n";
+  };
+  if (tf)  // split each A value: hi = tf32(a), lo = tf32(a - hi)
+    for (int i = 0; i < MT; ++i)
+      for (int q = 0; q < 4; ++q) {
+        const std::string A = "a" + I(i) + "_" + I(q), H = "ah" + I(i) + "_" + I(q), L = "al" + I(i) + "_" + I(q);
+        b += "  uint " + H + ", " + L + ";\n  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + H + ") : \"f\"(" + A + "));\n";
+        b += "  { const float r_ = " + A + " - as_float(" + H + "); asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + L +
+             ") : \"f\"(r_)); }\n";
+      }
   for (int i = 0; i < MT; ++i)
     for (int j = 0; j < NT; ++j) {
-      const std::string C = "c" + I(i) + "_" + I(j) + "_", A = "a" + I(i) + "_", B = "b" + I(j);
-      b += "  { float d0, d1, d2, d3;\n";
-      b += "    asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-           "{%8,%9}, {%10,%11,%12,%13};\" : \"=f\"(d0), \"=f\"(d1), \"=f\"(d2), \"=f\"(d3) : \"r\"(" + A + "0), \"r\"(" +
-           A + "1), \"r\"(" + A + "2), \"r\"(" + A + "3), \"r\"(" + B + ".x), \"r\"(" + B + ".y), \"f\"(" + C + "0), \"f\"(" +
-           C + "1), \"f\"(" + C + "2), \"f\"(" + C + "3));\n";
-      b += "    " + C + "0 = d0; " + C + "1 = d1; " + C + "2 = d2; " + C + "3 = d3; }\n";
+      const std::string C = "c" + I(i) + "_" + I(j) + "_", B = "b" + I(j);
+      if (tf) {  // small terms first: lo x hi, hi x lo, then hi x hi
+        b += mma(C, "al" + I(i) + "_", "as_uint(" + B + ".x)", "as_uint(" + B + ".y)");
+        b += mma(C, "ah" + I(i) + "_", "as_uint(" + B + ".z)", "as_uint(" + B + ".w)");
+        b += mma(C, "ah" + I(i) + "_", "as_uint(" + B + ".x)", "as_uint(" + B + ".y)");
+      } else {
+        b += mma(C, "a" + I(i) + "_", B + ".x", B + ".y");
+      }
     }
   b += "}\n";
   b += "#endif\n";
@@ -162,7 +220,7 @@ Status EmitPointwiseMma(GpuBuildContext& ctx, const std::string& name, const Gpu
       b += "{ const int odd = t & 1;\n";
       b += "  const int m = m0 + " + I(16 * i) + " + g + 8 * odd, os = ((j0 + " + I(j) + ") * 8 + 2 * t - 2 * odd) >> 2;\n";
       b += "  float4 v;\n";
-      b += "#if HALF_src && HALF_w && !MMA_PLAIN\n";
+      b += "#if MMA_FAST\n";
       b += "  { const uint s0_ = as_uint(odd ? " + C + "0 : " + C + "2), s1_ = as_uint(odd ? " + C + "1 : " + C + "3);\n";
       b += "    uint x0_, x1_;\n";
       b += "    asm volatile(\"shfl.sync.bfly.b32 %0, %1, 1, 0x1f, 0xffffffff;\" : \"=r\"(x0_) : \"r\"(s0_));\n";
@@ -175,8 +233,13 @@ Status EmitPointwiseMma(GpuBuildContext& ctx, const std::string& name, const Gpu
       b += "    for (int e = 0; e < 4; ++e) {\n";
       b += "      const int n = os * 4 + e;\n";
       b += "      for (int k = 0; k < " + I(c.IC) + "; ++k) {\n";
-      b += "        const int kk = k & 15, lg = (n & 7) * 4 + ((kk & 7) >> 1), q = ((kk >> 3) << 1) + (kk & 1);\n";
-      b += "        r_[e] += LD_src(mb, 0, mp, k) * LOADW_w((((n >> 3) * " + sKS + " + (k >> 4)) * 32 + lg) * 4 + q);\n";
+      if (tf) {
+        b += "        const int kk = k & 7, wi = (((n >> 3) * " + sKS + " + (k >> 3)) * 32 + (n & 7) * 4 + (kk & 3)) * 4 + (kk >> 2);\n";
+        b += "        r_[e] += LD_src(mb, 0, mp, k) * (LOADW_w(wi) + LOADW_w(wi + 2));\n";
+      } else {
+        b += "        const int kk = k & 15, lg = (n & 7) * 4 + ((kk & 7) >> 1), q = ((kk >> 3) << 1) + (kk & 1);\n";
+        b += "        r_[e] += LD_src(mb, 0, mp, k) * LOADW_w((((n >> 3) * " + sKS + " + (k >> 4)) * 32 + lg) * 4 + q);\n";
+      }
       b += "      }\n    }\n";
       b += "    v = (float4)(r_[0], r_[1], r_[2], r_[3]); }\n";
       b += "#endif\n";
