@@ -301,6 +301,11 @@ DW_CASES = [
     _qdw("i8_ties", _ties(I8), (2, 6, 6, 16), padding="VALID"),
     _qdw("i8_ties_tail", _ties(I8), (1, 6, 6, 13), padding="VALID"),
     _qdw("i8_ties_mult3", _ties(I8), (1, 6, 6, 5), mult=3, padding="VALID"),
+    # The AVX2 tap-pairs kernel (C % 16 == 0, windows wholly inside): 25 taps (an odd last one),
+    # and uint8 with both offsets at 255 (input and weights -255 after them: the largest pair sums).
+    _qdw("i8_5x5_c48_pairs", _dw_spec(I8, in_qp=Q.QParams(0.05, -128)), (1, 9, 10, 48), k=(5, 5)),
+    _qdw("u8_pairs_c32_offsets_255", _dw_spec(U8, in_qp=Q.QParams(0.05, 255), out_qp=Q.QParams(3.0, 128), w_zp=255),
+         (1, 6, 7, 32), act="RELU6"),
     _qdw("u8_same", _dw_spec(U8), (2, 6, 6, 10)),
     _qdw("u8_edges_relu_s2", _dw_spec(U8, in_qp=Q.QParams(0.05, 0), out_qp=Q.QParams(0.05, 255), w_zp=255), (1, 7, 7, 8),
          stride=(2, 2), act="RELU"),

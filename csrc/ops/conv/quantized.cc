@@ -907,6 +907,7 @@ struct QDwState {
   int batch = 0, in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0, k_h = 0, k_w = 0, mult = 1;
   int pad_t = 0, pad_l = 0, sh = 1, sw = 1, dh = 1, dw = 1;
   std::vector<int32_t> w32;  // weights + offset, [k_h * k_w][out_c]
+  std::vector<int16_t> w16p;  // w32 as tap pairs for TapsPairsAvx2 (PackTapPairs), empty where unused
   qgemm::DwPacked8 dw8;      // the VNNI kernel's weights (UseVnniDw)
   conv::PackKey key8;
   bool dw8_valid = false;
@@ -1047,8 +1048,52 @@ void TapsAvx2(const T* const* ips, const int32_t* const* wps, int ntaps, int C, 
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c0), a0);
   }
 }
+// Multiplier 1, C % 16 == 0, every tap inside the input (ips[t] for all ntaps taps, in order): the
+// taps two at a time by vpmaddwd -- the pair's inputs (+ offset, |x| <= 255) widened to int16 and
+// interleaved by unpacklo/hi, times weight pairs packed in that order (PackTapPairs; an odd last tap
+// is paired with itself and zero weights): each product pair fits int32, the sums wrap as TFLite's.
+// unpacklo holds channels 0-3 and 8-11 of a 16-channel block, unpackhi 4-7 and 12-15.
+template <typename T>
+inline __m128i Load16(const T* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+inline __m256i Widen16(const int8_t* p) { return _mm256_cvtepi8_epi16(Load16(p)); }
+inline __m256i Widen16(const uint8_t* p) { return _mm256_cvtepu8_epi16(Load16(p)); }
+template <typename T>
+void TapsPairsAvx2(const T* const* ips, const int16_t* w16p, int ntaps, int C, int32_t off, int32_t* acc) {
+  const __m256i off16 = _mm256_set1_epi16(int16_t(off));
+  const int pairs = (ntaps + 1) / 2;
+  for (int c = 0; c < C; c += 16) {
+    __m256i lo = _mm256_setzero_si256(), hi = lo;
+    for (int tp = 0; tp < pairs; ++tp) {
+      const int t0 = 2 * tp, t1 = std::min(2 * tp + 1, ntaps - 1);
+      const __m256i x0 = _mm256_add_epi16(Widen16(ips[t0] + c), off16);
+      const __m256i x1 = _mm256_add_epi16(Widen16(ips[t1] + c), off16);
+      const int16_t* w = w16p + (int64_t(tp) * C + c) * 2;
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
+                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w))));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
+                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16))));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+  }
+}
 TFG_TARGET_END
 #endif
+
+// w32 ([ntaps][C], C % 16 == 0) as TapsPairsAvx2's weight pairs: per tap pair and 16-channel block,
+// 16 int16 for unpacklo's lanes then 16 for unpackhi's, each (tap 2tp, tap 2tp + 1) per channel.
+void PackTapPairs(const std::vector<int32_t>& w32, int ntaps, int C, std::vector<int16_t>* out) {
+  const int pairs = (ntaps + 1) / 2;
+  out->assign(size_t(pairs) * C * 2, 0);
+  for (int tp = 0; tp < pairs; ++tp)
+    for (int c = 0; c < C; c += 16)
+      for (int v = 0; v < 2; ++v)
+        for (int j = 0; j < 16; ++j) {
+          const int q = j / 2, tap = 2 * tp + j % 2;
+          const int ch = c + (q / 4) * 8 + v * 4 + q % 4;
+          if (tap < ntaps) (*out)[(size_t(tp) * C + c) * 2 + v * 16 + j] = int16_t(w32[size_t(tap) * C + ch]);
+        }
+}
 
 template <typename T>
 using TapsFn = void (*)(const T* const*, const int32_t* const*, int, int, int32_t, int32_t*);
@@ -1097,7 +1142,8 @@ void DwLoops(const QDwState& s, const TI* in, const TW* f, TI* out, ThreadPool* 
 // through the taps kernel (all the pixel's taps per channel block), the generic channel loop
 // otherwise.
 template <typename TI, typename OffsetOf, typename Finish>
-void DwRun(const QDwState& s, const TI* in, const OffsetOf& offset_of, const Finish& finish, ThreadPool* pool) {
+void DwRun(const QDwState& s, const TI* in, const OffsetOf& offset_of, const Finish& finish, ThreadPool* pool,
+           const int16_t* w16p = nullptr) {
   const int64_t pixels = int64_t(s.batch) * s.out_h * s.out_w;
   const int C = s.out_c;
   static const TapsFn<TI> taps_fn = ActiveTaps<TI>();
@@ -1126,6 +1172,13 @@ void DwRun(const QDwState& s, const TI* in, const OffsetOf& offset_of, const Fin
             wps[nt++] = s.w32.data() + (int64_t(ky) * s.k_w + kx) * C;
           }
         }
+#if TFG_X86
+        if (w16p && nt == ntaps_max) {  // every tap inside: the pairs kernel (weights in tap order)
+          TapsPairsAvx2<TI>(ips, w16p, nt, C, off, acc);
+          finish(px, acc);
+          continue;
+        }
+#endif
         taps_fn(ips, wps, nt, C, off, acc);
         finish(px, acc);
         continue;
@@ -1154,7 +1207,8 @@ template <typename TI>
 void DwFast(const QDwState& s, const TI* in, TI* out, ThreadPool* pool) {
   const int32_t off = s.q.in_offset;
   DwRun(s, in, [off](int) { return off; },
-        [&](int64_t px, const int32_t* acc) { s.q.os.Row<TI>(acc, 0, s.out_c, out + px * s.out_c); }, pool);
+        [&](int64_t px, const int32_t* acc) { s.q.os.Row<TI>(acc, 0, s.out_c, out + px * s.out_c); }, pool,
+        s.w16p.empty() ? nullptr : s.w16p.data());
 }
 
 void FillW32(const Tensor& f, int32_t w_offset, std::vector<int32_t>* w32) {
@@ -1282,6 +1336,9 @@ Status EvalDepthwise(OpContext& ctx, bool ref) {
     return OkStatus();
   }
   FillW32(f, s->q.w_offset, &s->w32);
+  s->w16p.clear();
+  if (s->mult == 1 && s->out_c % 16 == 0 && simd::ActiveIsa() >= simd::Isa::kAvx2)
+    PackTapPairs(s->w32, s->k_h * s->k_w, s->out_c, &s->w16p);
   if (s->q.type == DType::kInt8) DwFast(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
   else DwFast(*s, in.as<uint8_t>(), out.as<uint8_t>(), pool);
   return OkStatus();
