@@ -35,6 +35,23 @@ uint64_t MaxWhileIterations() {
   return (end && *end == 0) ? uint64_t(v) : 0;
 }
 
+int64_t SpinUs() {
+  std::string s = Get("TFLITE_GPU_SPIN_US");
+  if (s.empty()) return 200;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (!end || *end != 0 || v < 0) return 200;
+  return v > 100000 ? 100000 : int64_t(v);
+}
+
+int64_t MinParallelWork(int64_t dflt) {
+  std::string s = Get("TFLITE_GPU_MIN_PARALLEL_WORK");
+  if (s.empty()) return dflt;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  return (end && *end == 0 && v > 0) ? int64_t(v) : dflt;
+}
+
 bool Fp16AllHalf() {
   std::string s = Get("TFLITE_GPU_FP16_ALL_HALF");
   return !s.empty() && s != "0";

@@ -109,5 +109,15 @@ std::string ConvMma();
 // (layers the GEMM declines). For measuring; part of the serialization key.
 std::string ConvSplitK();
 
+// TFLITE_GPU_SPIN_US: how long (microseconds) an idle worker of the CPU thread pool spins before it
+// blocks, after the last job of an invoke (during an invoke it spins throughout); 0 blocks at once.
+// A non-negative integer, capped at 100000; unset or malformed: 200. Read when a pool starts.
+int64_t SpinUs();
+
+// TFLITE_GPU_MIN_PARALLEL_WORK: the CPU kernels' threshold for splitting an op over threads, in
+// the work units of runtime/thread_pool.h (an op of fewer than twice this runs on one thread). A
+// positive integer; unset or malformed: `dflt`. For measuring the rule; read once per process.
+int64_t MinParallelWork(int64_t dflt);
+
 }  // namespace env
 }  // namespace tflite_gpu

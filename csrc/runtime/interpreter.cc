@@ -242,6 +242,7 @@ Status Interpreter::AllocateTensors(int i) {
 }
 Status Interpreter::Invoke(int i) {
   Subgraph* g = impl_->sg(i);
+  ThreadPool::InvokeScope hot(impl_->pool.get());  // workers stay awake between this invoke's ops
   return g ? g->Invoke() : NoSubgraph(i, impl_->subgraphs.size());
 }
 bool Interpreter::allocated(int i) const {

@@ -3,22 +3,68 @@
 // are done. One interpreter's pool is never shared with another, so interpreters in different
 // threads run independently.
 //
-// Waking: a worker that runs out of chunks spins for a short while (kSpinNs, pause instructions,
-// checking a clock every few dozen) before it blocks on the condition variable, so the next op
-// of the same invoke -- usually microseconds later -- starts without a futex wake-up; the caller
-// likewise spins briefly before it blocks waiting for the last chunk. The caller signals the
-// condition variable only when a worker is actually blocked. With one thread there are no
-// workers and ParallelFor runs fn inline (no atomics, no locks).
+// Placement: thread t (the caller is thread 0) owns the t-th contiguous share of [0, n), cut into
+// a few chunks it takes front to back; a thread with nothing left takes chunks from the back of
+// another's share. So when consecutive ops split a tensor the same way (ADD then PRELU, say),
+// each thread reads the part that is already in its own core's cache, and a thread that starts
+// late (its core busy) only loses the chunks the others took from it. The previous pool handed
+// 4 chunks a thread out first-come: a thread's part of a tensor changed from op to op, and on a
+// quiet 2-core VM memory-bound ops ran slower at 2 threads than at 1 (face_mesh_like's 12 ADDs
+// 86 -> 147 us, 12 PRELUs 119 -> 160 us), while the dispatch itself (an empty ParallelFor with the
+// worker spinning) cost 0.3-0.4 us there, as it does now.
+//
+// Claims are lock-free (one compare-and-swap on the share's word, tagged with the job's
+// generation so that a stale claim of a finished job fails); the mutex and condition variables
+// are touched only when a thread blocks or must be woken.
+//
+// Waking: a worker that runs out of chunks spins (pause instructions, then sched_yield so that a
+// loaded machine's other threads get the core) before it blocks, so the next op -- usually
+// microseconds later -- starts without a futex wake-up (2.5-7 us on the VM). The spin lasts
+// TFLITE_GPU_SPIN_US (default 200 us; 0: block at once) after the last job, and for as long as an
+// invoke is in progress (InvokeScope): ops within one invoke never find the workers asleep, however
+// long a serial stretch between them. The caller likewise spins briefly before it blocks waiting
+// for the last chunk. With one thread there are no workers and ParallelFor runs fn inline (no
+// atomics, no locks).
 #pragma once
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace tflite_gpu {
+
+// A non-owning reference to a callable fn(begin, end): what ParallelFor runs. Built from a
+// lambda (or std::function) at the call: no copy, no allocation. It must not outlive the callable.
+class RangeFn {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same<std::decay_t<F>, RangeFn>::value>>
+  RangeFn(F&& f)  // NOLINT: implicit on purpose, so call sites pass lambdas
+      : obj_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* o, int64_t b, int64_t e) { (*static_cast<std::remove_reference_t<F>*>(o))(b, e); }) {}
+  void operator()(int64_t b, int64_t e) const { call_(obj_, b, e); }
+
+ private:
+  void* obj_;
+  void (*call_)(void*, int64_t, int64_t);
+};
+
+// The one rule for when an op is worth splitting. Work is counted in units: one output element of a
+// cheap streaming float op (ADD, PRELU; a copy: one per 4 bytes written) is one unit. ParallelFor
+// gives each chunk at least min_chunk items, so an op of fewer than 2 * kMinParallelWork units
+// runs on the calling thread alone: there a split saves less than it costs (the dispatch, ~0.5 us,
+// the imbalance, and the cross-core traffic of the other thread reading its share). MinChunkFor
+// is min_chunk for items of a given cost; every non-GEMM kernel derives its split from it.
+constexpr int64_t kMinParallelWork = 32768;
+// kMinParallelWork, or TFLITE_GPU_MIN_PARALLEL_WORK where set (for measuring; read once).
+int64_t MinParallelWork();
+inline int64_t MinChunkFor(int64_t work_per_item) {
+  const int64_t m = MinParallelWork();
+  return work_per_item >= m ? 1 : m / (work_per_item < 1 ? 1 : work_per_item);
+}
 
 class ThreadPool {
  public:
@@ -27,31 +73,86 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
   int num_threads() const { return num_threads_; }
-  // fn(begin, end) over chunks of [0, n); at least `min_chunk` items per chunk.
-  void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t min_chunk = 1);
+  // fn(begin, end) over chunks of [0, n), each of at least `min_chunk` items (so n < 2 * min_chunk
+  // runs inline). A call made while the pool is running another job (from inside fn, or from a
+  // second thread) runs inline too.
+  void ParallelFor(int64_t n, RangeFn fn, int64_t min_chunk = 1);
+
+  // While one is alive the idle workers keep spinning (yielding) instead of blocking after
+  // TFLITE_GPU_SPIN_US: the interpreter holds one for the duration of an invoke.
+  class InvokeScope {
+   public:
+    explicit InvokeScope(ThreadPool* p) : p_(p && p->num_threads_ > 1 ? p : nullptr) {
+      if (p_) p_->invokes_.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~InvokeScope() {
+      if (p_) p_->invokes_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    InvokeScope(const InvokeScope&) = delete;
+    InvokeScope& operator=(const InvokeScope&) = delete;
+
+   private:
+    ThreadPool* p_;
+  };
+
+  // Index of the calling thread in the pool that runs it (0: the thread that called ParallelFor,
+  // 1..num_threads-1: the workers; 0 outside any pool): a per-thread scratch slot for fn.
+  static int CurrentThreadIndex();
+
+  // Counters for tests and measurements (relaxed; exact only when the pool is idle).
+  struct Stats {
+    int64_t jobs = 0;        // ParallelFor calls that used the workers
+    int64_t wakes = 0;       // of those, calls that had to wake a blocked worker
+    int64_t stolen = 0;      // chunks a thread ran from another thread's share
+  };
+  Stats stats() const;
 
  private:
-  void Worker(int id);
-  int num_threads_;
-  int64_t spin_ns_;
+  // One thread's share of the current job: generation (high 32 bits) | front | back (16 bits
+  // each, chunk indices). Its own cache line: the owner claims from it on every chunk.
+  struct alignas(64) Share {
+    std::atomic<uint64_t> word{0};
+  };
+  static uint64_t Pack(uint32_t gen, uint32_t front, uint32_t back) {
+    return (uint64_t(gen) << 32) | (uint64_t(front) << 16) | back;
+  }
+  int64_t ClaimFront(int slot, uint32_t gen);
+  int64_t ClaimBack(int slot, uint32_t gen);
+  // Runs chunks of job `gen` from `slot`'s share, then from the others'; returns chunks run.
+  // *total: the job's chunk count.
+  int64_t RunJob(int slot, uint32_t gen, int64_t* total);
+  void Worker(int slot);
+
+  const int num_threads_;
+  const int64_t spin_ns_;
+  std::unique_ptr<Share[]> shares_;
   std::vector<std::thread> workers_;
+
+  // The current job (seq_cst atomics: see ParallelFor for the publication order).
+  std::atomic<void*> job_obj_{nullptr};
+  std::atomic<void (*)(void*, int64_t, int64_t)> job_call_{nullptr};
+  std::atomic<int64_t> job_n_{0};
+  std::atomic<int64_t> job_chunks_{0};
+  alignas(64) std::atomic<uint32_t> generation_{0};
+  alignas(64) std::atomic<int64_t> done_chunks_{0};
+  alignas(64) std::atomic<bool> busy_{false};  // a ParallelFor is running
+  std::atomic<int> invokes_{0};                 // live InvokeScopes
+  std::atomic<int> sleeping_workers_{0};
+  std::atomic<bool> caller_sleeping_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> n_jobs_{0}, n_wakes_{0}, n_stolen_{0};
   std::mutex mu_;
   std::condition_variable cv_start_, cv_done_;
-  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
-  int64_t job_n_ = 0, job_chunk_ = 0;
-  int64_t next_chunk_ = 0, num_chunks_ = 0;
-  std::atomic<int64_t> done_chunks_{0};   // written under mu_, read by the spinning caller
-  std::atomic<uint64_t> generation_{0};   // written under mu_, read by spinning workers
-  int sleeping_workers_ = 0;              // under mu_
-  bool caller_sleeping_ = false;          // under mu_
-  bool stop_ = false;
 };
 
 // Runs fn over [0, n) on the pool, or inline when pool is null or has one thread.
-inline void ParallelFor(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn,
-                        int64_t min_chunk = 1) {
+inline void ParallelFor(ThreadPool* pool, int64_t n, RangeFn fn, int64_t min_chunk = 1) {
   if (n <= 0) return;
-  if (!pool || pool->num_threads() <= 1 || n <= min_chunk) { fn(0, n); return; }
+  if (min_chunk < 1) min_chunk = 1;
+  if (!pool || pool->num_threads() <= 1 || n < 2 * min_chunk) {
+    fn(0, n);
+    return;
+  }
   pool->ParallelFor(n, fn, min_chunk);
 }
 

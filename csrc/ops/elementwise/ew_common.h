@@ -39,9 +39,10 @@ inline To BitCast(From v) {
   return r;
 }
 
-// Elements per parallel chunk: cheap memory-bound ops want large chunks, transcendental ones less.
-constexpr int64_t kCheapChunk = 16384;
-constexpr int64_t kCostlyChunk = 2048;
+// Elements per parallel chunk (runtime/thread_pool.h's cost rule): a cheap memory-bound op costs
+// one work unit per element, a transcendental one (exp, tanh, log...) about eight.
+inline const int64_t kCheapChunk = MinChunkFor(1);
+inline const int64_t kCostlyChunk = MinChunkFor(8);
 
 // ---- fused activation (TFLite CalculateActivationRange) ----
 // TFLite's float/int kernels clamp to [lo, hi] for every activation: NONE (and TANH, SIGN_BIT,

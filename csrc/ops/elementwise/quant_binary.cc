@@ -295,11 +295,11 @@ void RunAll(const QBinData& d, const T* in1, const T* in2, T* out, ThreadPool* p
       return;
     }
     // Chunks of whole 16-element blocks keep TFLite's body / tail split (the tail is < 16). The
-    // int8 vector body does 16K elements in a few microseconds, about a pool hand-off: smaller
-    // tensors run inline (measured on the H100 host, 2 threads: 14x14x64 int8 ADD 0.018 ms vs
-    // XNNPACK's 0.004, most of it the hand-off).
+    // int8 vector body costs about a work unit an element, the other paths about four
+    // (runtime/thread_pool.h's cost rule; measured on the H100 host, 2 threads: 14x14x64 int8 ADD
+    // split 0.018 ms vs XNNPACK's 0.004).
     const int64_t body = n / 16 * 16;
-    const int64_t min_blocks = std::is_same<T, int8_t>::value && fast ? 1024 : 256;
+    const int64_t min_blocks = MinChunkFor(std::is_same<T, int8_t>::value && fast ? 16 : 64);
     ParallelFor(pool, body / 16, [&](int64_t b, int64_t e) {
       ElementwiseRun(d, (e - b) * 16, in1 + b * 16, in2 + b * 16, out + b * 16, fast);
     }, min_blocks);

@@ -1684,7 +1684,7 @@ Status EvalBasic(OpContext& ctx) {
   };
   const int64_t rows = int64_t(nb) * 4 * nd;
   if (kRef) fc(0, rows);
-  else ParallelFor(ctx.pool(), rows, fc, std::max<int64_t>(16, 16384 / std::max(1, total)));
+  else ParallelFor(ctx.pool(), rows, fc, std::max<int64_t>(16, MinChunkFor(total)));
   for (int b = 0; b < nb; ++b) {
     const float* a = at + int64_t(b) * 4 * nd;
     for (int c = 0; c < nd; ++c) {

@@ -106,7 +106,7 @@ Status EvalResampler(OpContext& ctx) {
         o[ch] = a + b + d + e;
       }
     }
-  }, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.c)));
+  }, MinChunkFor(4 * int64_t(g.c)));  // four taps a channel
   return OkStatus();
 }
 

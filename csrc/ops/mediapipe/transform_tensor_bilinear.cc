@@ -115,7 +115,7 @@ Status EvalTtb(OpContext& ctx) {
           o[ch] = lower_w * lower + (1.0 - lower_w) * upper;
         }
       }
-  }, 4);
+  }, MinChunkFor(4 * int64_t(ow) * c));  // four taps an output value
   return OkStatus();
 }
 

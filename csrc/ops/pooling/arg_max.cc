@@ -116,7 +116,7 @@ void ArgMaxKernel(ThreadPool* pool, const T* x, I* y, int64_t outer, int64_t n, 
           if (Beats<kMin>(row[a], best)) { best = row[a]; idx = a; }
         y[o] = I(idx);
       }
-    }, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n)));
+    }, MinChunkFor(n));
     return;
   }
   // Axis in the middle: keep a row of running maxima over the contiguous inner dimension.
@@ -132,7 +132,7 @@ void ArgMaxKernel(ThreadPool* pool, const T* x, I* y, int64_t outer, int64_t n, 
           if (Beats<kMin>(row[i], best[i])) { best[i] = row[i]; out[i] = I(a); }
       }
     }
-  }, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n * inner)));
+  }, MinChunkFor(n * inner));
 }
 
 template <bool kMin, typename T>

@@ -73,7 +73,7 @@ Status EvalL2(OpContext& ctx) {
     }
   };
   if (kRef) rows(0, int64_t(n) * oh);
-  else ParallelFor(ctx.pool(), int64_t(n) * oh, rows);
+  else ParallelFor(ctx.pool(), int64_t(n) * oh, rows, MinChunkFor(int64_t(ow) * c * p.filter_h * p.filter_w));
   return OkStatus();
 }
 

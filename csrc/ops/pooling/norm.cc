@@ -47,7 +47,7 @@ void ForRows(OpContext& ctx, bool ref, const F& row_fn) {
     return;
   }
   ParallelFor(ctx.pool(), rows, [&](int64_t b, int64_t e) { row_fn(b, e, d); },
-              std::max<int64_t>(1, 8192 / std::max<int64_t>(1, d)));
+              MinChunkFor(2 * d));
 }
 
 // ---- LOG_SOFTMAX ----
@@ -200,7 +200,7 @@ void Cumsum(ThreadPool* pool, const T* x, T* y, int64_t outer, int64_t n, int64_
     }
   };
   if (ref || !pool) range(0, outer);
-  else ParallelFor(pool, outer, range, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n * inner)));
+  else ParallelFor(pool, outer, range, MinChunkFor(n * inner));
 }
 
 template <bool kRef>

@@ -129,7 +129,7 @@ Status QuantPoolFast(OpContext& ctx) {
   if (rows == 0 || g.out_w == 0 || g.depth == 0) return OkStatus();
   const int64_t work_per_row =
       int64_t(g.out_w) * g.depth * std::min(p.filter_h, g.in_h) * std::min(p.filter_w, g.in_w);
-  const int64_t min_chunk = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_row));
+  const int64_t min_chunk = MinChunkFor(work_per_row / 2);  // a window tap: half a work unit
   bool empty_window = false;
   ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) {
     constexpr int kBlock = 512;
@@ -280,7 +280,7 @@ Status EvalPool(OpContext& ctx) {
   const int64_t work_per_row =
       int64_t(g.out_w) * g.depth * std::min(p.filter_h, g.in_h) * std::min(p.filter_w, g.in_w);
   if (rows == 0 || g.out_w == 0 || g.depth == 0) return OkStatus();
-  const int64_t min_chunk = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, work_per_row));
+  const int64_t min_chunk = MinChunkFor(work_per_row / 2);  // a window tap: half a work unit
 #if TFG_X86
   if (kMax && g.depth >= 8 && simd::ActiveIsa() >= simd::Isa::kAvx2) {
     ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) { MaxPoolRowsAvx2(x, y, g, p, r0, r1); }, min_chunk);

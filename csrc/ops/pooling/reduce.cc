@@ -239,7 +239,7 @@ void ReduceFast(ThreadPool* pool, const Tensor& in, const std::vector<bool>& red
       GroupReducer<T, A> w = r;
       w.g0_lo = a; w.g0_hi = b;
       w.Rec(0, 0, 0);
-    }, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, per)));
+    }, MinChunkFor(per));
   } else if (last_kept) {
     const int64_t cols = r.size[r.m - 1];
     const int64_t per = total / cols;
@@ -247,7 +247,7 @@ void ReduceFast(ThreadPool* pool, const Tensor& in, const std::vector<bool>& red
       GroupReducer<T, A> w = r;
       w.c_lo = a; w.c_hi = b;
       w.Rec(0, 0, 0);
-    }, std::max<int64_t>(16, 16384 / std::max<int64_t>(1, per)));
+    }, std::max<int64_t>(16, MinChunkFor(per)));
   } else {
     r.Rec(0, 0, 0);
   }

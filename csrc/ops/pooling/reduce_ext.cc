@@ -213,7 +213,7 @@ void ReduceFast(ThreadPool* pool, const Tensor& in, const std::vector<bool>& red
   if (!r.red[0] && total >= 32768 && pool && pool->num_threads() > 1) {
     const int64_t per = total / r.size[0];
     ParallelFor(pool, r.size[0], [&](int64_t a, int64_t b) { r.Rec(0, a, b, 0, 0); },
-                std::max<int64_t>(1, 16384 / std::max<int64_t>(1, per)));
+                MinChunkFor(per));
   } else {
     r.Rec(0, 0, r.size[0], 0, 0);
   }

@@ -171,7 +171,7 @@ void RunFast(const RwGeom& g, const T* in, T init, T* out, ThreadPool* pool) {
           out[o] = acc;
         }
       },
-      std::max<int64_t>(1, 4096 / std::max<int64_t>(1, n_win)));
+      MinChunkFor(4 * n_win));  // index arithmetic per output: ~4 units a window element
 }
 
 // Reference: nested loops over output index and window index, each element addressed from its

@@ -181,7 +181,7 @@ Status QuantSoftmax(OpContext& ctx, bool ref) {
   }
   ParallelFor(ctx.pool(), rows, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) QuantSoftmaxRow(q, x + r * d, y + r * d, d);
-  }, std::max<int64_t>(1, 8192 / std::max(1, d)));
+  }, MinChunkFor(2 * int64_t(d)));
   return OkStatus();
 }
 
@@ -260,7 +260,7 @@ void FloatSoftmaxFast(OpContext& ctx, const float* x, float* y) {
       const float inv = 1.f / sum;
       for (int i = 0; i < d; ++i) yi[i] *= inv;
     }
-  }, std::max<int64_t>(1, 8192 / std::max(1, d)));
+  }, MinChunkFor(2 * int64_t(d)));
 }
 
 }  // namespace

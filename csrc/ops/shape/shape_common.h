@@ -116,12 +116,9 @@ inline std::vector<int64_t> Strides(const Dims& d) {
   return s;
 }
 
-// Splits [0, n) over the pool so that each chunk moves at least ~32 KiB.
-inline int64_t MinChunk(int64_t bytes_per_item) {
-  int64_t b = bytes_per_item > 0 ? bytes_per_item : 1;
-  int64_t c = (int64_t(32) << 10) / b;
-  return c < 1 ? 1 : c;
-}
+// ParallelFor's min_chunk for items that each write `bytes_per_item` bytes (a copy): one work unit
+// per 4 bytes (runtime/thread_pool.h's cost rule).
+inline int64_t MinChunk(int64_t bytes_per_item) { return MinChunkFor((bytes_per_item + 3) / 4); }
 
 inline void Copy(void* dst, const void* src, size_t bytes) {
   if (bytes) std::memcpy(dst, src, bytes);
