@@ -189,7 +189,10 @@ void ThreadPool::Worker(int slot) {
     if (generation_.load(std::memory_order_acquire) == seen) {
       const bool got = SpinFor(
           spin_ns_, [&] { return generation_.load(std::memory_order_acquire) != seen; },
-          [&] { return invokes_.load(std::memory_order_relaxed) > 0; });
+          [&] {
+            return invokes_.load(std::memory_order_relaxed) > 0 &&
+                   invoke_first_gen_.load(std::memory_order_relaxed) != seen;
+          });
       if (!got) {
         std::unique_lock<std::mutex> l(mu_);
         sleeping_workers_.fetch_add(1);

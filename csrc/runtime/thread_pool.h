@@ -78,15 +78,17 @@ class ThreadPool {
   // second thread) runs inline too.
   void ParallelFor(int64_t n, RangeFn fn, int64_t min_chunk = 1);
 
-  // While one is alive the idle workers keep spinning (yielding) instead of blocking after
-  // TFLITE_GPU_SPIN_US: the interpreter holds one for the duration of an invoke.
+  // While one is alive, and the pool has run a job since the outermost one began, the idle
+  // workers keep spinning (yielding) instead of blocking after TFLITE_GPU_SPIN_US: the interpreter
+  // holds one for the duration of an invoke. (An invoke that runs no CPU job -- a model wholly on
+  // the GPU delegate -- leaves the workers to block as usual.)
   class InvokeScope {
    public:
     explicit InvokeScope(ThreadPool* p) : p_(p && p->num_threads_ > 1 ? p : nullptr) {
-      if (p_) p_->invokes_.fetch_add(1, std::memory_order_relaxed);
+      if (p_ && p_->invokes_.fetch_add(1) == 0) p_->invoke_first_gen_.store(p_->generation_.load());
     }
     ~InvokeScope() {
-      if (p_) p_->invokes_.fetch_sub(1, std::memory_order_relaxed);
+      if (p_) p_->invokes_.fetch_sub(1);
     }
     InvokeScope(const InvokeScope&) = delete;
     InvokeScope& operator=(const InvokeScope&) = delete;
@@ -137,6 +139,7 @@ class ThreadPool {
   alignas(64) std::atomic<int64_t> done_chunks_{0};
   alignas(64) std::atomic<bool> busy_{false};  // a ParallelFor is running
   std::atomic<int> invokes_{0};                 // live InvokeScopes
+  std::atomic<uint32_t> invoke_first_gen_{0};   // generation_ when the outermost one began
   std::atomic<int> sleeping_workers_{0};
   std::atomic<bool> caller_sleeping_{false};
   std::atomic<bool> stop_{false};
