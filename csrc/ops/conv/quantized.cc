@@ -1156,9 +1156,16 @@ void DwRun(const QDwState& s, const TI* in, const OffsetOf& offset_of, const Fin
     ptr_tls.resize(2 * size_t(ntaps_max));
     const TI** ips = reinterpret_cast<const TI**>(ptr_tls.data());
     const int32_t** wps = reinterpret_cast<const int32_t**>(ptr_tls.data() + ntaps_max);
+    // output coordinates of pixel b0, then stepped pixel by pixel (no divisions per pixel)
+    int b = int(b0 / (int64_t(s.out_h) * s.out_w)), oy = int(b0 / s.out_w % s.out_h), ox = int(b0 % s.out_w) - 1;
     for (int64_t px = b0; px < b1; ++px) {
-      const int b = int(px / (int64_t(s.out_h) * s.out_w));
-      const int oy = int(px / s.out_w % s.out_h), ox = int(px % s.out_w);
+      if (++ox == s.out_w) {
+        ox = 0;
+        if (++oy == s.out_h) {
+          oy = 0;
+          ++b;
+        }
+      }
       const int32_t off = offset_of(b);
       if (s.mult == 1) {
         int nt = 0;
