@@ -197,15 +197,19 @@ SplitKTile SplitKDefault(int tm, int tn, int SS, size_t max_wg) {
 // where the GEMM would run; "TMxTNxRMxRN" forces that tile on every 1x1 layer it fits
 // ("TMxTNxRMxRNxKS" also the split, up to the device's work-group size; KS 0: the generator's;
 // "TMxTNxRMxRNxKSxU" also the unroll of the source-slice loop, default 2; a 7th field 1: aligned
-// float4 loads in F32). Rule: the largest tile (TM x TN) that still gives one work group per
-// compute unit, fewest float4 reads per source slice (TM + 4 TN) among equals, then least
-// padding; only tiles of 16+ output items per work group (KS <= 16), and only layers of 16+
-// source slices (K >= 61): measured on an NVIDIA H100 (v1/v2 batch 1, every tile forced per
-// layer), smaller tiles (KS 32) and K lost to the direct kernel (v2 7x7x960->160: 12 -> 17 us),
-// while the tiles kept won on v1's 14x14x512->512 (22-23 -> 16-17 us), 7x7x1024->1024 (24 -> 17.5)
-// and v2's 7x7x160->960 (9.4 -> 6.2). A computed input (the fused depthwise) takes the rule
-// without those limits (the alternative there is no fusion): layers too small for one wave take
-// the tile with the most work groups.
+// float4 loads in F32). Rule: among tiles of 8+ positions, 2-8 slices and 16+ output items per
+// work group (KS <= 16), on layers of 16+ source slices, the largest tile that gives 2.5 work
+// groups per compute unit, else the largest that gives one; least padding, then fewest float4
+// reads per source slice (TM + 4 TN), among equals; else {}.
+// F32 reads its operands as aligned float4s (each buffer is a float array aligned to its base),
+// not through vload4. Measured on an NVIDIA H100 (v1/v2 batch 1, every tile forced per layer,
+// gpusk-1/2 sweeps): tiles of < 16 items (KS 32) and layers of K < 64 lost to the direct kernel
+// (v2 7x7x960->160: 12 -> 17 us); v1's 14x14x512->512 went 22-24 -> 16.5-18.5 us with 16x8 tiles
+// and to 11.7-12.9 us with 8x8 tiles and float4 loads (16x8 tiles gained nothing from them),
+// 14x14x256->512 10.2 -> 7.6, 28x28x128/256->256 (16x8, float4) 10.6 / 13.7 -> 6.6 / 9.3,
+// 7x7x1024->1024 24.9 -> 17.1-17.3 (16x4 or 8x8); unroll 2 beat 1, 4 and 8. A computed input
+// (the fused depthwise) takes the rule without those limits (the alternative there is no
+// fusion): layers too small for one wave take the tile with the most work groups.
 bool SplitKForced() {
   int a, b, c, d;
   return std::sscanf(env::ConvSplitK().c_str(), "%dx%dx%dx%d", &a, &b, &c, &d) == 4;
@@ -230,11 +234,13 @@ SplitKTile ChooseSplitK(int64_t M, int dS, int SS, bool gemm_chosen, bool comput
   const int64_t cu = caps.compute_units > 0 ? caps.compute_units : 16;
   SplitKTile best;
   int64_t best_area = 0, best_reads = 0, best_pad = 0, best_groups = 0;
-  bool best_full = false;
+  int best_level = -1;  // 2: 2.5+ work groups per compute unit, 1: one or more, 0: fewer
   for (int ctm : {64, 32, 16, 8, 4, 2, 1}) {
     if (ctm > 1 && ctm / 2 >= M) continue;  // at most one power of two past the layer's positions
+    if (!computed && ctm < 8) continue;     // 8+ positions per weight load
     for (int ctn : {16, 8, 4, 2, 1}) {
       if (ctn > 1 && ctn / 2 >= dS) continue;
+      if (!computed && (ctn > 8 || ctn < 2)) continue;  // the measured shapes
       if (computed && (!StageFits(ctm, SS) || CeilDiv(dS, ctn) > kSplitKMaxRecompute)) continue;
       const SplitKTile t = SplitKDefault(ctm, ctn, SS, max_wg);
       if (t.tm == 0) continue;
@@ -242,25 +248,27 @@ SplitKTile ChooseSplitK(int64_t M, int dS, int SS, bool gemm_chosen, bool comput
       const int64_t groups = CeilDiv(M, ctm) * CeilDiv(dS, ctn);
       const int64_t area = int64_t(ctm) * ctn, reads = ctm + 4 * ctn;
       const int64_t pad = groups * area;
-      const bool full = groups >= cu;
+      const int level = computed ? (groups >= cu ? 1 : 0) : (2 * groups >= 5 * cu ? 2 : (groups >= cu ? 1 : 0));
       bool better;
       if (best.tm == 0) better = true;
-      else if (full != best_full) better = full;
-      else if (!full) better = groups > best_groups || (groups == best_groups && reads < best_reads);
+      else if (level != best_level) better = level > best_level;
+      else if (level == 0) better = groups > best_groups || (groups == best_groups && reads < best_reads);
       else if (area != best_area) better = area > best_area;
-      else if (reads != best_reads) better = reads < best_reads;
-      else better = pad < best_pad;
+      else if (computed && reads != best_reads) better = reads < best_reads;
+      else if (pad != best_pad) better = pad < best_pad;
+      else better = reads < best_reads;
       if (better) {
         best = t;
         best_area = area;
         best_reads = reads;
         best_pad = pad;
         best_groups = groups;
-        best_full = full;
+        best_level = level;
       }
     }
   }
-  if (!computed && !best_full) return {};
+  if (best.tm > 0 && !computed) best.loads = 1;  // aligned float4 loads (F32 precision only)
+  if (!computed && best_level < 1) return {};
   return best;
 }
 
