@@ -908,6 +908,7 @@ struct QDwState {
   int pad_t = 0, pad_l = 0, sh = 1, sw = 1, dh = 1, dw = 1;
   std::vector<int32_t> w32;  // weights + offset, [k_h * k_w][out_c]
   std::vector<int16_t> w16p;  // w32 as tap pairs for TapsPairsAvx2 (PackTapPairs), empty where unused
+  std::vector<int32_t> rq_vec;  // DwFast's DwRq8 shift vectors (left, right, r1, hr; C each)
   qgemm::DwPacked8 dw8;      // the VNNI kernel's weights (UseVnniDw)
   conv::PackKey key8;
   bool dw8_valid = false;
@@ -1003,6 +1004,13 @@ void DwFast8(OpContext& ctx, QDwState& s, const int8_t* in, int8_t* out, ThreadP
                       [&](int64_t t, int) { body(t * per, std::min(pixels, (t + 1) * per)); });
 }
 
+// The HalfUp output stage of the depthwise pairs kernel (TapsPairsRequantAvx2): int32 bias, multiplier
+// and the shift split as RequantRowAvx2 derives it, per channel.
+struct DwRq8 {
+  const int32_t *bias, *mult, *left, *right, *r1, *hr;  // C each; hr: right > 0 ? -1 : 0
+  int32_t zp, lo, hi;
+};
+
 // Multiplier 1, one output pixel: acc[c] = sum over its taps t inside the input of
 // (ips[t][c] + off) * wps[t][c], int32 wrapping as TFLite's (the sum is taken modulo 2^32, so the
 // order of the taps does not change it). The plain loop is the portable kernel; the AVX2 one keeps
@@ -1077,6 +1085,48 @@ void TapsPairsAvx2(const T* const* ips, const int16_t* w16p, int ntaps, int C, i
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
   }
 }
+// TapsPairsAvx2 with the HalfUp output stage applied in the registers (RequantRowAvx2's arithmetic,
+// lane for lane, with the per-channel shift vectors derived once per eval: DwRq8) and the bytes
+// stored at out, instead of the int32 sums through OutputStage::Row.
+inline __m256i Ld32(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+// 8 channels from c: RequantLanes' arithmetic with q's vectors, narrowed to 8 int16 (inside [lo, hi]).
+inline __m128i DwRequant8(__m256i acc, const DwRq8& q, int c, __m256i one, __m256i round, __m256i vzp, __m256i vlo,
+                          __m256i vhi) {
+  const __m256i m = Ld32(q.mult + c);
+  const __m256i xs = _mm256_sllv_epi32(_mm256_add_epi32(acc, Ld32(q.bias + c)), Ld32(q.left + c));
+  const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(xs, m), round);
+  const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(xs, 32), _mm256_srli_epi64(m, 32)), round);
+  const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(_mm256_srli_epi64(po, 31), 32), 0xAA);
+  const __m256i bit = _mm256_and_si256(_mm256_srav_epi32(h, Ld32(q.r1 + c)), one);
+  const __m256i r = _mm256_add_epi32(_mm256_srav_epi32(h, Ld32(q.right + c)), _mm256_and_si256(bit, Ld32(q.hr + c)));
+  const __m256i v = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(r, vzp), vlo), vhi);
+  return _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+}
+template <typename T>
+void TapsPairsRequantAvx2(const T* const* ips, const int16_t* w16p, int ntaps, int C, int32_t off, const DwRq8& q,
+                          T* out) {
+  const __m256i off16 = _mm256_set1_epi16(int16_t(off));
+  const __m256i one = _mm256_set1_epi32(1), round = _mm256_set1_epi64x(int64_t(1) << 30);
+  const __m256i vzp = _mm256_set1_epi32(q.zp), vlo = _mm256_set1_epi32(q.lo), vhi = _mm256_set1_epi32(q.hi);
+  const int pairs = (ntaps + 1) / 2;
+  for (int c = 0; c < C; c += 16) {
+    __m256i lo = _mm256_setzero_si256(), hi = lo;
+    for (int tp = 0; tp < pairs; ++tp) {
+      const int t0 = 2 * tp, t1 = std::min(2 * tp + 1, ntaps - 1);
+      const __m256i x0 = _mm256_add_epi16(Widen16(ips[t0] + c), off16);
+      const __m256i x1 = _mm256_add_epi16(Widen16(ips[t1] + c), off16);
+      const int16_t* w = w16p + (int64_t(tp) * C + c) * 2;
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
+                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w))));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
+                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16))));
+    }
+    const __m128i w0 = DwRequant8(_mm256_permute2x128_si256(lo, hi, 0x20), q, c, one, round, vzp, vlo, vhi);
+    const __m128i w1 = DwRequant8(_mm256_permute2x128_si256(lo, hi, 0x31), q, c + 8, one, round, vzp, vlo, vhi);
+    const __m128i b = std::is_signed<T>::value ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), b);
+  }
+}
 TFG_TARGET_END
 #endif
 
@@ -1143,7 +1193,7 @@ void DwLoops(const QDwState& s, const TI* in, const TW* f, TI* out, ThreadPool* 
 // otherwise.
 template <typename TI, typename OffsetOf, typename Finish>
 void DwRun(const QDwState& s, const TI* in, const OffsetOf& offset_of, const Finish& finish, ThreadPool* pool,
-           const int16_t* w16p = nullptr) {
+           const int16_t* w16p = nullptr, const DwRq8* rq = nullptr, TI* out = nullptr) {
   const int64_t pixels = int64_t(s.batch) * s.out_h * s.out_w;
   const int C = s.out_c;
   static const TapsFn<TI> taps_fn = ActiveTaps<TI>();
@@ -1181,6 +1231,10 @@ void DwRun(const QDwState& s, const TI* in, const OffsetOf& offset_of, const Fin
         }
 #if TFG_X86
         if (w16p && nt == ntaps_max) {  // every tap inside: the pairs kernel (weights in tap order)
+          if (rq) {  // with the output stage
+            TapsPairsRequantAvx2<TI>(ips, w16p, nt, C, off, *rq, out + px * C);
+            continue;
+          }
           TapsPairsAvx2<TI>(ips, w16p, nt, C, off, acc);
           finish(px, acc);
           continue;
@@ -1211,11 +1265,30 @@ void DwRun(const QDwState& s, const TI* in, const OffsetOf& offset_of, const Fin
 }
 
 template <typename TI>
-void DwFast(const QDwState& s, const TI* in, TI* out, ThreadPool* pool) {
+void DwFast(QDwState& s, const TI* in, TI* out, ThreadPool* pool) {
   const int32_t off = s.q.in_offset;
+  const OutputStage& os = s.q.os;
+  const int C = s.out_c;
+  // the pairs kernel's in-register output stage where every channel is HalfUp with an int32 bias
+  DwRq8 rq;
+  const bool fuse = !s.w16p.empty() && os.rounding == qgemm::Rounding::kHalfUp && os.body_end >= C &&
+                    int(os.bias32.size()) >= C && int(os.shift32.size()) >= C && int(os.mult.size()) >= C;
+  if (fuse) {
+    s.rq_vec.resize(size_t(4) * C);
+    int32_t* left = s.rq_vec.data();
+    int32_t *right = left + C, *r1 = right + C, *hr = r1 + C;
+    for (int c = 0; c < C; ++c) {
+      const int32_t sh = os.shift32[c];
+      left[c] = std::max(sh, 0);
+      right[c] = std::max(-sh, 0);
+      r1[c] = std::max(right[c] - 1, 0);
+      hr[c] = right[c] > 0 ? -1 : 0;
+    }
+    rq = DwRq8{os.bias32.data(), os.mult.data(), left, right, r1, hr, os.zp, os.lo, os.hi};
+  }
   DwRun(s, in, [off](int) { return off; },
-        [&](int64_t px, const int32_t* acc) { s.q.os.Row<TI>(acc, 0, s.out_c, out + px * s.out_c); }, pool,
-        s.w16p.empty() ? nullptr : s.w16p.data());
+        [&](int64_t px, const int32_t* acc) { os.Row<TI>(acc, 0, C, out + px * C); }, pool,
+        s.w16p.empty() ? nullptr : s.w16p.data(), fuse ? &rq : nullptr, out);
 }
 
 void FillW32(const Tensor& f, int32_t w_offset, std::vector<int32_t>* w32) {
