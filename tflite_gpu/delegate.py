@@ -550,6 +550,13 @@ class GpuDelegate:
         the device is initialised."""
         return dict(self._core.transfer_stats())
 
+    def pinned_host_memory(self) -> Dict[str, int]:
+        """Pinned host memory this delegate holds now: ``buffers`` and ``bytes``. The inputs and
+        outputs of its partitions live there (set_tensor writes it, invoke uploads from it by
+        direct DMA) unless TFLITE_GPU_PINNED_HOST=0; it is freed with the interpreter. Empty
+        before the device is initialised."""
+        return dict(self._core.pinned_host_memory())
+
     def close(self) -> None:
         """TfLiteGpuDelegateV2Delete: the delegate can no longer be applied."""
         self._core.close()

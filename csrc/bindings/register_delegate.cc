@@ -223,6 +223,14 @@ void RegisterDelegate(py::module_& m) {
         out["device_to_host_bytes"] = t.device_to_host_bytes;
         return out;
       })
+      .def("pinned_host_memory", [](PyGpuDelegate& d) {
+        GpuTransferStats t;
+        py::dict out;
+        if (!d.delegate || !GpuDelegateTransferStats(d.delegate.get(), &t)) return out;
+        out["buffers"] = t.pinned_host_buffers;
+        out["bytes"] = t.pinned_host_bytes;
+        return out;
+      })
       .def_property_readonly("closed", [](PyGpuDelegate& d) { return d.closed; });
 
   // Interpreter methods that involve delegates.

@@ -126,15 +126,21 @@ class GpuDelegateKernel : public DelegateKernel {
     return out;
   }
   PartitionRuntime& runtime() { return *runtime_; }
+  uint8_t* HostMemory(int tensor, size_t bytes) override;
 
  private:
   std::vector<Dims> InputShapes(Subgraph& sg) const;
   GpuDelegate* delegate_;
   std::shared_ptr<KernelRegistry> registry_;
+  std::shared_ptr<cl::Context> ctx_;  // the delegate's (host_ unmaps on its queue)
   Subgraph* sg_ = nullptr;
+  // Pinned host memory of boundary tensors (HostMemory), per tensor; kept across rebuilds while
+  // large enough, freed with the kernel, i.e. with the interpreter's subgraph.
+  std::map<int, std::unique_ptr<cl::HostBuffer>> host_;
   std::unique_ptr<PartitionRuntime> runtime_;
   std::vector<Dims> built_shapes_;
   std::vector<bool> host_needed_;  // per output: a node outside the partition reads it
+  std::vector<bool> read_back_;    // Eval's per-output flags (a member: no allocation per invoke)
   std::mutex mu_;                  // bind vs invoke / rebuild
   struct BindingInfo { bool input; int boundary; bool half; };
   std::map<int, BindingInfo> bound_;     // tensor -> binding
@@ -415,16 +421,41 @@ Status GpuDelegateKernel::Build(Subgraph& sg, int* failed_node) {
   return OkStatus();
 }
 
-GpuDelegateKernel::GpuDelegateKernel(GpuDelegate* d, std::vector<int> nodes) : delegate_(d), registry_(d->registry()) {
+GpuDelegateKernel::GpuDelegateKernel(GpuDelegate* d, std::vector<int> nodes)
+    : delegate_(d), registry_(d->registry()), ctx_(d->context()) {
   this->nodes = std::move(nodes);
   std::lock_guard<std::mutex> l(registry_->mu);
   registry_->kernels.push_back(this);
 }
 
 GpuDelegateKernel::~GpuDelegateKernel() {
-  std::lock_guard<std::mutex> l(registry_->mu);
-  auto& v = registry_->kernels;
-  v.erase(std::remove(v.begin(), v.end(), this), v.end());
+  {
+    std::lock_guard<std::mutex> l(registry_->mu);
+    auto& v = registry_->kernels;
+    v.erase(std::remove(v.begin(), v.end(), this), v.end());
+  }
+  // A deferred run (DO_NOT_WAIT), or one that failed half-way, may still be moving data between
+  // the device and host memory: finish everything before that memory (host_, or the arena, which
+  // the subgraph frees after its kernels) goes away.
+  if (ctx_) (void)ctx_->Finish();
+  host_.clear();
+}
+
+uint8_t* GpuDelegateKernel::HostMemory(int t, size_t bytes) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!ctx_ || bytes == 0 || !env::PinnedHost()) {
+    host_.erase(t);
+    return nullptr;
+  }
+  auto it = host_.find(t);
+  if (it != host_.end() && it->second->size() >= bytes) return it->second->data();
+  if (it != host_.end()) host_.erase(it);
+  auto h = cl::HostBuffer::Create(ctx_, bytes);
+  // Not fatal: the tensor goes to the arena (pageable memory, staged copies).
+  if (!h.ok() || reinterpret_cast<uintptr_t>(h.value()->data()) % 64 != 0) return nullptr;
+  uint8_t* p = h.value()->data();
+  host_[t] = std::move(h.value());
+  return p;
 }
 
 Status GpuDelegateKernel::Bind(int t, cl_mem mem, bool half) {
@@ -540,7 +571,8 @@ Status GpuDelegateKernel::Eval(Subgraph& sg) {
   bool defer = delegate_->defer_outputs();
   // Outputs a node outside the partition reads are always read back; graph outputs stay on the
   // device when the interpreter allows buffer-handle outputs.
-  std::vector<bool> read_back(outputs.size());
+  std::vector<bool>& read_back = read_back_;
+  read_back.resize(outputs.size());
   bool feeds_cpu = false;
   for (size_t j = 0; j < outputs.size(); ++j) {
     read_back[j] = host_needed_[j] || !sg.allow_buffer_handle_output;
@@ -602,6 +634,8 @@ bool GpuDelegateTransferStats(TfLiteDelegate* d, GpuTransferStats* out) {
   out->device_to_host = t.device_to_host;
   out->host_to_device_bytes = t.host_to_device_bytes;
   out->device_to_host_bytes = t.device_to_host_bytes;
+  out->pinned_host_buffers = t.host_buffers;
+  out->pinned_host_bytes = t.host_buffer_bytes;
   return true;
 }
 

@@ -190,12 +190,20 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
   SizeIoState();
   const size_t n_in = model_.inputs.size(), n_out = model_.outputs.size();
   const size_t first_out = kernels_.size() - n_out;
+  // Per invoke: only enqueue calls, non-blocking, and one wait at the end (no events unless
+  // profiling or deferring). Host tensors are usually the delegate's pinned memory (HostMemory), so
+  // the writes and reads are direct DMA.
+  size_t last_write = n_in;
+  for (size_t i = 0; i < n_in; ++i)
+    if (!bound_in_[i]) last_write = i;
+  cl::Event input_done;  // defer only: the last upload, waited for before returning
   for (size_t i = 0; i < n_in; ++i) {
     if (bound_in_[i]) continue;  // its conversion kernel reads the user's buffer
     const auto& b = model_.inputs[i];
     Tensor& t = sg.tensor(b.cpu_tensor);
     if (!t.data) return FailedPrecondition("GPU partition input tensor " + std::to_string(b.cpu_tensor) + " has no data");
-    TFG_RETURN_IF_ERROR(staging_[b.staging].Write(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false));
+    TFG_RETURN_IF_ERROR(staging_[b.staging].Write(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false,
+                                                  defer && i == last_write ? &input_done : nullptr));
   }
   std::vector<cl::Event> evs(profile ? kernels_.size() : 0);
   for (size_t i = 0; i < kernels_.size(); ++i) {
@@ -213,18 +221,23 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
       TFG_RETURN_IF_ERROR(kernels_[i].Launch(c, launch_global_[i], launch_local_[i], ev));
     }
   }
-  out_events_.clear();
+  last_event_.Reset();
+  size_t last_read = n_out;
+  for (size_t j = 0; j < n_out; ++j)
+    if (out_state_[j] == kOutHost) last_read = j;
   for (size_t j = 0; j < n_out; ++j) {
     if (out_state_[j] != kOutHost) continue;
     const auto& b = model_.outputs[j];
     Tensor& t = sg.tensor(b.cpu_tensor);
     if (!t.data) return FailedPrecondition("GPU partition output tensor " + std::to_string(b.cpu_tensor) + " has no data");
-    out_events_.emplace_back();
     TFG_RETURN_IF_ERROR(staging_[b.staging].Read(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false,
-                                                  &out_events_.back()));
+                                                  defer && j == last_read ? &last_event_ : nullptr));
   }
   pending_ = true;
   if (!defer) TFG_RETURN_IF_ERROR(Sync(wait));
+  // Deferred: the outputs stay in flight, but the inputs' host memory is the caller's again when
+  // invoke returns (set_tensor may rewrite it at once), so their upload must have finished.
+  if (input_done.valid()) TFG_RETURN_IF_ERROR(input_done.Wait(wait));
   if (model_.debug_sentinels) {
     TFG_RETURN_IF_ERROR(Sync(wait));
     TFG_RETURN_IF_ERROR(CheckSentinels());
@@ -287,9 +300,11 @@ Status PartitionRuntime::TuneWorkGroups(size_t device_max_wg) {
 
 Status PartitionRuntime::Sync(cl::WaitMode wait) {
   if (!pending_) return OkStatus();
-  for (auto& e : out_events_)
-    if (e.valid()) TFG_RETURN_IF_ERROR(e.Wait(wait));
-  if (out_events_.empty()) TFG_RETURN_IF_ERROR(ctx_->WaitIdle(wait));
+  // The last output read of a deferred run when there is one (work the caller enqueued on a
+  // shared queue after it is not waited for); else everything enqueued so far (in-order queue).
+  if (last_event_.valid()) TFG_RETURN_IF_ERROR(last_event_.Wait(wait));
+  else TFG_RETURN_IF_ERROR(ctx_->WaitIdle(wait));
+  last_event_.Reset();
   pending_ = false;
   return OkStatus();
 }

@@ -69,7 +69,7 @@ class PartitionRuntime {
   static constexpr int kOutHost = 0, kOutStaging = 1, kOutDevice = 2;
   std::vector<int> out_state_;
   void SizeIoState();  // sizes the three vectors above to the model (whatever path built it)
-  std::vector<cl::Event> out_events_;
+  cl::Event last_event_;  // deferred runs only: the last output read (Sync waits for it)
   std::vector<KernelTime> times_;
   bool pending_ = false;
 };

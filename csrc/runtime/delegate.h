@@ -28,6 +28,13 @@ class DelegateKernel {
   // Device-side timings of the last profiled Eval (OpenCL profiling events), per kernel.
   struct KernelTime { int node; std::string name; double us; std::string kernel; };
   virtual std::vector<KernelTime> DeviceTimes() const { return {}; }
+  // Host memory for boundary tensor `tensor` (one of inputs/outputs), `bytes` bytes, 64-byte
+  // aligned, that the delegate transfers from/to faster than from the interpreter's arena (the
+  // GPU delegate: pinned memory); nullptr lets the arena place the tensor. Asked by the memory
+  // planner at every allocation, after Prepare. The memory is the tensor's for every node that
+  // reads or writes it (CPU nodes included) and must stay valid until the next allocation asks
+  // again or the kernel is destroyed (the subgraph destroys its kernels before its arena).
+  virtual uint8_t* HostMemory(int /*tensor*/, size_t /*bytes*/) { return nullptr; }
   std::vector<int> nodes;    // node indices it replaced
   std::vector<int> inputs;   // tensors read
   std::vector<int> outputs;  // tensors written

@@ -57,6 +57,8 @@ bool Fp16AllHalf() {
   return !s.empty() && s != "0";
 }
 
+bool PinnedHost() { return Get("TFLITE_GPU_PINNED_HOST") != "0"; }
+
 bool DebugSentinels() {
   std::string s = Get("TFLITE_GPU_DEBUG_SENTINELS");
   return !s.empty() && s != "0";

@@ -119,5 +119,11 @@ int64_t SpinUs();
 // positive integer; unset or malformed: `dflt`. For measuring the rule; read once per process.
 int64_t MinParallelWork(int64_t dflt);
 
+// TFLITE_GPU_PINNED_HOST: "0" keeps the GPU delegate's boundary tensors (partition inputs and
+// outputs) in the interpreter's arena instead of pinned host memory the delegate allocates
+// (CL_MEM_ALLOC_HOST_PTR, mapped), which NVIDIA's driver copies to and from by direct DMA rather
+// than through a bounce buffer. Read at every allocate_tensors (for A/B measurements; default on).
+bool PinnedHost();
+
 }  // namespace env
 }  // namespace tflite_gpu

@@ -422,7 +422,7 @@ Status Subgraph::SetTensorShape(int index, const Dims& shape) {
 
 void Subgraph::ResetPlan() {
   for (Tensor& t : tensors_) {
-    if (t.alloc == Allocation::kArena || t.alloc == Allocation::kDynamic) {
+    if (t.alloc == Allocation::kArena || t.alloc == Allocation::kDynamic || t.alloc == Allocation::kDelegate) {
       t.alloc = Allocation::kNone;
       t.data = nullptr;
       t.bytes = 0;
@@ -610,6 +610,26 @@ Status Subgraph::PlanMemory() {
     }
   }
   for (int t : outputs_) touch(t, n);
+  // Boundary tensors of delegate partitions live in host memory their kernel offers (the GPU
+  // delegate's pinned memory, which its device copies from and to at full speed) instead of the
+  // arena; the first kernel to offer memory for a tensor shared by two partitions gets it.
+  for (const Step& st : plan_) {
+    if (!st.kernel) continue;
+    for (const std::vector<int>* v : {&st.kernel->inputs, &st.kernel->outputs})
+      for (int t : *v) {
+        if (t < 0 || size_t(t) >= tensors_.size()) continue;
+        Tensor& ten = tensors_[t];
+        if (ten.is_const || ten.alloc != Allocation::kNone || ten.type == DType::kString || NumElements(ten.shape) <= 0)
+          continue;
+        const size_t bytes = TensorBytes(ten);
+        uint8_t* p = st.kernel->HostMemory(t, bytes);
+        if (!p) continue;
+        ten.alloc = Allocation::kDelegate;
+        ten.arena_offset = 0;
+        ten.data = p;
+        ten.bytes = bytes;
+      }
+  }
   struct Item { int t; size_t off, size; int a, b; };
   std::vector<Item> items;
   for (int t = 0; t < int(tensors_.size()); ++t) {

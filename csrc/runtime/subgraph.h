@@ -128,9 +128,12 @@ class Subgraph {
   std::vector<std::string> unresolved_;  // per node: why it cannot run ("" if fine)
   std::vector<int> inputs_, outputs_;
   std::vector<Step> plan_;
-  std::vector<std::unique_ptr<DelegateKernel>> kernels_;
   std::vector<bool> dynamic_inputs_;  // per step: re-prepare at invoke
   AlignedBuffer arena_, scratch_;
+  // Declared after the arena so that it is destroyed first: a kernel's destructor finishes its
+  // device work (an output read may still be landing in the arena) and frees the host memory it
+  // gave boundary tensors (DelegateKernel::HostMemory).
+  std::vector<std::unique_ptr<DelegateKernel>> kernels_;
   Status ResizeScratch(size_t bytes);  // an InvalidArgument when the allocation fails
   ThreadPool* pool_ = nullptr;
   bool allocated_ = false;

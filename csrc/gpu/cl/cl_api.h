@@ -361,6 +361,11 @@ StatusOr<const OpenCl*> LoadOpenCl();
 std::string ClErrorName(cl_int err);
 // Internal("<what> failed: CL_... (-n)"), or OkStatus() when err == CL_SUCCESS.
 Status ClStatus(cl_int err, const std::string& what);
+// The same for a literal: no string is built unless the call failed (per-invoke enqueue calls).
+inline Status ClStatus(cl_int err, const char* what) {
+  if (err == CL_SUCCESS) return OkStatus();
+  return ClStatus(err, std::string(what));
+}
 
 }  // namespace cl
 }  // namespace tflite_gpu

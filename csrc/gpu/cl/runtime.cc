@@ -190,7 +190,19 @@ TransferStats Context::transfers() const {
   t.device_to_host = reads_.load();
   t.host_to_device_bytes = write_bytes_.load();
   t.device_to_host_bytes = read_bytes_.load();
+  t.host_buffers = host_buffers_.load();
+  t.host_buffer_bytes = host_buffer_bytes_.load();
   return t;
+}
+
+void Context::CountHostBuffer(int sign, size_t bytes) const {
+  if (sign > 0) {
+    host_buffers_.fetch_add(1);
+    host_buffer_bytes_.fetch_add(bytes);
+  } else {
+    host_buffers_.fetch_sub(1);
+    host_buffer_bytes_.fetch_sub(bytes);
+  }
 }
 
 void Context::CountTransfer(bool to_device, size_t bytes) const {
@@ -292,6 +304,33 @@ Status Buffer::CopyTo(const Context& ctx, const Buffer& dst, size_t bytes, size_
   return ClStatus(api_->clEnqueueCopyBuffer(ctx.queue(), mem_, dst.mem_, src_offset, dst_offset, bytes, 0, nullptr,
                                             nullptr),
                   "clEnqueueCopyBuffer");
+}
+
+// -------------------------------------------------------------------------- HostBuffer ----
+
+StatusOr<std::unique_ptr<HostBuffer>> HostBuffer::Create(std::shared_ptr<const Context> ctx, size_t bytes) {
+  if (!ctx) return InvalidArgument("HostBuffer::Create needs a context");
+  std::unique_ptr<HostBuffer> h(new HostBuffer());
+  TFG_ASSIGN_OR_RETURN(h->buffer_, Buffer::Create(*ctx, bytes, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR));
+  cl_int err = CL_SUCCESS;
+  void* p = ctx->api()->clEnqueueMapBuffer(ctx->queue(), h->buffer_.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                           bytes, 0, nullptr, nullptr, &err);
+  TFG_RETURN_IF_ERROR(ClStatus(err, "clEnqueueMapBuffer(" + std::to_string(bytes) + " bytes)"));
+  if (!p) return Internal("clEnqueueMapBuffer returned a null pointer");
+  h->ptr_ = static_cast<uint8_t*>(p);
+  h->ctx_ = std::move(ctx);
+  h->ctx_->CountHostBuffer(+1, bytes);
+  return h;
+}
+
+HostBuffer::~HostBuffer() {
+  if (!ptr_) return;
+  const ClApi* api = ctx_->api();
+  // In-order queue: the unmap runs after every command enqueued before it (a read still landing
+  // in this memory included); the wait makes the memory's release follow the unmap.
+  if (api->clEnqueueUnmapMemObject(ctx_->queue(), buffer_.get(), ptr_, 0, nullptr, nullptr) == CL_SUCCESS)
+    api->clFinish(ctx_->queue());
+  ctx_->CountHostBuffer(-1, buffer_.size());
 }
 
 // ----------------------------------------------------------------------------- Program ----
@@ -431,7 +470,7 @@ Status Kernel::Launch(const Context& ctx, const std::vector<size_t>& global, con
   cl_int err = api_->clEnqueueNDRangeKernel(ctx.queue(), kernel_, static_cast<cl_uint>(global.size()), nullptr,
                                             global.data(), local.empty() ? nullptr : local.data(), 0, nullptr,
                                             event ? &raw : nullptr);
-  TFG_RETURN_IF_ERROR(ClStatus(err, "clEnqueueNDRangeKernel(" + name_ + ")"));
+  if (err != CL_SUCCESS) return ClStatus(err, "clEnqueueNDRangeKernel(" + name_ + ")");
   HandOver(api_, raw, event);
   return OkStatus();
 }

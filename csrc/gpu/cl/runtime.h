@@ -64,6 +64,7 @@ class Event {
 struct TransferStats {
   uint64_t host_to_device = 0, device_to_host = 0;
   uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;
+  uint64_t host_buffers = 0, host_buffer_bytes = 0;  // HostBuffers alive now (pinned host memory)
 };
 
 // A context on one device plus one in-order command queue.
@@ -94,10 +95,12 @@ class Context {
 
   TransferStats transfers() const;
   void CountTransfer(bool to_device, size_t bytes) const;
+  void CountHostBuffer(int sign, size_t bytes) const;
 
  private:
   Context() = default;
   mutable std::atomic<uint64_t> writes_{0}, reads_{0}, write_bytes_{0}, read_bytes_{0};
+  mutable std::atomic<uint64_t> host_buffers_{0}, host_buffer_bytes_{0};
   const ClApi* api_ = nullptr;
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
@@ -141,6 +144,31 @@ class Buffer {
   const ClApi* api_ = nullptr;
   cl_mem mem_ = nullptr;
   size_t size_ = 0;
+};
+
+// Host memory the OpenCL driver allocates for fast transfers: a CL_MEM_ALLOC_HOST_PTR buffer,
+// mapped once for reading and writing for its whole life. On a discrete GPU the driver backs it
+// with page-locked (pinned) memory, so clEnqueueWriteBuffer / clEnqueueReadBuffer of another
+// buffer with data() as the host pointer run as direct DMA instead of being staged through the
+// driver's bounce buffer (NVIDIA's OpenCL: the "pinned, direct" transfer mode); on a CPU device
+// (PoCL) it is plain host memory. The buffer itself is never given to a kernel (mapped all along).
+// Holds the Context: the destructor unmaps on its queue (after everything enqueued before) and
+// waits, so a HostBuffer may outlive the delegate that made it.
+class HostBuffer {
+ public:
+  // Fails (never crashes) when the driver cannot allocate or map it; callers fall back to malloc.
+  static StatusOr<std::unique_ptr<HostBuffer>> Create(std::shared_ptr<const Context> ctx, size_t bytes);
+  ~HostBuffer();
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  uint8_t* data() const { return ptr_; }
+  size_t size() const { return buffer_.size(); }
+
+ private:
+  HostBuffer() = default;
+  std::shared_ptr<const Context> ctx_;
+  Buffer buffer_;
+  uint8_t* ptr_ = nullptr;
 };
 
 class Program {

@@ -160,6 +160,8 @@ TFLITE_GPU_API bool GpuDelegateCacheState(TfLiteDelegate* delegate, std::string*
 struct GpuTransferStats {
   uint64_t host_to_device = 0, device_to_host = 0;
   uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;
+  // Pinned host memory the delegate holds now for partition inputs/outputs (buffers, bytes).
+  uint64_t pinned_host_buffers = 0, pinned_host_bytes = 0;
 };
 TFLITE_GPU_API bool GpuDelegateTransferStats(TfLiteDelegate* delegate, GpuTransferStats* stats);
 // TfLiteGpuDelegateBindBufferToTensorWithType with the reason in the Status.

@@ -67,6 +67,7 @@ enum class Allocation : int8_t {
   kOwned,     // owned heap copy (misaligned constants, folded constants, variables)
   kArena,     // placed in the interpreter's arena by the memory planner
   kDynamic,   // shape known only at invoke; heap-allocated when the kernel resizes it
+  kDelegate,  // delegate-boundary tensor in host memory a delegate kernel owns (pinned for transfers)
 };
 
 struct Tensor {
