@@ -32,6 +32,30 @@ void MicroScalar(const int16_t* A, int64_t lda, int rows, const int16_t* panel, 
 TFG_TARGET_AVX2_BEGIN
 inline void MicroAvx2Core(const int16_t* A, int64_t lda, int rows, const int16_t* panel, int kpairs,
                           __m256i (&acc)[kMr][2]) {
+  if (rows == 1) {  // one row (a GEMV: FULLY_CONNECTED batch 1): two K-pairs per step on 4 chains
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
+    int kk = 0;
+    int32_t v;
+    for (; kk + 2 <= kpairs; kk += 2) {
+      std::memcpy(&v, A + 2 * kk, 4);
+      const __m256i av = _mm256_set1_epi32(v);
+      s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(av, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + kk * 32))));
+      s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(av, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + kk * 32 + 16))));
+      std::memcpy(&v, A + 2 * kk + 2, 4);
+      const __m256i aw = _mm256_set1_epi32(v);
+      s2 = _mm256_add_epi32(s2, _mm256_madd_epi16(aw, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + kk * 32 + 32))));
+      s3 = _mm256_add_epi32(s3, _mm256_madd_epi16(aw, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + kk * 32 + 48))));
+    }
+    if (kk < kpairs) {
+      std::memcpy(&v, A + 2 * kk, 4);
+      const __m256i av = _mm256_set1_epi32(v);
+      s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(av, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + kk * 32))));
+      s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(av, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + kk * 32 + 16))));
+    }
+    acc[0][0] = _mm256_add_epi32(s0, s2);
+    acc[0][1] = _mm256_add_epi32(s1, s3);
+    return;
+  }
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
   const int16_t* a0 = A;
   const int16_t* a1 = A + (rows > 1 ? lda : 0);
