@@ -291,11 +291,6 @@ void ParallelTasks(ThreadPool* pool, int64_t ntasks, const std::function<void(in
 
 namespace {
 
-// A thread's fixed rank for ParallelTasksAffine: the calling thread is 0; a pool worker gets the
-// next number the first time it runs a task and keeps it (workers live as long as their pool).
-std::atomic<int> g_worker_ranks{0};
-thread_local int tl_worker_rank = -1;
-
 // Tasks [front, back) of one share, claimed from the front by its owner and from the back by
 // the others: both ends in one word so that one compare-and-swap claims a task.
 struct alignas(64) Share {
@@ -338,11 +333,10 @@ void ParallelTasksAffine(ThreadPool* pool, int64_t ntasks, const std::function<v
   ParallelFor(
       pool, slots,
       [&](int64_t s0, int64_t s1) {
+        // Home share: the caller's is 0, a worker's follows its index in the pool (1..threads-1),
+        // the same in every op, so each thread keeps reading the rows it wrote.
         int home = 0;
-        if (std::this_thread::get_id() != caller) {
-          if (tl_worker_rank < 0) tl_worker_rank = g_worker_ranks.fetch_add(1, std::memory_order_relaxed);
-          home = 1 + tl_worker_rank % (slots - 1);
-        }
+        if (std::this_thread::get_id() != caller) home = 1 + (std::max(1, ThreadPool::CurrentThreadIndex()) - 1) % (slots - 1);
         for (int64_t s = s0; s < s1; ++s) {
           for (int64_t t; (t = shares[home].ClaimFront()) >= 0;) fn(t, int(s));
           for (int i = 1; i < slots; ++i) {
