@@ -234,3 +234,34 @@ def test_do_not_wait_input_rewritable_when_invoke_returns():
     del it
     gc.collect()
     assert d.pinned_host_memory() == dict(buffers=0, bytes=0)
+
+
+@pytest.mark.parametrize("threads", ["1", "3", None])
+def test_large_tensor_copies_split_over_threads(threads, monkeypatch):
+    """set_tensor / get_tensor copies of 8 MB or more run on up to TFLITE_GPU_COPY_THREADS threads
+    (an odd size, not a multiple of the 64-byte chunking): the values arrive exactly, through the
+    CPU kernels and through the GPU delegate's pinned boundaries."""
+    if threads is None:
+        monkeypatch.delenv("TFLITE_GPU_COPY_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("TFLITE_GPU_COPY_THREADS", threads)
+    n = 2_100_003  # 8.4 MB of float32
+    b = ModelBuilder()
+    x = b.add_input([1, n], name="x")
+    one = b.add_const(np.ones([1], np.float32))
+    y = b.add_tensor([1, n], name="y")
+    b.add_op("ADD", [x, one], [y], options=NONE)
+    b.mark_output(y)
+    m = b.build()
+    v = values([1, n], 8)
+    want = v + np.float32(1)
+    for delegates in ([], None):
+        if delegates is None:
+            require_gpu()
+            delegates = [delegate()]
+        it = tflite_gpu.Interpreter(model_content=m, experimental_delegates=delegates)
+        it.allocate_tensors()
+        it.set_tensor(0, v)
+        np.testing.assert_array_equal(it.get_tensor(0), v)
+        it.invoke()
+        np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"]), want)

@@ -258,7 +258,7 @@ class PyInterpreter {
     if (t.type == DType::kString) return GetStrings(t);
     py::array out(NumpyDType(t.type), std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
     size_t bytes = size_t(std::max<int64_t>(0, t.num_elements())) * DTypeSize(t.type);
-    if (bytes) std::memcpy(out.mutable_data(), t.data, bytes);
+    CopyTensorData(out.mutable_data(), t.data, bytes);
     return out;
   }
 
@@ -408,7 +408,7 @@ class PyInterpreter {
                                 DTypeName(t.type) + " range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
       }
     }
-    if (bytes) std::memcpy(t.data, c.data(), bytes);
+    CopyTensorData(t.data, c.data(), bytes);
     t.data_is_stale = false;
   }
 

@@ -59,6 +59,17 @@ bool Fp16AllHalf() {
 
 bool PinnedHost() { return Get("TFLITE_GPU_PINNED_HOST") != "0"; }
 
+int CopyThreads() {
+  const std::string v = Get("TFLITE_GPU_COPY_THREADS");
+  if (v.empty() || v.size() > 2) return 4;
+  int r = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9') return 4;
+    r = r * 10 + (c - '0');
+  }
+  return r >= 1 && r <= 64 ? r : 4;
+}
+
 bool DebugSentinels() {
   std::string s = Get("TFLITE_GPU_DEBUG_SENTINELS");
   return !s.empty() && s != "0";

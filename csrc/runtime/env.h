@@ -125,5 +125,9 @@ int64_t MinParallelWork(int64_t dflt);
 // than through a bounce buffer. Read at every allocate_tensors (for A/B measurements; default on).
 bool PinnedHost();
 
+// TFLITE_GPU_COPY_THREADS: most threads one tensor-data copy of 8 MB or more uses (CopyTensorData:
+// Python set_tensor / get_tensor); a positive integer up to 64; unset or malformed: 4. Read per copy.
+int CopyThreads();
+
 }  // namespace env
 }  // namespace tflite_gpu

@@ -1,6 +1,8 @@
 #include "tflite_gpu/interpreter.h"
 
 #include <cstdlib>
+#include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "model/model_internals.h"
@@ -349,6 +351,31 @@ std::vector<DelegateKernelTime> Interpreter::delegate_kernel_times() const {
   for (const auto& k : impl_->subgraphs[0]->delegate_kernels())
     for (const auto& t : k->DeviceTimes()) out.push_back({t.node, t.name, t.us, t.kernel});
   return out;
+}
+
+void CopyTensorData(void* dst, const void* src, size_t bytes) {
+  constexpr size_t kMin = size_t(8) << 20, kChunk = size_t(2) << 20;
+  size_t n = bytes >= kMin ? size_t(env::CopyThreads()) : 1;
+  n = std::min({n, bytes / kChunk, size_t(std::max(1u, std::thread::hardware_concurrency()))});
+  if (n <= 1) {
+    if (bytes) std::memcpy(dst, src, bytes);
+    return;
+  }
+  // Chunks of whole 64-byte lines; the caller's thread copies the last one.
+  const size_t per = (bytes / n + 63) / 64 * 64;
+  std::vector<std::thread> ts;
+  ts.reserve(n - 1);
+  size_t off = 0;
+  for (size_t i = 0; i + 1 < n && off < bytes; ++i, off += per) {
+    const size_t len = std::min(per, bytes - off);
+    try {
+      ts.emplace_back([=] { std::memcpy(static_cast<uint8_t*>(dst) + off, static_cast<const uint8_t*>(src) + off, len); });
+    } catch (const std::system_error&) {  // no thread to be had: copy it here
+      std::memcpy(static_cast<uint8_t*>(dst) + off, static_cast<const uint8_t*>(src) + off, len);
+    }
+  }
+  if (off < bytes) std::memcpy(static_cast<uint8_t*>(dst) + off, static_cast<const uint8_t*>(src) + off, bytes - off);
+  for (auto& t : ts) t.join();
 }
 
 }  // namespace tflite_gpu

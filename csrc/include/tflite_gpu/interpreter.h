@@ -188,4 +188,9 @@ class TFLITE_GPU_API InterpreterBuilder {
   InterpreterOptions options_;
 };
 
+// memcpy for tensor data (the Python set_tensor / get_tensor copies): a copy of 8 MB or more is
+// split over up to TFLITE_GPU_COPY_THREADS threads (default 4; "1": one plain memcpy), since one
+// core moves only ~12 GB/s on a server (a 19 MB batch-32 input: 1.65 ms on the H100 host).
+TFLITE_GPU_API void CopyTensorData(void* dst, const void* src, size_t bytes);
+
 }  // namespace tflite_gpu
