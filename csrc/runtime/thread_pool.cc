@@ -193,8 +193,12 @@ void ThreadPool::Worker(int slot) {
   uint32_t seen = 0;
   for (;;) {
     if (generation_.load(std::memory_order_acquire) == seen) {
+      // stop_ is part of both waits: the destructor's generation bump can be read as `seen` by a
+      // worker between its stop_ check and its load of the generation (it then runs an empty "job"
+      // and waits for a generation that never comes -- a hang in ~ThreadPool's join, seen in the
+      // stress test under load).
       const bool got = SpinFor(
-          spin_ns_, [&] { return generation_.load(std::memory_order_acquire) != seen; },
+          spin_ns_, [&] { return stop_.load() || generation_.load(std::memory_order_acquire) != seen; },
           [&] {
             return invokes_.load(std::memory_order_relaxed) > 0 &&
                    invoke_first_gen_.load(std::memory_order_relaxed) != seen;
@@ -202,7 +206,7 @@ void ThreadPool::Worker(int slot) {
       if (!got) {
         std::unique_lock<std::mutex> l(mu_);
         sleeping_workers_.fetch_add(1);
-        cv_start_.wait(l, [&] { return generation_.load() != seen; });
+        cv_start_.wait(l, [&] { return stop_.load() || generation_.load() != seen; });
         sleeping_workers_.fetch_sub(1);
       }
     }
