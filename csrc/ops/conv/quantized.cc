@@ -1065,24 +1065,35 @@ template <typename T>
 inline __m128i Load16(const T* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
 inline __m256i Widen16(const int8_t* p) { return _mm256_cvtepi8_epi16(Load16(p)); }
 inline __m256i Widen16(const uint8_t* p) { return _mm256_cvtepu8_epi16(Load16(p)); }
+// One 16-channel block from c of the pairs kernel: the sums of the pairs taps (pairs = (ntaps + 1) / 2,
+// from the caller, once per pixel) of channels c..c+7 (*s0) and c+8..c+15 (*s1), in channel order. Force-inlined so both callers keep the sums in registers.
+// (The AVX2 regions are GCC/Clang only: see simd.h.)
+template <typename T>
+__attribute__((always_inline)) inline void TapPairsBlock(const T* const* ips, const int16_t* w16p, int pairs, int ntaps,
+                                                         int C, int c, __m256i off16, __m256i* s0, __m256i* s1) {
+  __m256i lo = _mm256_setzero_si256(), hi = lo;
+  for (int tp = 0; tp < pairs; ++tp) {
+    const int t0 = 2 * tp, t1 = std::min(2 * tp + 1, ntaps - 1);
+    const __m256i x0 = _mm256_add_epi16(Widen16(ips[t0] + c), off16);
+    const __m256i x1 = _mm256_add_epi16(Widen16(ips[t1] + c), off16);
+    const int16_t* w = w16p + (int64_t(tp) * C + c) * 2;
+    lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
+                                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w))));
+    hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
+                                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16))));
+  }
+  *s0 = _mm256_permute2x128_si256(lo, hi, 0x20);
+  *s1 = _mm256_permute2x128_si256(lo, hi, 0x31);
+}
 template <typename T>
 void TapsPairsAvx2(const T* const* ips, const int16_t* w16p, int ntaps, int C, int32_t off, int32_t* acc) {
   const __m256i off16 = _mm256_set1_epi16(int16_t(off));
   const int pairs = (ntaps + 1) / 2;
   for (int c = 0; c < C; c += 16) {
-    __m256i lo = _mm256_setzero_si256(), hi = lo;
-    for (int tp = 0; tp < pairs; ++tp) {
-      const int t0 = 2 * tp, t1 = std::min(2 * tp + 1, ntaps - 1);
-      const __m256i x0 = _mm256_add_epi16(Widen16(ips[t0] + c), off16);
-      const __m256i x1 = _mm256_add_epi16(Widen16(ips[t1] + c), off16);
-      const int16_t* w = w16p + (int64_t(tp) * C + c) * 2;
-      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
-                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w))));
-      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
-                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16))));
-    }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), _mm256_permute2x128_si256(lo, hi, 0x20));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+    __m256i s0, s1;
+    TapPairsBlock(ips, w16p, pairs, ntaps, C, c, off16, &s0, &s1);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), s0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c + 8), s1);
   }
 }
 // TapsPairsAvx2 with the HalfUp output stage applied in the registers (RequantRowAvx2's arithmetic,
@@ -1110,19 +1121,10 @@ void TapsPairsRequantAvx2(const T* const* ips, const int16_t* w16p, int ntaps, i
   const __m256i vzp = _mm256_set1_epi32(q.zp), vlo = _mm256_set1_epi32(q.lo), vhi = _mm256_set1_epi32(q.hi);
   const int pairs = (ntaps + 1) / 2;
   for (int c = 0; c < C; c += 16) {
-    __m256i lo = _mm256_setzero_si256(), hi = lo;
-    for (int tp = 0; tp < pairs; ++tp) {
-      const int t0 = 2 * tp, t1 = std::min(2 * tp + 1, ntaps - 1);
-      const __m256i x0 = _mm256_add_epi16(Widen16(ips[t0] + c), off16);
-      const __m256i x1 = _mm256_add_epi16(Widen16(ips[t1] + c), off16);
-      const int16_t* w = w16p + (int64_t(tp) * C + c) * 2;
-      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
-                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w))));
-      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
-                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16))));
-    }
-    const __m128i w0 = DwRequant8(_mm256_permute2x128_si256(lo, hi, 0x20), q, c, one, round, vzp, vlo, vhi);
-    const __m128i w1 = DwRequant8(_mm256_permute2x128_si256(lo, hi, 0x31), q, c + 8, one, round, vzp, vlo, vhi);
+    __m256i s0, s1;
+    TapPairsBlock(ips, w16p, pairs, ntaps, C, c, off16, &s0, &s1);
+    const __m128i w0 = DwRequant8(s0, q, c, one, round, vzp, vlo, vhi);
+    const __m128i w1 = DwRequant8(s1, q, c + 8, one, round, vzp, vlo, vhi);
     const __m128i b = std::is_signed<T>::value ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + c), b);
   }
