@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from gpu_util import require_gpu
+from gpu_util import CHAIN_SHAPE, chain_model, require_gpu
 from harness import rel_l2
 from tflite_gpu.testing.builder import ModelBuilder
 
 cl = pytest.importorskip("pyopencl", reason="pyopencl is needed to make OpenCL buffers to bind")
 
 NONE = dict(fused_activation_function="NONE")
-SHAPE = [1, 6, 5, 7]
+SHAPE = CHAIN_SHAPE
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
 
 
@@ -60,26 +60,6 @@ def add_tanh(batch_dynamic=False):
     y = b.add_tensor(SHAPE, name="y", **sig)
     b.add_op("ADD", [x, c], [t], options=NONE)
     b.add_op("TANH", [t], [y])
-    b.mark_output(y)
-    return b.build()
-
-
-def chain_model():
-    """x -> ADD(c) -> CAST(int32) -> CAST(float32) -> MUL(x) -> TANH -> y; CAST runs on the CPU,
-    so with 2 partitions: [ADD] (x in, t1 out) and [MUL, TANH] (t3 and x in, y out)."""
-    b = ModelBuilder()
-    x = b.add_input(SHAPE, name="x")
-    c = b.add_const(np.linspace(-1, 1, SHAPE[-1]).astype(np.float32), name="c")
-    t1 = b.add_tensor(SHAPE, name="t1")
-    t2 = b.add_tensor(SHAPE, dtype=np.int32, name="t2")
-    t3 = b.add_tensor(SHAPE, name="t3")
-    t4 = b.add_tensor(SHAPE, name="t4")
-    y = b.add_tensor(SHAPE, name="y")
-    b.add_op("ADD", [x, c], [t1], options=NONE)
-    b.add_op("CAST", [t1], [t2], options=dict(in_data_type="FLOAT32", out_data_type="INT32"))
-    b.add_op("CAST", [t2], [t3], options=dict(in_data_type="INT32", out_data_type="FLOAT32"))
-    b.add_op("MUL", [t3, x], [t4], options=NONE)
-    b.add_op("TANH", [t4], [y])
     b.mark_output(y)
     return b.build()
 

@@ -10,31 +10,11 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from gpu_util import delegate, require_gpu
+from gpu_util import chain_model, delegate, require_gpu
 from harness import rel_l2
 from tflite_gpu.testing.builder import ModelBuilder
 
 NONE = dict(fused_activation_function="NONE")
-
-
-def chain_model(builder=False):
-    """x -> ADD(c) -> CAST(int32) -> CAST(float32) -> MUL(x) -> TANH -> out; CAST to / from INT32 stays
-    on the CPU (the GPU's CAST takes BOOL <-> FLOAT32 only)."""
-    b = ModelBuilder()
-    x = b.add_input([1, 6, 5, 7], name="x")
-    c = b.add_const(np.linspace(-1, 1, 7).astype(np.float32))
-    t1 = b.add_tensor([1, 6, 5, 7])
-    t2 = b.add_tensor([1, 6, 5, 7], dtype=np.int32)
-    t3 = b.add_tensor([1, 6, 5, 7])
-    t4 = b.add_tensor([1, 6, 5, 7])
-    y = b.add_tensor([1, 6, 5, 7], name="y")
-    b.add_op("ADD", [x, c], [t1], options=NONE)
-    b.add_op("CAST", [t1], [t2], options=dict(in_data_type="FLOAT32", out_data_type="INT32"))
-    b.add_op("CAST", [t2], [t3], options=dict(in_data_type="INT32", out_data_type="FLOAT32"))
-    b.add_op("MUL", [t3, x], [t4], options=NONE)
-    b.add_op("TANH", [t4], [y])
-    b.mark_output(y)
-    return b if builder else b.build()
 
 
 def run(model, x, delegates=None, **kw):

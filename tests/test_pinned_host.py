@@ -19,34 +19,13 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from gpu_util import delegate, require_gpu
+from gpu_util import CHAIN_SHAPE, chain_model, delegate, require_gpu
 from harness import rel_l2
 from tflite_gpu.testing.builder import ModelBuilder
 
 NONE = dict(fused_activation_function="NONE")
-SHAPE = [1, 6, 5, 7]
+SHAPE = CHAIN_SHAPE
 NBYTES = 4 * int(np.prod(SHAPE))
-
-
-def chain_model():
-    """x -> ADD(c) -> CAST(int32) -> CAST(float32) -> MUL(x) -> TANH -> y. The CASTs run on the CPU:
-    with 2 partitions, [ADD] (x in, t1 out to a CPU node) and [MUL, TANH] (t3 from a CPU node and
-    x in, y out) -- four boundary tensors, x shared by both partitions."""
-    b = ModelBuilder()
-    x = b.add_input(SHAPE, name="x")
-    c = b.add_const(np.linspace(-1, 1, SHAPE[-1]).astype(np.float32))
-    t1 = b.add_tensor(SHAPE)
-    t2 = b.add_tensor(SHAPE, dtype=np.int32)
-    t3 = b.add_tensor(SHAPE)
-    t4 = b.add_tensor(SHAPE)
-    y = b.add_tensor(SHAPE, name="y")
-    b.add_op("ADD", [x, c], [t1], options=NONE)
-    b.add_op("CAST", [t1], [t2], options=dict(in_data_type="FLOAT32", out_data_type="INT32"))
-    b.add_op("CAST", [t2], [t3], options=dict(in_data_type="INT32", out_data_type="FLOAT32"))
-    b.add_op("MUL", [t3, x], [t4], options=NONE)
-    b.add_op("TANH", [t4], [y])
-    b.mark_output(y)
-    return b.build()
 
 
 def fork_model(batch_dynamic=False):
