@@ -13,27 +13,19 @@ import statistics
 import subprocess
 import sys
 
+# bench_speed's interpreter setup (ready: seeded inputs, 2 invokes), 1 more warm-up invoke, then
+# gpu_compare's median timing; the median in seconds per model and thread count.
 CHILD = r"""
-import json, statistics, sys, time
-import numpy as np
+import json, sys
 sys.path.insert(0, sys.argv[1])
-import tflite_gpu
-from bench_speed import FLOAT_MODELS
+from bench_speed import FLOAT_MODELS, make, ready
+from gpu_compare import timeit
 out = {}
 for name in sys.argv[2].split(","):
     model = FLOAT_MODELS[name]()
     for t in [int(v) for v in sys.argv[3].split(",")]:
-        it = tflite_gpu.Interpreter(model_content=model, num_threads=t)
-        it.allocate_tensors()
-        rng = np.random.default_rng(0)
-        for d in it.get_input_details():
-            it.set_tensor(d["index"], rng.standard_normal(d["shape"]).astype(d["dtype"]))
-        for _ in range(3):
-            it.invoke()
-        ts = []
-        for _ in range(int(sys.argv[4])):
-            t0 = time.perf_counter(); it.invoke(); ts.append(time.perf_counter() - t0)
-        out[f"{name} {t}"] = statistics.median(ts)
+        it = ready(make("ours", model, t))
+        out[f"{name} {t}"] = timeit(it.invoke, int(sys.argv[4]), warmup=1)[0] / 1e3
 print(json.dumps(out))
 """
 

@@ -16,25 +16,18 @@ Raw OpenCL (pyopencl, on the device a default GpuDelegate picks), median ms and 
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tflite_gpu  # noqa: E402
+from gpu_compare import timeit  # noqa: E402
 
 
 def med(fn, runs, warmup=3):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e3
+    """Median ms of fn over runs calls (gpu_compare.timeit), after warmup calls."""
+    return timeit(fn, runs, warmup)[0]
 
 
 def raw_modes(nbytes, runs):

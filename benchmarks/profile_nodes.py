@@ -11,20 +11,13 @@ import statistics
 import sys
 import time
 
-import numpy as np
-
-import tflite_gpu
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from bench_speed import FLOAT_MODELS, INT8_MODELS  # noqa: E402
+from bench_speed import FLOAT_MODELS, INT8_MODELS, make, ready  # noqa: E402
 
 
 def node_times(model, threads, invokes):
-    it = tflite_gpu.Interpreter(model_content=model, num_threads=threads)
-    it.allocate_tensors()
-    rng = np.random.default_rng(0)
-    for d in it.get_input_details():
-        it.set_tensor(d["index"], rng.standard_normal(d["shape"]).astype(d["dtype"]))
-    for _ in range(5):
+    it = ready(make("ours", model, threads))  # bench_speed's setup (2 invokes), 3 more warm-up invokes
+    for _ in range(3):
         it.invoke()
     walls = []
     for _ in range(invokes):
