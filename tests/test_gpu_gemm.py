@@ -61,6 +61,22 @@ def gpu_run(model, x, precision):
     return it.get_tensor(it.get_output_details()[0]["index"]), kernels
 
 
+def checked_runs(shapes, precision, seed, tile):
+    """Each (batch, H, W, in, out, activation) of shapes as pointwise_model (a fused residual ADD on
+    the even ones) on seeded inputs through the delegate, checked against our reference kernels
+    (F32 rel-L2 <= 1e-5, fp16 storage 5e-3); yields (index, (b, h, w, ci, co), the kernels run)."""
+    tol = 1e-5 if precision == "F32" else 5e-3
+    rng = np.random.default_rng(seed)
+    for i, (b, h, w, ci, co, act) in enumerate(shapes):
+        model = pointwise_model(b, h, w, ci, co, act, residual=(i % 2 == 0))
+        x = rng.standard_normal([b, h, w, ci]).astype(np.float32)
+        want = run_tflite_gpu(model, [x], reference=True)[0]
+        got, kernels = gpu_run(model, x, precision)
+        assert got.shape == want.shape
+        assert rel_l2(got, want) <= tol, (tile, precision, (b, h, w, ci, co), rel_l2(got, want), kernels)
+        yield i, (b, h, w, ci, co), kernels
+
+
 @pytest.mark.parametrize("tile", ["8x2", "4x2", "2x2", "8x1", "4x1", "2x1", "1x4", "auto"])
 @pytest.mark.parametrize("precision", ["F32", "F32_F16"])
 def test_pointwise_gemm_matches_reference(tile, precision, monkeypatch):
@@ -73,15 +89,7 @@ def test_pointwise_gemm_matches_reference(tile, precision, monkeypatch):
     if not full and precision != "F32" and tile not in ("auto", "8x2"):
         pytest.skip("sampled: fp16 storage runs the generator's choice and 8x2 (TFLITE_GPU_TEST_FULL=1: all)")
     shapes = SHAPES if full or tile == "auto" else [SHAPES[0], SHAPES[1], SHAPES[4]]
-    tol = 1e-5 if precision == "F32" else 5e-3
-    rng = np.random.default_rng(3)
-    for i, (b, h, w, ci, co, act) in enumerate(shapes):
-        model = pointwise_model(b, h, w, ci, co, act, residual=(i % 2 == 0))
-        x = rng.standard_normal([b, h, w, ci]).astype(np.float32)
-        want = run_tflite_gpu(model, [x], reference=True)[0]
-        got, kernels = gpu_run(model, x, precision)
-        assert got.shape == want.shape
-        assert rel_l2(got, want) <= tol, (tile, precision, (b, h, w, ci, co), rel_l2(got, want), kernels)
+    for i, _, kernels in checked_runs(shapes, precision, 3, tile):
         gemm = [k for k in kernels if "_gemm" in k]
         if tile != "auto":
             # Every conv here has 8+ output slices, so a forced tile runs for each of them (the
@@ -117,22 +125,14 @@ def test_pointwise_splitk_matches_reference(tile, precision, monkeypatch):
     shapes = SPLITK_SHAPES if full or tile == "all" else [SPLITK_SHAPES[i] for i in (0, 2, 5, 6)]
     if tile.count("x") == 6 and precision != "F32":
         pytest.skip("the aligned-float4 load variant (7th field) exists in F32 only")
-    tol = 1e-5 if precision == "F32" else 5e-3
-    rng = np.random.default_rng(5)
-    for i, (b, h, w, ci, co, act) in enumerate(shapes):
-        model = pointwise_model(b, h, w, ci, co, act, residual=(i % 2 == 0))
-        x = rng.standard_normal([b, h, w, ci]).astype(np.float32)
-        want = run_tflite_gpu(model, [x], reference=True)[0]
-        got, kernels = gpu_run(model, x, precision)
-        assert got.shape == want.shape
-        assert rel_l2(got, want) <= tol, (tile, precision, (b, h, w, ci, co), rel_l2(got, want), kernels)
+    for i, shape, kernels in checked_runs(shapes, precision, 5, tile):
         # Forced tiles fit every layer here (at most 8 float4 partial sums per item): every conv of
         # the case runs the split-K kernel. The rule ("all": also where the GEMM would run) takes
         # layers of 16+ source slices and a tile of 16+ items filling the device (PoCL: 2 units,
         # an H100: 132), here the 14x14x128 -> 256 case (in F32: in fp16 storage NVIDIA's tensor-core kernel
         # takes layers of 128+ positions first).
         splitk = [k for k in kernels if "_splitk" in k]
-        if tile != "all" or ((b, h, w, ci, co) == (1, 14, 14, 128, 256) and precision == "F32"):
+        if tile != "all" or (shape == (1, 14, 14, 128, 256) and precision == "F32"):
             assert len(splitk) == (2 if i % 2 == 0 else 1), (tile, kernels)
         if tile != "all":
             # Named _splitkTMxTNxRMxRNxKS (KS: the split the generator gave the tile).
