@@ -49,6 +49,21 @@ GemmTile ChooseGemmTile(int64_t M, int dS, const gpu::GpuDeviceCaps& caps) {
   return {};
 }
 
+// The output store of one float4 accumulator: output position op (flattened over B x H x W, PB of
+// them, P per batch) and slice os, both OpenCL expressions; inside the output, bias, the fused
+// activation and WRITE_dst. Shared by the GEMM, split-K and direct kernels' epilogues.
+std::string StoreOutput(const ConvCore& c, const std::string& acc, const std::string& op, const std::string& os,
+                        const std::string& sPB, const std::string& sP) {
+  std::string e = "{\nconst int op = " + op + ", os = " + os + ";\n";
+  e += "if (op < " + sPB + " && os < dst_S) {\n";
+  e += "float4 r = " + acc + ";\n";
+  if (c.bias) e += "r += LOADW4_bias(os);\n";
+  e += ActivationCode(c.act, "r");
+  e += "const int ob = op / " + sP + ", oq = op % " + sP + ";\n";
+  e += "WRITE_dst(r, ob, oq / dst_W, oq % dst_W, os);\n}\n}\n";
+  return e;
+}
+
 Status EmitPointwiseGemm(GpuBuildContext& ctx, const std::string& name, const GpuTensorRef& src,
                          const GpuTensorRef& dst, const ConvCore& c, GemmTile tile) {
   const BHWC& si = src.shape;
@@ -120,15 +135,8 @@ Status EmitPointwiseGemm(GpuBuildContext& ctx, const std::string& name, const Gp
   b += "  barrier(CLK_LOCAL_MEM_FENCE);\n";
   b += "}\n";
   for (int r = 0; r < RM; ++r)
-    for (int q = 0; q < RN; ++q) {
-      b += "{\nconst int op = m0 + lx + " + I(16 * r) + ", os = n0 + ly + " + I(16 * q) + ";\n";
-      b += "if (op < " + sPB + " && os < dst_S) {\n";
-      b += "float4 r = a" + I(r) + "_" + I(q) + ";\n";
-      if (c.bias) b += "r += LOADW4_bias(os);\n";
-      b += ActivationCode(c.act, "r");
-      b += "const int ob = op / " + sP + ", oq = op % " + sP + ";\n";
-      b += "WRITE_dst(r, ob, oq / dst_W, oq % dst_W, os);\n}\n}\n";
-    }
+    for (int q = 0; q < RN; ++q)
+      b += StoreOutput(c, "a" + I(r) + "_" + I(q), "m0 + lx + " + I(16 * r), "n0 + ly + " + I(16 * q), sPB, sP);
   kb.body = b;
   kb.local = {16, 16, 1};
   kb.grid = {size_t(CeilDiv(PB, TM) * 16), size_t(GN) * 16, 1};
@@ -350,14 +358,7 @@ Status EmitPointwiseSplitK(GpuBuildContext& ctx, const std::string& name, const 
   }
   b += "}\n";
   auto epilogue = [&](const std::string& acc, const std::string& op, const std::string& os) {
-    std::string e = "{\nconst int op = " + op + ", os = " + os + ";\n";
-    e += "if (op < " + sPB + " && os < dst_S) {\n";
-    e += "float4 r = " + acc + ";\n";
-    if (c.bias) e += "r += LOADW4_bias(os);\n";
-    e += ActivationCode(c.act, "r");
-    e += "const int ob = op / " + sP + ", oq = op % " + sP + ";\n";
-    e += "WRITE_dst(r, ob, oq / dst_W, oq % dst_W, os);\n}\n}\n";
-    return e;
+    return StoreOutput(c, acc, op, os, sPB, sP);
   };
   if (KS == 1) {
     for (int r = 0; r < RM; ++r)
@@ -592,14 +593,7 @@ Status EmitConv(GpuBuildContext& ctx, const std::string& name, const GpuTensorRe
   }
   // Epilogue: bias, activation, write.
   auto epilogue = [&](const std::string& acc, const std::string& j, const std::string& t) {
-    std::string s = "{\nfloat4 r = " + acc + ";\n";
-    s += "const int os = g * " + sST + " + " + j + ", op = tile + " + t + " * " + sNT + ";\n";
-    s += "if (os < dst_S && op < " + sPB + ") {\n";
-    if (c.bias) s += "r += LOADW4_bias(os);\n";
-    s += ActivationCode(c.act, "r");
-    s += "const int ob = op / " + sP + ", oq = op % " + sP + ";\n";
-    s += "WRITE_dst(r, ob, oq / dst_W, oq % dst_W, os);\n}\n}\n";
-    return s;
+    return StoreOutput(c, acc, "tile + " + t + " * " + sNT, "g * " + sST + " + " + j, sPB, sP);
   };
   if (KSPLIT == 1) {
     for (int j = 0; j < ST; ++j)
