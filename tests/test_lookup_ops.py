@@ -318,7 +318,8 @@ def test_bad_string_and_table_model_is_a_clear_error(name, model, words, litert)
 
 
 def test_find_on_a_table_nobody_created_is_a_runtime_error():
-    # HASHTABLE_SIZE of a handle read from a constant resource id: no HASHTABLE op made table 0.
+    # HASHTABLE_SIZE of a handle nobody writes (a RESOURCE input left unset): no HASHTABLE op made
+    # a table. RESOURCE tensors start zeroed at allocation, so the error names id 0, not garbage.
     mb = ModelBuilder()
     h = mb.add_input([1], "RESOURCE", name="handle")
     n = mb.add_tensor([1], np.int64)
@@ -326,8 +327,32 @@ def test_find_on_a_table_nobody_created_is_a_runtime_error():
     mb.mark_output(n)
     m = mb.build()
     it = our_interpreter(m)
-    with pytest.raises(RuntimeError, match="no hashtable has id"):
-        it.invoke()
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match=r"no hashtable has id 0 \(no HASHTABLE op created it\)"):
+            it.invoke()
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_resource_tensor_no_op_writes_reads_as_id_0(reference):
+    """A RESOURCE intermediate that no op produces, read after two float ADDs: it must not share
+    arena memory with them (their bytes would read as a garbage table id) nor hold stale memory."""
+    none = dict(fused_activation_function="NONE")
+    mb = ModelBuilder()
+    x = mb.add_input([1], np.float32, name="x")
+    a = mb.add_tensor([1], np.float32, name="a")
+    b = mb.add_tensor([1], np.float32, name="b")
+    h = mb.add_tensor([1], "RESOURCE", name="h")
+    n = mb.add_tensor([1], np.int64, name="n")
+    mb.add_op("ADD", [x, x], [a], options=none)
+    mb.add_op("ADD", [a, a], [b], options=none)
+    mb.add_op("HASHTABLE_SIZE", [h], [n])
+    mb.mark_output(b)
+    mb.mark_output(n)
+    it = our_interpreter(mb.build(), reference=reference)
+    for v in (1.2345, -7.5):
+        it.set_tensor(it.get_input_details()[0]["index"], np.array([v], np.float32))
+        with pytest.raises(RuntimeError, match=r"no hashtable has id 0 \(no HASHTABLE op created it\)"):
+            it.invoke()
 
 
 def test_table_used_with_other_types_is_a_runtime_error():

@@ -610,6 +610,14 @@ Status Subgraph::PlanMemory() {
     }
   }
   for (int t : outputs_) touch(t, n);
+  // RESOURCE tensors (a 4-byte resource id each) that a step uses keep their own arena slot for the
+  // whole plan and are zeroed below: one that no op writes (an unset input, a handle no HASHTABLE
+  // produces) then reads as id 0 at every invoke, never as another tensor's bytes or stale memory.
+  for (int t = 0; t < int(tensors_.size()); ++t)
+    if (tensors_[t].type == DType::kResource && !tensors_[t].is_const && first[t] != INT_MAX) {
+      touch(t, -1);
+      touch(t, n);
+    }
   // Boundary tensors of delegate partitions live in host memory their kernel offers (the GPU
   // delegate's pinned memory, which its device copies from and to at full speed) instead of the
   // arena; the first kernel to offer memory for a tensor shared by two partitions gets it.
@@ -691,6 +699,7 @@ Status Subgraph::PlanMemory() {
     ten.arena_offset = it.off;
     ten.data = arena_.ptr + it.off;
     ten.bytes = TensorBytes(ten);
+    if (ten.type == DType::kResource) std::memset(ten.data, 0, ten.bytes);
   }
   size_t scratch = 1;
   for (const Step& st : plan_)
