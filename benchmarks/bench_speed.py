@@ -25,6 +25,10 @@ The selfie segmentation model uses MediaPipe's Convolution2DTransposeBias custom
 builtin kernels cannot run it (only its XNNPACK delegate can), so that engine runs the builtin
 TRANSPOSE_CONV twin of the same graph.
 
+--ab-fusion adds a fifth engine, ours with the CPU graph fusions off (TFLITE_GPU_CPU_FUSION=0 while
+it allocates), timed in the same interleaved rounds: the "nofuse" column, ours/nofuse and nofuse/best
+(the ratio to the best peer without the fusions), with their geomeans.
+
 XNNPACK runs int8 GEMMs on AMX tiles where the CPU has them (Sapphire Rapids and later). To compare
 the two engines as on a CPU without AMX, --deny-amx refuses the AMX state to the whole process
 (benchmarks/no_amx.py): both fall back to AVX-512 VNNI. TFLITE_GPU_CPU_ISA=avx512vnni alone caps
@@ -66,6 +70,8 @@ ENGINES = ("ours", "xnnpack", "builtin")
 def make(engine, model, threads):
     if engine == "ours":
         return tflite_gpu.Interpreter(model_content=model, num_threads=threads)
+    if engine == "nofuse":
+        return tflite_gpu.Interpreter(model_content=model, num_threads=threads)   # ready() allocates it unfused
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
     if engine == "xnnpack":
         return Interpreter(model_content=model, num_threads=threads)
@@ -73,8 +79,17 @@ def make(engine, model, threads):
                        experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
 
 
-def ready(it):
-    it.allocate_tensors()
+def ready(it, env=None):
+    old = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    try:
+        it.allocate_tensors()   # TFLITE_GPU_CPU_FUSION is read here
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     rng = np.random.default_rng(0)
     for d in it.get_input_details():
         it.set_tensor(d["index"], rng.standard_normal(d["shape"]).astype(d["dtype"]))
@@ -109,10 +124,12 @@ def make_ort(name, model, threads, onnx_dir):
     return None
 
 
-def bench(name, builders, threads, rounds, target_s, ort=True, onnx_dir=None):
+def bench(name, builders, threads, rounds, target_s, ort=True, onnx_dir=None, ab_fusion=False):
     model = builders[name]()
     twin = BUILTIN_TWIN[name]() if name in BUILTIN_TWIN else model
     its = {e: ready(make(e, twin if e == "builtin" else model, threads)) for e in ENGINES}
+    if ab_fusion:
+        its["nofuse"] = ready(make("nofuse", model, threads), {"TFLITE_GPU_CPU_FUSION": "0"})
     if ort:
         o = make_ort(name, model, threads, onnx_dir)
         if o is not None:
@@ -156,6 +173,8 @@ def main(argv=None):
     ap.add_argument("--profile", nargs="*", help="print our time per op type for these models instead")
     ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
     ap.add_argument("--onnx-dir", help="pre-converted NAME.onnx files, used where the onnx package is missing")
+    ap.add_argument("--ab-fusion", action="store_true",
+                    help="also time ours with the CPU graph fusions off (TFLITE_GPU_CPU_FUSION=0), same rounds")
     ap.add_argument("--deny-amx", action="store_true",
                     help="refuse AMX to every engine (benchmarks/no_amx.py): XNNPACK and ours on AVX-512 VNNI, "
                          "as on a CPU without AMX")
@@ -181,21 +200,26 @@ def main(argv=None):
     print(f"{os.cpu_count()} CPUs, load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())}; "
           f"{args.rounds} interleaved rounds, median ms per invoke")
     print(f"{'model':26s} thr {'ours':>8s} {'xnnpack':>8s} {'builtin':>8s} {'ort':>8s}"
-          f"  ours/xnn ours/lrt ours/ort ours/best")
-    cols = ("xnn", "lrt", "ort", "best")
+          f"  ours/xnn ours/lrt ours/ort ours/best" +
+          (f" {'nofuse':>8s} ours/nofuse nofuse/best" if args.ab_fusion else ""))
+    cols = ("xnn", "lrt", "ort", "best") + (("nofuse", "nofuse_best") if args.ab_fusion else ())
     ratios = {t: {} for t in args.threads}
     for t in args.threads:
         for name in names:
             m = bench(name, builders, t, args.rounds, args.round_ms / 1e3, ort=not args.no_ort,
-                      onnx_dir=args.onnx_dir)
+                      onnx_dir=args.onnx_dir, ab_fusion=args.ab_fusion)
             lrt = min(m["xnnpack"], m["builtin"])
             r = dict(xnn=m["ours"] / m["xnnpack"], lrt=m["ours"] / lrt,
                      ort=m["ours"] / m["ort"] if "ort" in m else None,
                      best=m["ours"] / min(lrt, m.get("ort", lrt)))
+            if args.ab_fusion:
+                r["nofuse"] = m["ours"] / m["nofuse"]
+                r["nofuse_best"] = m["nofuse"] / min(lrt, m.get("ort", lrt))
             ratios[t][name] = r
             ort_ms = f"{m['ort'] * 1e3:8.2f}" if "ort" in m else f"{'-':>8s}"
             print(f"{name:26s} {t:3d} {m['ours'] * 1e3:8.2f} {m['xnnpack'] * 1e3:8.2f} {m['builtin'] * 1e3:8.2f} "
-                  f"{ort_ms}  " + " ".join(f"{r[c]:8.2f}" if r[c] is not None else f"{'-':>8s}" for c in cols),
+                  f"{ort_ms}  " + " ".join(f"{r[c]:8.2f}" if r[c] is not None else f"{'-':>8s}" for c in cols[:4]) +
+                  (f" {m['nofuse'] * 1e3:8.2f} {r['nofuse']:11.3f} {r['nofuse_best']:11.2f}" if args.ab_fusion else ""),
                   flush=True)
     for t, rs in ratios.items():
         if not rs:
@@ -206,7 +230,12 @@ def main(argv=None):
             if v:
                 parts.append(f"ours/{c} {math.exp(sum(math.log(a) for a in v) / len(v)):.2f} ({len(v)})")
         worst = max(rs.items(), key=lambda kv: kv[1]["best"])
-        print(f"threads={t}: geomean " + ", ".join(parts) + f"; worst ours/best {worst[0]} {worst[1]['best']:.2f}")
+        extra = ""
+        if args.ab_fusion:
+            wn = max(rs.items(), key=lambda kv: kv[1]["nofuse_best"])
+            extra = f"; worst nofuse/best {wn[0]} {wn[1]['nofuse_best']:.2f}"
+        print(f"threads={t}: geomean " + ", ".join(parts).replace("ours/nofuse_best", "nofuse/best") +
+              f"; worst ours/best {worst[0]} {worst[1]['best']:.2f}" + extra)
     print(f"load average after: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

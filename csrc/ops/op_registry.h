@@ -38,6 +38,18 @@ struct Node {
   size_t scratch_bytes = 0;
   bool delegated = false;           // replaced by a delegate kernel
   bool folded = false;              // constant-folded at allocation (not part of the plan)
+  // CPU graph fusion (Subgraph::FuseCpuNodes, decided at every allocate_tensors): on a float
+  // CONV_2D, the ADD it absorbs: the conv writes act_add(act_conv(conv + bias) + residual) straight
+  // into the ADD's output `out` (its own output is then written by no step); on that ADD,
+  // fused_into = the conv's node index (-1 otherwise). The fused conv runs at the ADD's step of the
+  // plan, in place of the ADD; its own step is skipped.
+  struct ResidualAdd {
+    int add_node = -1;  // -1: no fusion
+    int residual = -1;  // the ADD's other operand (same shape as the conv's output)
+    int out = -1;       // the ADD's output tensor
+    float lo = 0.f, hi = 0.f;  // the ADD's clamp (its fused activation over float's finite range)
+  } fuse;
+  int fused_into = -1;
   std::vector<int> subgraph_refs;   // subgraphs this node calls (WHILE, IF, CALL_ONCE), set by
                                     // parse; the interpreter checks range and recursion at load
   template <typename T> const T& P() const { return *static_cast<const T*>(params.get()); }

@@ -58,6 +58,7 @@ bool Fp16AllHalf() {
 }
 
 bool PinnedHost() { return Get("TFLITE_GPU_PINNED_HOST") != "0"; }
+bool CpuFusion() { return Get("TFLITE_GPU_CPU_FUSION") != "0"; }
 
 int CopyThreads() {
   const std::string v = Get("TFLITE_GPU_COPY_THREADS");

@@ -51,6 +51,11 @@ std::string CpuIsa();
 // small-K GEMMs also split over output channels; for comparisons). Default: affine.
 std::string CpuSplit();
 
+// TFLITE_GPU_CPU_FUSION: "0" turns off the CPU graph fusions (Subgraph::FuseCpuNodes: a float
+// CONV_2D computing the residual ADD that alone reads its output, in its output stage). Read at
+// every allocate_tensors (for A/B measurements; default on).
+bool CpuFusion();
+
 // TFLITE_GPU_MAX_LOOP_TENSOR_BYTES: largest tensor (bytes) a WHILE loop may grow, a positive
 // integer; 0 when unset or not a positive integer (then the interpreter's default applies).
 size_t MaxLoopTensorBytes();

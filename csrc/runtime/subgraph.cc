@@ -8,9 +8,14 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "runtime/env.h"
 #include "runtime/thread_pool.h"
 
 namespace tflite_gpu {
+
+namespace ew {
+Activation FusedActivationOf(const Node& node);  // ADD / SUB / MUL / DIV (ops/elementwise/ew_common.h)
+}  // namespace ew
 
 namespace {
 constexpr size_t kAlign = 64;
@@ -503,6 +508,10 @@ Status Subgraph::AllocateTensors() {
                                 ", scales in tensor " + std::to_string(tensors_[i].quant.blockwise_scales) +
                                 "): tflite_gpu has no kernel for blockwise-quantized tensors");
   ResetPlan();
+  for (Node& n : nodes_) {
+    n.fuse = Node::ResidualAdd{};
+    n.fused_into = -1;
+  }
   for (int t : inputs_) {
     Tensor& in = tensors_[t];
     if (in.is_const || in.is_variable) continue;
@@ -565,9 +574,81 @@ Status Subgraph::AllocateTensors() {
   }
   plan_ = std::move(plan);
   dynamic_inputs_.resize(plan_.size());
+  FuseCpuNodes();
   TFG_RETURN_IF_ERROR(PlanMemory());
   allocated_ = true;
   return OkStatus();
+}
+
+void Subgraph::FuseCpuNodes() {
+  if (use_reference_ || preserve_all_ || !env::CpuFusion()) return;
+  constexpr int kConv2D = 3, kAdd = 0;
+  const int n = int(plan_.size());
+  // Per tensor: how many reads the plan makes of it (any step, any position), the step that
+  // writes it (-1: none: a graph input or a constant), and whether it is a graph output.
+  std::vector<int> reads(tensors_.size(), 0), writer(tensors_.size(), -1);
+  std::vector<bool> graph_out(tensors_.size(), false);
+  for (int t : outputs_)
+    if (t >= 0 && size_t(t) < tensors_.size()) graph_out[size_t(t)] = true;
+  auto count = [&](const std::vector<int>& ins, const std::vector<int>& outs, int s) {
+    for (int t : ins)
+      if (t >= 0 && size_t(t) < tensors_.size()) ++reads[size_t(t)];
+    for (int t : outs)
+      if (t >= 0 && size_t(t) < tensors_.size()) writer[size_t(t)] = s;
+  };
+  std::vector<int> reader_step(tensors_.size(), -1);  // the last step reading each tensor
+  for (int s = 0; s < n; ++s) {
+    const Step& st = plan_[s];
+    if (st.kernel) {
+      count(st.kernel->inputs, st.kernel->outputs, s);
+      for (int t : st.kernel->inputs)
+        if (t >= 0 && size_t(t) < tensors_.size()) reader_step[size_t(t)] = s;
+    } else {
+      const Node& nd = nodes_[st.node];
+      count(nd.inputs, nd.outputs, s);
+      count(nd.intermediates, {}, s);  // conservative: an intermediate counts as a read
+      for (int t : nd.inputs)
+        if (t >= 0 && size_t(t) < tensors_.size()) reader_step[size_t(t)] = s;
+    }
+  }
+  auto is_f32 = [&](int t) { return t >= 0 && size_t(t) < tensors_.size() && tensors_[t].type == DType::kFloat32; };
+  auto is_cpu = [&](int s, int code) {
+    const Step& st = plan_[s];
+    if (st.kernel || dynamic_inputs_[s]) return false;
+    const Node& nd = nodes_[st.node];
+    return nd.op && nd.op->builtin_code == code && nd.op->impl && !nd.delegated;
+  };
+  for (int s = 0; s < n; ++s) {
+    if (!is_cpu(s, kConv2D)) continue;
+    Node& c = nodes_[plan_[s].node];
+    if (c.inputs.size() < 2 || c.outputs.size() != 1 || !c.user_data) continue;
+    const int co = c.outputs[0];
+    // The float kernel: float input, filter, bias and output (not the quantized / hybrid paths).
+    if (!is_f32(c.inputs[0]) || !is_f32(c.inputs[1]) || !is_f32(co)) continue;
+    if (c.inputs.size() >= 3 && c.inputs[2] >= 0 && !is_f32(c.inputs[2])) continue;
+    if (graph_out[size_t(co)] || reads[size_t(co)] != 1 || tensors_[co].alloc == Allocation::kDynamic) continue;
+    const int sa = reader_step[size_t(co)];
+    if (sa <= s || !is_cpu(sa, kAdd)) continue;
+    Node& a = nodes_[plan_[sa].node];
+    if (a.inputs.size() != 2 || a.outputs.size() != 1 || a.fused_into >= 0 || !a.params) continue;
+    if (a.inputs[0] == a.inputs[1]) continue;
+    const int r = a.inputs[0] == co ? a.inputs[1] : a.inputs[0];
+    const int out = a.outputs[0];
+    if (!is_f32(r) || !is_f32(out)) continue;
+    const Tensor &rt = tensors_[r], &ot = tensors_[out], &ct = tensors_[co];
+    // Same shape, no broadcast; storage known at prepare; no variables. The fused node runs at the
+    // ADD's step (the conv's step is skipped), where the residual has been written (even when its
+    // producer runs after the conv, as a shortcut's MAX_POOL_2D / PAD) and the conv's inputs still
+    // hold their values (single producers; PlanMemory keeps them alive up to that step).
+    if (rt.shape != ct.shape || ot.shape != ct.shape) continue;
+    if (rt.alloc == Allocation::kDynamic || ot.alloc == Allocation::kDynamic) continue;
+    if (rt.is_variable || ot.is_variable) continue;
+    if (writer[size_t(r)] >= sa) continue;
+    float lo, hi;
+    ActivationRangeOfType<float>(int(ew::FusedActivationOf(a)), &lo, &hi);
+    c.fuse = Node::ResidualAdd{a.index, r, out, lo, hi};
+    a.fused_into = c.index;
+  }
 }
 
 Status Subgraph::PlanMemory() {
@@ -604,9 +685,16 @@ Status Subgraph::PlanMemory() {
       for (int t : st.kernel->outputs) touch(t, s);
     } else {
       const Node& nd = nodes_[st.node];
+      if (nd.fuse.add_node >= 0) continue;  // a fused conv runs at its ADD's step
       for (int t : nd.inputs) touch(t, s);
       for (int t : nd.outputs) touch(t, s);
       for (int t : nd.intermediates) touch(t, s);
+      if (nd.fused_into >= 0) {  // the ADD's step runs the conv: its tensors live here (its own
+        const Node& c = nodes_[nd.fused_into];  // output too, unwritten, so that it has storage)
+        for (int t : c.inputs) touch(t, s);
+        for (int t : c.outputs) touch(t, s);
+        for (int t : c.intermediates) touch(t, s);
+      }
     }
   }
   for (int t : outputs_) touch(t, n);
@@ -741,7 +829,9 @@ Status Subgraph::Invoke() {
     if (st.kernel) {
       TFG_RETURN_IF_ERROR(st.kernel->Eval(*this));
     } else {
-      Node& node = nodes_[st.node];
+      if (nodes_[st.node].fuse.add_node >= 0) continue;  // runs at the step of the ADD it absorbed
+      // An ADD fused into a conv: the conv runs here, writing the ADD's output.
+      Node& node = nodes_[st.node].fused_into >= 0 ? nodes_[nodes_[st.node].fused_into] : nodes_[st.node];
       if (dynamic_inputs_[s]) {
         bool od = false;
         TFG_RETURN_IF_ERROR(PrepareNode(node, &od));
@@ -753,6 +843,9 @@ Status Subgraph::Invoke() {
       double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       if (st.kernel)
         last_profile.push_back({int(s), st.kernel->name(), "GPU", us, st.kernel->nodes});
+      else if (nodes_[st.node].fused_into >= 0)  // a fused step: "CONV_2D+ADD", both nodes
+        last_profile.push_back({int(s), std::string(nodes_[nodes_[st.node].fused_into].op->name) + "+ADD", "CPU", us,
+                                {nodes_[st.node].fused_into, st.node}});
       else
         last_profile.push_back({int(s), nodes_[st.node].op->name, "CPU", us, {st.node}});
     }

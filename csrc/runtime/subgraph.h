@@ -119,6 +119,11 @@ class Subgraph {
   const StringShim* NodeStringShim(const Node& node) const;
   class StringIds;
   Status PlanMemory();
+  // CPU graph fusion over plan_ (after the prepare pass, before PlanMemory; node.fuse /
+  // node.fused_into, reset at every AllocateTensors): a float CONV_2D whose output only a
+  // same-shape float ADD reads absorbs that ADD. Off with the reference kernels, with
+  // preserve_all_tensors and with TFLITE_GPU_CPU_FUSION=0.
+  void FuseCpuNodes();
   Status CheckDataflow() const;  // one producer per tensor, none for graph inputs, producers first
   void ResetPlan();
 

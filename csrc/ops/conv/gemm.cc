@@ -35,7 +35,7 @@ struct Seg {
 };
 
 using UkFn = void (*)(int nc, int nseg, const Seg* segs, int64_t lda, const float* w, const float* bias, float* c,
-                      int64_t ldc, float lo, float hi, int clamp);
+                      int64_t ldc, float lo, float hi, int clamp, const float* r, float rlo, float rhi);
 constexpr int kMaxMr = 14;
 
 struct KernelSet {
@@ -227,18 +227,21 @@ bool NeedsClamp(float lo, float hi) {
 
 int PoolThreads(ThreadPool* pool) { return pool ? std::max(1, pool->num_threads()) : 1; }
 
-// A tile: `rows` rows of C starting at c (row stride ldc), A given as segments with row stride lda.
+// A tile: `rows` rows of C starting at c (row stride ldc), A given as segments with row stride lda;
+// r: the same rows of the residual (Residual), or null.
 struct Tile {
   int rows;
   int64_t lda;
   float* c;
   int nseg;
   const Seg* segs;
+  const float* r = nullptr;
 };
 
 // Runs tiles x panels [p0, p1) in the plan's loop order.
 void RunTiles(const Plan& p, const Tile* tiles, size_t ntiles, int p0, int p1, const float* packed, int64_t ldc,
-              float lo, float hi, bool clamp) {
+              float lo, float hi, bool clamp, const Residual* res) {
+  const float rlo = res ? res->lo : 0.f, rhi = res ? res->hi : 0.f;
   const int nr = p.nr;
   const int64_t panel_floats = int64_t(nr) * (p.K + 1);
   if (p.m_outer) {
@@ -247,7 +250,8 @@ void RunTiles(const Plan& p, const Tile* tiles, size_t ntiles, int p0, int p1, c
       for (int pi = p0; pi < p1; ++pi) {
         const float* panel = packed + pi * panel_floats;
         p.ks->fns[tl.rows](std::min(nr, p.N - pi * nr), tl.nseg, tl.segs, tl.lda, panel + nr, panel,
-                           tl.c + int64_t(pi) * nr, ldc, lo, hi, clamp);
+                           tl.c + int64_t(pi) * nr, ldc, lo, hi, clamp, tl.r ? tl.r + int64_t(pi) * nr : nullptr,
+                           rlo, rhi);
       }
     }
   } else {
@@ -257,7 +261,7 @@ void RunTiles(const Plan& p, const Tile* tiles, size_t ntiles, int p0, int p1, c
       for (size_t t = 0; t < ntiles; ++t) {
         const Tile& tl = tiles[t];
         p.ks->fns[tl.rows](nc, tl.nseg, tl.segs, tl.lda, panel + nr, panel, tl.c + int64_t(pi) * nr, ldc, lo, hi,
-                           clamp);
+                           clamp, tl.r ? tl.r + int64_t(pi) * nr : nullptr, rlo, rhi);
       }
     }
   }
@@ -407,7 +411,7 @@ void PackB(int K, int N, const float* src, int64_t stride_k, int64_t stride_n, c
 }
 
 void Gemm(int64_t M, int N, int K, const float* A, int64_t lda, const float* packed, float* C, int64_t ldc,
-          float lo, float hi, ThreadPool* pool) {
+          float lo, float hi, ThreadPool* pool, const Residual* res) {
   if (M <= 0 || N <= 0) return;
   const Plan p = MakePlan(M, int64_t(std::max(K, 1)) * 4, N, K, PoolThreads(pool), SetFor(N).mr);
   const bool clamp = NeedsClamp(lo, hi);
@@ -423,14 +427,14 @@ void Gemm(int64_t M, int N, int K, const float* A, int64_t lda, const float* pac
     for (int64_t i = 0; i < ntiles; ++i) {
       const int64_t m = m0 + i * p.mr;
       segs[i] = Seg{A + m * lda, 0, K};
-      tiles[i] = Tile{int(std::min<int64_t>(p.mr, M - m)), lda, C + m * ldc, 1, &segs[i]};
+      tiles[i] = Tile{int(std::min<int64_t>(p.mr, M - m)), lda, C + m * ldc, 1, &segs[i], res ? res->r + m * ldc : nullptr};
     }
-    RunTiles(p, tiles.data(), tiles.size(), p0, p1, packed, ldc, lo, hi, clamp);
+    RunTiles(p, tiles.data(), tiles.size(), p0, p1, packed, ldc, lo, hi, clamp, res);
   });
 }
 
 void Conv(const ConvShape& s, const float* input, int N, const float* packed, float* out, int64_t ldc, float lo,
-          float hi, ThreadPool* pool) {
+          float hi, ThreadPool* pool, const Residual* res) {
   const int64_t out_rows = int64_t(s.batch) * s.out_h;
   if (out_rows <= 0 || s.out_w <= 0 || N <= 0) return;
   const int K = s.k_h * s.k_w * s.fc;
@@ -459,6 +463,8 @@ void Conv(const ConvShape& s, const float* input, int N, const float* packed, fl
       const int oy = int(row % s.out_h);
       const float* in_b = input + b * s.in_h * s.in_w * int64_t(C) + s.c_off;
       float* out_row = out + row * s.out_w * ldc;
+      const float* res_row = res ? res->r + row * s.out_w * ldc : nullptr;
+      auto res_at = [&](int ox) { return res_row ? res_row + int64_t(ox) * ldc : nullptr; };
       auto add_pixel = [&](int ox) {  // a border pixel: only the taps inside the input
         first_seg.push_back(segs.size());
         for (int ky = 0; ky < s.k_h; ++ky) {
@@ -470,7 +476,7 @@ void Conv(const ConvShape& s, const float* input, int N, const float* packed, fl
             segs.push_back(Seg{in_b + (int64_t(iy) * s.in_w + ix) * C, int64_t(ky * s.k_w + kx) * s.fc, s.fc});
           }
         }
-        tiles.push_back(Tile{1, 0, out_row + int64_t(ox) * ldc, 0, nullptr});
+        tiles.push_back(Tile{1, 0, out_row + int64_t(ox) * ldc, 0, nullptr, res_at(ox)});
       };
       for (int ox = 0; ox < x_lo; ++ox) add_pixel(ox);
       for (int ox = x_lo; ox < x_hi; ox += p.mr) {
@@ -488,7 +494,7 @@ void Conv(const ConvShape& s, const float* input, int N, const float* packed, fl
               segs.push_back(Seg{rp + int64_t(ix0 + kx * s.dw) * C, int64_t(ky * s.k_w + kx) * s.fc, s.fc});
           }
         }
-        tiles.push_back(Tile{rows, int64_t(s.sw) * C, out_row + int64_t(ox) * ldc, 0, nullptr});
+        tiles.push_back(Tile{rows, int64_t(s.sw) * C, out_row + int64_t(ox) * ldc, 0, nullptr, res_at(ox)});
       }
       for (int ox = x_hi; ox < s.out_w; ++ox) add_pixel(ox);
     }
@@ -497,7 +503,7 @@ void Conv(const ConvShape& s, const float* input, int N, const float* packed, fl
       tiles[i].segs = segs.data() + first_seg[i];
       tiles[i].nseg = int(first_seg[i + 1] - first_seg[i]);
     }
-    RunTiles(p, tiles.data(), tiles.size(), p0, p1, packed, ldc, lo, hi, clamp);
+    RunTiles(p, tiles.data(), tiles.size(), p0, p1, packed, ldc, lo, hi, clamp, res);
   });
 }
 

@@ -29,9 +29,17 @@ size_t PackedFloats(int K, int N);
 void PackB(int K, int N, const float* src, int64_t stride_k, int64_t stride_n, const float* bias,
            float* dst);
 
+// A residual added in the output stage (a residual ADD fused into its producing convolution):
+// C = clamp(clamp(A * B + bias, lo, hi) + R, res.lo, res.hi), R[m, n] = r[m * ldc + n] (C's layout),
+// added while the micro-kernel's tile is still in registers.
+struct Residual {
+  const float* r;
+  float lo, hi;
+};
+
 // C = clamp(A * B + bias). A: M x K, row stride lda. `packed` from PackB(K, N, ...).
 void Gemm(int64_t M, int N, int K, const float* A, int64_t lda, const float* packed, float* C,
-          int64_t ldc, float lo, float hi, ThreadPool* pool);
+          int64_t ldc, float lo, float hi, ThreadPool* pool, const Residual* res = nullptr);
 
 // Convolution as an implicit GEMM (no im2col): out[pixel, n] = clamp(sum over the taps inside
 // the input of in[tap pixel, c_off + c] * B[(ky*k_w + kx)*fc + c, n] + bias[n]). NHWC input with
@@ -46,7 +54,7 @@ struct ConvShape {
   int k_h, k_w, sh, sw, dh, dw, pad_t, pad_l;
 };
 void Conv(const ConvShape& s, const float* input, int N, const float* packed, float* out, int64_t ldc, float lo,
-          float hi, ThreadPool* pool);
+          float hi, ThreadPool* pool, const Residual* res = nullptr);
 
 // Runs fn(task, slot) for task in [0, ntasks) on the pool, tasks handed out dynamically;
 // slot in [0, NumSlots(pool)) is unique among concurrently running calls (for per-thread scratch).

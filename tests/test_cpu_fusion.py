@@ -1,0 +1,181 @@
+"""CPU graph fusion (Subgraph::FuseCpuNodes, issue #14): a float CONV_2D whose output only a
+same-shape float ADD reads computes that ADD (and its fused activation) in its output stage and
+writes the ADD's output; the ADD's step runs the fused conv, the conv's own step is skipped.
+
+Each model runs through LiteRT's builtin kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES, the oracle;
+rel-L2 <= 1e-5 as the op harness) and through ours with the fusion on and off
+(TFLITE_GPU_CPU_FUSION=0): fused and unfused outputs must be bit-identical (the residual is added
+to the same clamped conv value, then clamped as the ADD does). Whether a fusion happened is read
+from the op profile, where a fused step is one entry named "CONV_2D+ADD" covering both nodes.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import tflite_gpu
+from harness import assert_close, run_litert
+from tflite_gpu.testing.zoo import _Net, _res_block
+
+
+def build(kind, batch=1, c=20, k=1, conv_act="NONE", add_act="NONE", swap=False, hw=9):
+    """Small conv -> ADD residual models. kind:
+      input:      ADD(x, conv(x)), the residual a graph input, the ADD's output the model output
+      after:      conv(x), then the residual MAX_POOL_2D(x) (written after the conv in file order)
+      two_uses:   the ADD's output feeds a second ADD and a conv and is a model output too
+      conv_read:  the conv's output is also read by a MUL (no fusion)
+      conv_out:   the conv's output is also a model output (no fusion)
+      broadcast:  the residual is [1, 1, 1, C] (no fusion)
+      block:      zoo _res_block (5x5 depthwise + 1x1 conv, MAX_POOL_2D + channel PAD shortcut, stride 2)
+      prelu:      zoo _res_block with PRELU after the ADD
+    """
+    net = _Net(3, "float32", f"cpu fusion {kind}")
+    x = net.mb.add_input([batch, hw, hw, c], name="x")
+
+    def add(a, b, act=add_act):
+        return net.binary("ADD", b, a, act=act) if swap else net.binary("ADD", a, b, act=act)
+
+    outs = {}
+    if kind == "input":
+        outs["y"] = add(x, net.conv(x, c, k, act=conv_act, gain=1.0))
+    elif kind == "after":
+        h = net.conv(x, c, k, act=conv_act, gain=1.0)
+        outs["y"] = add(net.max_pool(x, 3, 1), h)
+    elif kind == "two_uses":
+        h = net.conv(x, c, k, act=conv_act, gain=1.0)
+        y = add(x, h)
+        outs["y"] = y
+        outs["z"] = net.binary("ADD", y, net.conv(y, c, 1, act="NONE", gain=1.0), act="RELU6")
+    elif kind == "conv_read":
+        h = net.conv(x, c, k, act=conv_act, gain=1.0)
+        outs["y"] = add(x, h)
+        outs["m"] = net.binary("MUL", h, x)
+    elif kind == "conv_out":
+        h = net.conv(x, c, k, act=conv_act, gain=1.0)
+        outs["y"] = add(x, h)
+        outs["h"] = h
+    elif kind == "broadcast":
+        h = net.conv(x, c, k, act=conv_act, gain=1.0)
+        r = net.mb.add_const(np.linspace(-1, 1, c, dtype=np.float32).reshape(1, 1, 1, c), name="r")
+        outs["y"] = add(r, h)
+    elif kind == "block":
+        outs["y"] = _res_block(net, _res_block(net, x, 2 * c, 2, k=5, act=add_act), 2 * c, 1, k=5, act=add_act)
+    elif kind == "prelu":
+        outs["y"] = _res_block(net, _res_block(net, x, c, 1, k=3, act="PRELU"), c, 1, k=3, act="PRELU")
+    else:
+        raise ValueError(kind)
+    return net.finish({"x": x}, outs)
+
+
+def ours(model, x, threads=2, fusion=True, monkeypatch=None, **kw):
+    """Outputs of our fast CPU kernels and the number of fused conv + ADD steps."""
+    if not fusion:
+        monkeypatch.setenv("TFLITE_GPU_CPU_FUSION", "0")   # read by allocate_tensors
+    it = tflite_gpu.Interpreter(model_content=model, num_threads=threads, **kw)
+    d = it.get_input_details()[0]
+    if list(d["shape"]) != list(x.shape):
+        it.resize_tensor_input(d["index"], list(x.shape))
+    it.allocate_tensors()
+    if not fusion:
+        monkeypatch.delenv("TFLITE_GPU_CPU_FUSION")
+    it.set_tensor(d["index"], x)
+    it.enable_profiling(True)
+    it.invoke()
+    prof = it.get_profile()
+    fused = [e for e in prof if e["name"] == "CONV_2D+ADD"]
+    for e in fused:
+        assert len(e["nodes"]) == 2, e
+    return [it.get_tensor(o["index"]) for o in it.get_output_details()], len(fused), it
+
+
+def check(model, x, want_fused, threads, monkeypatch):
+    want = run_litert(model, [x])
+    got, n, _ = ours(model, x, threads)
+    assert_close(got, want, 1e-5, "fused vs LiteRT BUILTIN")
+    assert n == want_fused, f"{n} fused steps, expected {want_fused}"
+    plain, n0, _ = ours(model, x, threads, fusion=False, monkeypatch=monkeypatch)
+    assert n0 == 0
+    for a, b in zip(got, plain):
+        np.testing.assert_array_equal(a, b, err_msg="fused and unfused outputs differ")
+
+
+def data(shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("k,c,conv_act,add_act,swap", [
+    (1, 20, "NONE", "NONE", False),     # 1x1 direct GEMM, partial panel
+    (1, 72, "NONE", "RELU", True),      # wide panels + a partial one, operands swapped
+    (3, 20, "RELU6", "RELU", False),    # implicit-GEMM conv with border pixels, both activations
+    (3, 16, "NONE", "RELU_N1_TO_1", True),
+])
+def test_residual_from_input(threads, k, c, conv_act, add_act, swap, monkeypatch):
+    model = build("input", c=c, k=k, conv_act=conv_act, add_act=add_act, swap=swap)
+    check(model, data([1, 9, 9, c]), 1, threads, monkeypatch)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batch2_and_large(threads, monkeypatch):
+    # batch 2 and enough rows that the GEMM splits over both threads (affine row shares)
+    model = build("input", batch=2, c=48, k=3, add_act="RELU", hw=40)
+    check(model, data([2, 40, 40, 48], 1), 1, threads, monkeypatch)
+
+
+@pytest.mark.parametrize("kind,fused", [("after", 1), ("two_uses", 2), ("conv_read", 0), ("conv_out", 0),
+                                        ("broadcast", 0)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_graph_shapes(kind, fused, threads, monkeypatch):
+    model = build(kind, c=24, k=3, add_act="RELU", swap=(kind == "after"))
+    check(model, data([1, 9, 9, 24], 2), fused, threads, monkeypatch)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_zoo_blocks(threads, monkeypatch):
+    # palm / face-mesh residual blocks: the shortcut (MAX_POOL_2D, PAD) runs after the conv
+    check(build("block", c=16, add_act="RELU", hw=24), data([1, 24, 24, 16], 3), 2, threads, monkeypatch)
+    check(build("prelu", c=16, hw=24), data([1, 24, 24, 16], 4), 2, threads, monkeypatch)
+
+
+def test_resize_batch(monkeypatch):
+    # built for batch 1, run at batch 3: the fusion is decided again at allocate_tensors
+    model = build("input", c=20, k=3, add_act="RELU6")
+    check(model, data([3, 9, 9, 20], 5), 1, 2, monkeypatch)
+
+
+def test_off_with_reference_kernels_and_preserve_all():
+    model = build("input", c=20, k=3, add_act="RELU")
+    x = data([1, 9, 9, 20], 6)
+    want = run_litert(model, [x])
+    got, n, _ = ours(model, x, use_reference_kernels=True)
+    assert n == 0
+    assert_close(got, want, 1e-5, "reference kernels")
+    # experimental_preserve_all_tensors: the conv's own output keeps its value, as LiteRT's
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    lr = Interpreter(model_content=model, experimental_preserve_all_tensors=True,
+                     experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    lr.allocate_tensors()
+    lr.set_tensor(lr.get_input_details()[0]["index"], x)
+    lr.invoke()
+    got, n, it = ours(model, x, experimental_preserve_all_tensors=True)
+    assert n == 0
+    assert_close(got, want, 1e-5, "preserve_all_tensors")
+    conv_out = [d["index"] for d in it.get_tensor_details() if re.fullmatch(r"conv_\d+", d["name"])]
+    assert conv_out
+    for t in conv_out:
+        assert_close([it.get_tensor(t)], [lr.get_tensor(t)], 1e-5, f"intermediate {t}")
+
+
+def test_env_switch_and_intermediate_storage(monkeypatch):
+    model = build("input", c=20, k=1)
+    x = data([1, 9, 9, 20], 7)
+    _, n_off, _ = ours(model, x, fusion=False, monkeypatch=monkeypatch)
+    _, n_on, it = ours(model, x)
+    assert (n_off, n_on) == (0, 1)
+    # the fused conv's own output (written by no step) still has storage of its shape
+    seen = 0
+    for d in it.get_tensor_details():
+        if re.fullmatch(r"conv_\d+", d["name"]):
+            seen += 1
+            assert it.get_tensor(d["index"]).shape == (1, 9, 9, 20)
+    assert seen == 1
