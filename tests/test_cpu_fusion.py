@@ -8,7 +8,11 @@ rel-L2 <= 1e-5 as the op harness) and through ours with the fusion on and off
 to the same clamped conv value, then clamped as the ADD does). Whether a fusion happened is read
 from the op profile, where a fused step is one entry named "CONV_2D+ADD" covering both nodes.
 """
+import os
 import re
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -179,3 +183,40 @@ def test_env_switch_and_intermediate_storage(monkeypatch):
             seen += 1
             assert it.get_tensor(d["index"]).shape == (1, 9, 9, 20)
     assert seen == 1
+
+
+@pytest.mark.parametrize("isa", ["scalar", "sse2", "avx2", "avx512"])
+def test_simd_paths(isa):
+    """The fused output stage of every micro-kernel ISA (TFLITE_GPU_CPU_ISA can only lower the ISA
+    the CPU has): a few models above, in a subprocess, vs LiteRT BUILTIN and bit-exact vs unfused."""
+    code = textwrap.dedent("""
+        import os, sys
+        import numpy as np
+        sys.path.insert(0, sys.argv[1])
+        import test_cpu_fusion as t
+        from harness import assert_close, run_litert
+        n = 0
+        for kw, shape in [(dict(kind="input", c=20, k=1, add_act="RELU"), [2, 9, 9, 20]),
+                          (dict(kind="input", c=44, k=3, conv_act="RELU6", swap=True), [1, 9, 9, 44]),
+                          (dict(kind="after", c=12, k=3, add_act="RELU6"), [1, 7, 7, 12])]:
+            model, x = t.build(**kw), t.data(shape, 8)
+            want = run_litert(model, [x])
+            for th in (1, 2):
+                os.environ.pop("TFLITE_GPU_CPU_FUSION", None)
+                got, nf, _ = t.ours(model, x, th)
+                assert nf == 1, nf
+                assert_close(got, want, 1e-5, str(kw))
+                os.environ["TFLITE_GPU_CPU_FUSION"] = "0"
+                plain, nf0, _ = t.ours(model, x, th)
+                assert nf0 == 0
+                for a, b in zip(got, plain):
+                    assert np.array_equal(a, b), kw
+                n += 1
+        print("ok", n)
+    """)
+    env = dict(os.environ, TFLITE_GPU_CPU_ISA=isa)
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    # cwd: not the repository root, whose tflite_gpu/ source folder would shadow the installed package.
+    r = subprocess.run([sys.executable, "-c", code, tests_dir], env=env, capture_output=True, text=True, timeout=300,
+                       cwd=tests_dir)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]

@@ -200,6 +200,11 @@ DW_CASES = [
     _dw("5x5_s2_c36", [1, 17, 18, 36], k=(5, 5), stride=(2, 2), act="RELU6"),
     _dw("5x5_valid_c20", [1, 12, 14, 20], k=(5, 5), padding="VALID"),
     _dw("5x5_dil2_c12", [1, 16, 16, 12], k=(5, 5), dil=(2, 2), version=2),
+    # 5x5 register-reuse kernel (DwKRows<5, S>): batch 2 with 8-, 4- and 1-pixel runs, stride 2
+    # with an odd width and a partial last channel block, a row narrower than one run.
+    _dw("5x5_s1_c32_b2_w21", [2, 9, 21, 32], k=(5, 5), act="RELU"),
+    _dw("5x5_s2_c40_w23", [1, 11, 23, 40], k=(5, 5), stride=(2, 2)),
+    _dw("5x5_s1_c16_w6", [1, 7, 6, 16], k=(5, 5), act="RELU6"),
     _dw("3x3_c28_tail", [1, 10, 21, 28], act="RELU6"),
     # 3x3 register-reuse kernel (stride 1 or 2 along the row): many channels (one-block tiles,
     # partial last block), interior runs leaving 4..7 and 1..3 pixels, VALID, mixed strides.
