@@ -99,7 +99,7 @@ def shared_queue():
     return cl, q.context, q
 
 
-def run_tflite_gpu_bound(model, fp16, runs):
+def run_tflite_gpu_bound(model, fp16, runs, sustained=False):
     """Host copies vs bound buffers on one delegate (same context and queue): invoke with the input
     uploaded from host memory and the output read back (the usual path), with the input bound to an
     OpenCL buffer, and with input and output bound (set_allow_buffer_handle_output(True))."""
@@ -107,7 +107,10 @@ def run_tflite_gpu_bound(model, fp16, runs):
         cl, ctx, q = shared_queue()
     except Exception as e:  # ImportError, or no OpenCL platform for pyopencl
         return dict(skipped=f"pyopencl unavailable: {e}")
-    d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=fp16, device=q))
+    pref = tflite_gpu.InferencePreference.SUSTAINED_SPEED if sustained else \
+        tflite_gpu.InferencePreference.FAST_SINGLE_ANSWER
+    d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=fp16, device=q,
+                                                             inference_preference=pref))
     it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
     it.allocate_tensors()
     inp, out = it.get_input_details()[0], it.get_output_details()[0]
@@ -278,6 +281,10 @@ def main(argv=None):
                 if a.bound:
                     row["tflite_gpu_bound"] = run_tflite_gpu_bound(model, fp16, a.runs)
                     print(bound_line(f"mobilenet_{name} b{batch} {prec}", row["tflite_gpu_bound"]), flush=True)
+                    if a.sustained:
+                        row["tflite_gpu_bound_tuned"] = run_tflite_gpu_bound(model, fp16, a.runs, sustained=True)
+                        print(bound_line(f"mobilenet_{name} b{batch} {prec} tuned (SUSTAINED_SPEED)",
+                                         row["tflite_gpu_bound_tuned"]), flush=True)
                 if qmodel is not None:
                     q = run_tflite_gpu(qmodel, batch, fp16, a.runs)
                     row["tflite_gpu_int8"] = q
