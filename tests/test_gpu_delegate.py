@@ -222,6 +222,37 @@ def test_sustained_speed_tunes_without_changing_results(x):
     np.testing.assert_array_equal(got, want)
 
 
+def test_queue_profiles_only_when_asked(x):
+    """Invokes run on a plain OpenCL queue (a profiling one costs NVIDIA's driver host time per
+    enqueue); op profiling and work-group tuning move to a profiling queue of the delegate's own and
+    back, finishing the other queue first, so results and their order are unchanged."""
+    require_gpu()
+    _, want = run(chain_model(), x)
+    d = delegate(max_delegated_partitions=2)
+    it, got = run(chain_model(), x, [d])
+    assert d.info()["profiling_queue"] is False
+    assert rel_l2(got, want) <= 1e-5
+    for profiled in (True, False, True, False):
+        it.enable_profiling(profiled)
+        y = (x * (2.0 if profiled else -1.0)).astype(np.float32)
+        it.set_tensor(it.get_input_details()[0]["index"], y)
+        it.invoke()
+        assert d.info()["profiling_queue"] is profiled
+        _, ref = run(chain_model(), y)
+        assert rel_l2(it.get_tensor(it.get_output_details()[0]["index"]), ref) <= 1e-5
+        if profiled:
+            times = it._core.gpu_kernel_times()
+            assert times and all(k["us"] > 0 for k in times), times
+    # enable_profiling on the delegate: a profiling queue from the start; SUSTAINED_SPEED tunes on a
+    # profiling queue and invokes on the plain one.
+    dp = delegate(enable_profiling=True)
+    run(chain_model(), x, [dp])
+    assert dp.info()["profiling_queue"] is True
+    ds = delegate(inference_preference=tflite_gpu.InferencePreference.SUSTAINED_SPEED)
+    _, got = run(chain_model(), x, [ds])
+    assert ds.info()["profiling_queue"] is False and rel_l2(got, want) <= 1e-5
+
+
 def test_op_profiling_times_gpu_kernels_on_the_device(x):
     require_gpu()
     it = tflite_gpu.Interpreter(model_content=chain_model(), experimental_delegates=[delegate(max_delegated_partitions=2)])

@@ -55,6 +55,7 @@ py::dict InfoDict(const GpuDelegateInfo& i) {
   d["refused"] = refused;
   d["partitions"] = i.partitions;
   d["partition_sizes"] = i.partition_sizes;
+  d["profiling_queue"] = i.profiling_queue;
   return d;
 }
 

@@ -187,6 +187,8 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
                              const std::vector<bool>& read_back) {
   const cl::Context& c = *ctx_;
   TFG_RETURN_IF_ERROR(Sync(wait));
+  // Events (and so device timestamps) only when profiling: then the profiling queue, else the plain one.
+  if (profile != c.profiling()) TFG_RETURN_IF_ERROR(ctx_->UseProfiling(profile));
   SizeIoState();
   const size_t n_in = model_.inputs.size(), n_out = model_.outputs.size();
   const size_t first_out = kernels_.size() - n_out;
@@ -257,7 +259,9 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
 
 Status PartitionRuntime::TuneWorkGroups(size_t device_max_wg) {
   const cl::Context& c = *ctx_;
-  if (!c.profiling()) return OkStatus();
+  const bool was_profiling = c.profiling();
+  TFG_RETURN_IF_ERROR(ctx_->UseProfiling(true));
+  if (!c.profiling()) return OkStatus();  // an adopted queue without profiling: no timestamps to tune by
   static const size_t kCand[][3] = {{8, 4, 1}, {16, 4, 1}, {32, 2, 1}, {32, 4, 1}, {8, 8, 1}, {16, 8, 1},
                                     {16, 16, 1}, {64, 1, 1}, {128, 1, 1}, {4, 4, 4}, {8, 1, 8}, {1, 1, 64}, {4, 4, 1}};
   for (size_t i = 0; i < kernels_.size(); ++i) {
@@ -295,7 +299,8 @@ Status PartitionRuntime::TuneWorkGroups(size_t device_max_wg) {
     k.local = best;
   }
   ComputeLaunchSizes();
-  return ctx_->Finish();
+  TFG_RETURN_IF_ERROR(ctx_->Finish());
+  return ctx_->UseProfiling(was_profiling);
 }
 
 Status PartitionRuntime::Sync(cl::WaitMode wait) {

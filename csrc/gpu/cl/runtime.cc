@@ -121,6 +121,7 @@ StatusOr<std::unique_ptr<Context>> Context::Create(const DeviceInfo& device, boo
   ctx->api_ = device.api;
   ctx->device_ = device;
   ctx->profiling_ = profiling;
+  ctx->owns_queue_ = true;
   const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(device.platform), 0};
   cl_int err = CL_SUCCESS;
   ctx->context_ = device.api->clCreateContext(props, 1, &device.device, nullptr, nullptr, &err);
@@ -141,16 +142,17 @@ StatusOr<std::unique_ptr<Context>> Context::FromRaw(void* context_handle, void* 
   TFG_RETURN_IF_ERROR(ClStatus(api->clRetainContext(ctx->context_), "clRetainContext"));
   cl_device_id device = nullptr;
   if (queue_handle) {
-    ctx->queue_ = static_cast<cl_command_queue>(queue_handle);
-    TFG_RETURN_IF_ERROR(ClStatus(api->clRetainCommandQueue(ctx->queue_), "clRetainCommandQueue"));
+    cl_command_queue q = static_cast<cl_command_queue>(queue_handle);
+    ctx->queue_ = q;
+    TFG_RETURN_IF_ERROR(ClStatus(api->clRetainCommandQueue(q), "clRetainCommandQueue"));
     cl_context owner = nullptr;
-    TFG_RETURN_IF_ERROR(ClStatus(api->clGetCommandQueueInfo(ctx->queue_, CL_QUEUE_CONTEXT, sizeof(owner), &owner, nullptr),
+    TFG_RETURN_IF_ERROR(ClStatus(api->clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(owner), &owner, nullptr),
                                  "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)"));
     if (owner != ctx->context_) return InvalidArgument("the command queue does not belong to the given context");
-    TFG_RETURN_IF_ERROR(ClStatus(api->clGetCommandQueueInfo(ctx->queue_, CL_QUEUE_DEVICE, sizeof(device), &device, nullptr),
+    TFG_RETURN_IF_ERROR(ClStatus(api->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof(device), &device, nullptr),
                                  "clGetCommandQueueInfo(CL_QUEUE_DEVICE)"));
     cl_command_queue_properties qp = 0;
-    TFG_RETURN_IF_ERROR(ClStatus(api->clGetCommandQueueInfo(ctx->queue_, CL_QUEUE_PROPERTIES, sizeof(qp), &qp, nullptr),
+    TFG_RETURN_IF_ERROR(ClStatus(api->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof(qp), &qp, nullptr),
                                  "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)"));
     if (qp & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
       return InvalidArgument("an out-of-order command queue cannot be shared (the runtime relies on in-order execution)");
@@ -162,24 +164,41 @@ StatusOr<std::unique_ptr<Context>> Context::FromRaw(void* context_handle, void* 
     ctx->queue_ = api->clCreateCommandQueue(ctx->context_, device, profiling_if_created ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     TFG_RETURN_IF_ERROR(ClStatus(err, "clCreateCommandQueue"));
     ctx->profiling_ = profiling_if_created;
+    ctx->owns_queue_ = true;
   }
   TFG_ASSIGN_OR_RETURN(ctx->device_, QueryDeviceInfo(api, device, "foreign context"));
   return ctx;
 }
 
 Context::~Context() {
-  if (queue_) api_->clReleaseCommandQueue(queue_);
+  if (cl_command_queue q = queue_.load()) api_->clReleaseCommandQueue(q);
+  if (other_queue_) api_->clReleaseCommandQueue(other_queue_);
   if (context_) api_->clReleaseContext(context_);
 }
 
-Status Context::Flush() const { return ClStatus(api_->clFlush(queue_), "clFlush"); }
+Status Context::UseProfiling(bool on) {
+  std::lock_guard<std::mutex> l(switch_mu_);
+  if (on == profiling_.load() || !owns_queue_) return OkStatus();
+  if (!other_queue_) {
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q = api_->clCreateCommandQueue(context_, device_.device, on ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+    TFG_RETURN_IF_ERROR(ClStatus(err, std::string("clCreateCommandQueue (") + (on ? "profiling" : "plain") + " queue)"));
+    other_queue_ = q;
+  }
+  TFG_RETURN_IF_ERROR(Finish());  // the active queue's work precedes what goes to the other
+  other_queue_ = queue_.exchange(other_queue_);
+  profiling_.store(on);
+  return OkStatus();
+}
 
-Status Context::Finish() const { return ClStatus(api_->clFinish(queue_), "clFinish"); }
+Status Context::Flush() const { return ClStatus(api_->clFlush(queue()), "clFlush"); }
+
+Status Context::Finish() const { return ClStatus(api_->clFinish(queue()), "clFinish"); }
 
 Status Context::WaitIdle(WaitMode mode) const {
   if (mode == WaitMode::kPassive || !api_->clEnqueueMarker) return Finish();
   cl_event raw = nullptr;
-  TFG_RETURN_IF_ERROR(ClStatus(api_->clEnqueueMarker(queue_, &raw), "clEnqueueMarker"));
+  TFG_RETURN_IF_ERROR(ClStatus(api_->clEnqueueMarker(queue(), &raw), "clEnqueueMarker"));
   Event marker(api_, raw);
   return marker.Wait(WaitMode::kActive);
 }

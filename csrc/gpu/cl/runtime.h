@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -82,10 +83,18 @@ class Context {
 
   const ClApi* api() const { return api_; }
   cl_context context() const { return context_; }
-  cl_command_queue queue() const { return queue_; }
+  cl_command_queue queue() const { return queue_.load(std::memory_order_acquire); }
   cl_device_id device_id() const { return device_.device; }
   const DeviceInfo& device() const { return device_; }
-  bool profiling() const { return profiling_; }
+  bool profiling() const { return profiling_.load(std::memory_order_acquire); }
+  // A context that made its own queue keeps two: a plain one and, made on first need, one with
+  // CL_QUEUE_PROFILING_ENABLE (device timestamps for work-group tuning and op profiling). Invokes
+  // run on the plain one: NVIDIA's driver spends more host time per enqueue on a profiling queue
+  // even when no event is asked for. UseProfiling(on) finishes the active queue and makes the other
+  // one active. On an adopted queue (the caller's, FromRaw) it changes nothing: work ordered on the
+  // caller's queue must stay there. Callers switch between invokes, not while another thread
+  // enqueues on this context.
+  Status UseProfiling(bool on);
 
   Status Flush() const;
   Status Finish() const;
@@ -103,9 +112,12 @@ class Context {
   mutable std::atomic<uint64_t> host_buffers_{0}, host_buffer_bytes_{0};
   const ClApi* api_ = nullptr;
   cl_context context_ = nullptr;
-  cl_command_queue queue_ = nullptr;
+  std::atomic<cl_command_queue> queue_{nullptr};
+  cl_command_queue other_queue_ = nullptr;  // the inactive one of an owned pair (null until needed)
+  bool owns_queue_ = false;
+  std::mutex switch_mu_;
   DeviceInfo device_;
-  bool profiling_ = false;
+  std::atomic<bool> profiling_{false};
 };
 
 class Buffer {

@@ -140,6 +140,9 @@ struct GpuDelegateInfo {
   std::vector<Refusal> refused;
   int partitions = 0;
   std::vector<int> partition_sizes;
+  // Whether the OpenCL queue now in use records device timestamps (CL_QUEUE_PROFILING_ENABLE): with
+  // enable_profiling, during op profiling and work-group tuning; invokes otherwise use a plain queue.
+  bool profiling_queue = false;
 };
 // Details of a delegate created by TfLiteGpuDelegateV2Create (for reports and tools).
 TFLITE_GPU_API GpuDelegateInfo GetGpuDelegateInfo(const TfLiteDelegate* delegate);
