@@ -39,15 +39,19 @@ struct Node {
   bool delegated = false;           // replaced by a delegate kernel
   bool folded = false;              // constant-folded at allocation (not part of the plan)
   // CPU graph fusion (Subgraph::FuseCpuNodes, decided at every allocate_tensors): on a float
-  // CONV_2D, the ADD it absorbs: the conv writes act_add(act_conv(conv + bias) + residual) straight
-  // into the ADD's output `out` (its own output is then written by no step); on that ADD,
-  // fused_into = the conv's node index (-1 otherwise). The fused conv runs at the ADD's step of the
-  // plan, in place of the ADD; its own step is skipped.
-  struct ResidualAdd {
-    int add_node = -1;  // -1: no fusion
-    int residual = -1;  // the ADD's other operand (same shape as the conv's output)
-    int out = -1;       // the ADD's output tensor
-    float lo = 0.f, hi = 0.f;  // the ADD's clamp (its fused activation over float's finite range)
+  // CONV_2D, the chain it absorbs: a residual ADD and/or a per-channel PRELU after it. The conv
+  // writes prelu(clamp_add(clamp_conv(conv + bias) + residual)) straight into the chain's last
+  // output `out` (its own output and an ADD's before a fused PRELU are written by no step). On the
+  // absorbed nodes fused_into = the conv's node index (-1 otherwise). The fused conv runs at the
+  // step of the chain's last node (run_at), in place of it; the other steps are skipped.
+  struct CpuFusion {
+    int run_at = -1;    // the node whose plan step runs this conv (-1: no fusion)
+    int out = -1;       // the tensor the conv writes
+    int add_node = -1;  // the residual ADD (-1: none)
+    int residual = -1;  // its other operand (same shape as the conv's output)
+    float lo = 0.f, hi = 0.f;  // its clamp (its fused activation over float's finite range)
+    int prelu_node = -1;  // the PRELU (-1: none)
+    int alpha = -1;       // its alpha: a constant of out_c floats
   } fuse;
   int fused_into = -1;
   std::vector<int> subgraph_refs;   // subgraphs this node calls (WHILE, IF, CALL_ONCE), set by

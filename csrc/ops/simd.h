@@ -9,6 +9,7 @@
 //
 // Each traits struct V offers: T (vector type), W (floats per vector), Load/Store (unaligned),
 // Set1, Zero, Fma(a, b, c) = a*b + c, Add, Mul, Min, Max. Max(lo, x) / Min(hi, x) keep NaN in x.
+// Prelu(x, a) = x >= 0 ? x : x * a (PRELU's float kernel, lane for lane).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -78,6 +79,7 @@ struct Scalar {
   static inline T Mul(T a, T b) { return a * b; }
   static inline T Max(T lo, T x) { return x < lo ? lo : x; }
   static inline T Min(T hi, T x) { return hi < x ? hi : x; }
+  static inline T Prelu(T x, T a) { return x >= 0.f ? x : x * a; }
 };
 
 #if TFG_X86
@@ -93,6 +95,10 @@ struct Sse2 {
   static inline T Mul(T a, T b) { return _mm_mul_ps(a, b); }
   static inline T Max(T lo, T x) { return _mm_max_ps(lo, x); }
   static inline T Min(T hi, T x) { return _mm_min_ps(hi, x); }
+  static inline T Prelu(T x, T a) {
+    const T ge = _mm_cmpge_ps(x, _mm_setzero_ps());  // false for NaN: NaN * a
+    return _mm_or_ps(_mm_and_ps(ge, x), _mm_andnot_ps(ge, _mm_mul_ps(x, a)));
+  }
 };
 #endif
 
@@ -115,6 +121,9 @@ struct Avx2 {
   static inline T Mul(T a, T b) { return _mm256_mul_ps(a, b); }
   static inline T Max(T lo, T x) { return _mm256_max_ps(lo, x); }
   static inline T Min(T hi, T x) { return _mm256_min_ps(hi, x); }
+  static inline T Prelu(T x, T a) {
+    return _mm256_blendv_ps(_mm256_mul_ps(x, a), x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ));
+  }
 };
 }  // namespace simd
 }  // namespace tflite_gpu
@@ -135,6 +144,9 @@ struct Avx512 {
   static inline T Mul(T a, T b) { return _mm512_mul_ps(a, b); }
   static inline T Max(T lo, T x) { return _mm512_mask_max_ps(x, __mmask16(0xFFFF), lo, x); }
   static inline T Min(T hi, T x) { return _mm512_mask_min_ps(x, __mmask16(0xFFFF), hi, x); }
+  static inline T Prelu(T x, T a) {
+    return _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NGE_UQ), x, a);  // not >= 0 (NaN too): x * a
+  }
 };
 }  // namespace simd
 }  // namespace tflite_gpu

@@ -52,8 +52,8 @@ std::string CpuIsa();
 std::string CpuSplit();
 
 // TFLITE_GPU_CPU_FUSION: "0" turns off the CPU graph fusions (Subgraph::FuseCpuNodes: a float
-// CONV_2D computing the residual ADD that alone reads its output, in its output stage). Read at
-// every allocate_tensors (for A/B measurements; default on).
+// CONV_2D computing the residual ADD and / or per-channel PRELU that alone read its output, in its
+// output stage). Read at every allocate_tensors (for A/B measurements; default on).
 bool CpuFusion();
 
 // TFLITE_GPU_MAX_LOOP_TENSOR_BYTES: largest tensor (bytes) a WHILE loop may grow, a positive

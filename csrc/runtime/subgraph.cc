@@ -509,7 +509,7 @@ Status Subgraph::AllocateTensors() {
                                 "): tflite_gpu has no kernel for blockwise-quantized tensors");
   ResetPlan();
   for (Node& n : nodes_) {
-    n.fuse = Node::ResidualAdd{};
+    n.fuse = Node::CpuFusion{};
     n.fused_into = -1;
   }
   for (int t : inputs_) {
@@ -582,41 +582,48 @@ Status Subgraph::AllocateTensors() {
 
 void Subgraph::FuseCpuNodes() {
   if (use_reference_ || preserve_all_ || !env::CpuFusion()) return;
-  constexpr int kConv2D = 3, kAdd = 0;
+  constexpr int kConv2D = 3, kAdd = 0, kPrelu = 54;
   const int n = int(plan_.size());
   // Per tensor: how many reads the plan makes of it (any step, any position), the step that
-  // writes it (-1: none: a graph input or a constant), and whether it is a graph output.
-  std::vector<int> reads(tensors_.size(), 0), writer(tensors_.size(), -1);
+  // writes it (-1: none: a graph input or a constant), the last step reading it, and whether it
+  // is a graph output.
+  std::vector<int> reads(tensors_.size(), 0), writer(tensors_.size(), -1), reader(tensors_.size(), -1);
   std::vector<bool> graph_out(tensors_.size(), false);
+  auto valid = [&](int t) { return t >= 0 && size_t(t) < tensors_.size(); };
   for (int t : outputs_)
-    if (t >= 0 && size_t(t) < tensors_.size()) graph_out[size_t(t)] = true;
+    if (valid(t)) graph_out[size_t(t)] = true;
   auto count = [&](const std::vector<int>& ins, const std::vector<int>& outs, int s) {
     for (int t : ins)
-      if (t >= 0 && size_t(t) < tensors_.size()) ++reads[size_t(t)];
+      if (valid(t)) ++reads[size_t(t)], reader[size_t(t)] = s;
     for (int t : outs)
-      if (t >= 0 && size_t(t) < tensors_.size()) writer[size_t(t)] = s;
+      if (valid(t)) writer[size_t(t)] = s;
   };
-  std::vector<int> reader_step(tensors_.size(), -1);  // the last step reading each tensor
   for (int s = 0; s < n; ++s) {
     const Step& st = plan_[s];
     if (st.kernel) {
       count(st.kernel->inputs, st.kernel->outputs, s);
-      for (int t : st.kernel->inputs)
-        if (t >= 0 && size_t(t) < tensors_.size()) reader_step[size_t(t)] = s;
     } else {
       const Node& nd = nodes_[st.node];
       count(nd.inputs, nd.outputs, s);
       count(nd.intermediates, {}, s);  // conservative: an intermediate counts as a read
-      for (int t : nd.inputs)
-        if (t >= 0 && size_t(t) < tensors_.size()) reader_step[size_t(t)] = s;
     }
   }
-  auto is_f32 = [&](int t) { return t >= 0 && size_t(t) < tensors_.size() && tensors_[t].type == DType::kFloat32; };
+  auto is_f32 = [&](int t) { return valid(t) && tensors_[t].type == DType::kFloat32; };
   auto is_cpu = [&](int s, int code) {
+    if (s < 0 || s >= n) return false;
     const Step& st = plan_[s];
     if (st.kernel || dynamic_inputs_[s]) return false;
     const Node& nd = nodes_[st.node];
-    return nd.op && nd.op->builtin_code == code && nd.op->impl && !nd.delegated;
+    return nd.op && nd.op->builtin_code == code && nd.op->impl && !nd.delegated && nd.fused_into < 0;
+  };
+  // A tensor the next op of a chain may absorb: read once, by a later step, not a graph output,
+  // storage known at prepare.
+  auto single_use = [&](int t, int after) {
+    return !graph_out[size_t(t)] && reads[size_t(t)] == 1 && reader[size_t(t)] > after &&
+           tensors_[t].alloc != Allocation::kDynamic && !tensors_[t].is_variable;
+  };
+  auto plain_out = [&](int t, const Dims& shape) {  // an op output the conv may write instead
+    return is_f32(t) && tensors_[t].shape == shape && tensors_[t].alloc != Allocation::kDynamic && !tensors_[t].is_variable;
   };
   for (int s = 0; s < n; ++s) {
     if (!is_cpu(s, kConv2D)) continue;
@@ -624,30 +631,54 @@ void Subgraph::FuseCpuNodes() {
     if (c.inputs.size() < 2 || c.outputs.size() != 1 || !c.user_data) continue;
     const int co = c.outputs[0];
     // The float kernel: float input, filter, bias and output (not the quantized / hybrid paths).
-    if (!is_f32(c.inputs[0]) || !is_f32(c.inputs[1]) || !is_f32(co)) continue;
+    if (!is_f32(c.inputs[0]) || !is_f32(c.inputs[1]) || !is_f32(co) || tensors_[co].shape.size() != 4) continue;
     if (c.inputs.size() >= 3 && c.inputs[2] >= 0 && !is_f32(c.inputs[2])) continue;
-    if (graph_out[size_t(co)] || reads[size_t(co)] != 1 || tensors_[co].alloc == Allocation::kDynamic) continue;
-    const int sa = reader_step[size_t(co)];
-    if (sa <= s || !is_cpu(sa, kAdd)) continue;
-    Node& a = nodes_[plan_[sa].node];
-    if (a.inputs.size() != 2 || a.outputs.size() != 1 || a.fused_into >= 0 || !a.params) continue;
-    if (a.inputs[0] == a.inputs[1]) continue;
-    const int r = a.inputs[0] == co ? a.inputs[1] : a.inputs[0];
-    const int out = a.outputs[0];
-    if (!is_f32(r) || !is_f32(out)) continue;
-    const Tensor &rt = tensors_[r], &ot = tensors_[out], &ct = tensors_[co];
-    // Same shape, no broadcast; storage known at prepare; no variables. The fused node runs at the
-    // ADD's step (the conv's step is skipped), where the residual has been written (even when its
+    const Dims& shape = tensors_[co].shape;
+    Node::CpuFusion f;
+    int cur = co, last = s;  // the chain's output so far and the step producing it
+    // A residual ADD: same shape, no broadcast, no variables. The fused node runs at the chain's
+    // last step (the conv's is skipped), where the residual has been written (even when its
     // producer runs after the conv, as a shortcut's MAX_POOL_2D / PAD) and the conv's inputs still
     // hold their values (single producers; PlanMemory keeps them alive up to that step).
-    if (rt.shape != ct.shape || ot.shape != ct.shape) continue;
-    if (rt.alloc == Allocation::kDynamic || ot.alloc == Allocation::kDynamic) continue;
-    if (rt.is_variable || ot.is_variable) continue;
-    if (writer[size_t(r)] >= sa) continue;
-    float lo, hi;
-    ActivationRangeOfType<float>(int(ew::FusedActivationOf(a)), &lo, &hi);
-    c.fuse = Node::ResidualAdd{a.index, r, out, lo, hi};
-    a.fused_into = c.index;
+    if (single_use(cur, last) && is_cpu(reader[size_t(cur)], kAdd)) {
+      const int sa = reader[size_t(cur)];
+      const Node& a = nodes_[plan_[sa].node];
+      if (a.inputs.size() == 2 && a.outputs.size() == 1 && a.params && a.inputs[0] != a.inputs[1]) {
+        const int r = a.inputs[0] == cur ? a.inputs[1] : a.inputs[0];
+        const int out = a.outputs[0];
+        if (is_f32(r) && tensors_[r].shape == shape && tensors_[r].alloc != Allocation::kDynamic &&
+            !tensors_[r].is_variable && writer[size_t(r)] < sa && plain_out(out, shape)) {
+          f.add_node = a.index;
+          f.residual = r;
+          ActivationRangeOfType<float>(int(ew::FusedActivationOf(a)), &f.lo, &f.hi);
+          cur = out;
+          last = sa;
+        }
+      }
+    }
+    // A PRELU with a constant per-channel alpha (out_c floats: shape [..., out_c], other dims 1).
+    if (single_use(cur, last) && is_cpu(reader[size_t(cur)], kPrelu)) {
+      const int sp = reader[size_t(cur)];
+      const Node& p = nodes_[plan_[sp].node];
+      if (p.inputs.size() == 2 && p.outputs.size() == 1 && p.inputs[0] == cur && p.inputs[1] != cur) {
+        const int al = p.inputs[1];
+        bool per_channel = is_f32(al) && tensors_[al].is_const && tensors_[al].data &&
+                           !tensors_[al].shape.empty() && tensors_[al].shape.back() == shape[3] &&
+                           tensors_[al].num_elements() == shape[3] && tensors_[al].bytes >= size_t(shape[3]) * 4;
+        if (per_channel && plain_out(p.outputs[0], shape)) {
+          f.prelu_node = p.index;
+          f.alpha = al;
+          cur = p.outputs[0];
+          last = sp;
+        }
+      }
+    }
+    if (last == s) continue;
+    f.out = cur;
+    f.run_at = plan_[last].node;
+    c.fuse = f;
+    if (f.add_node >= 0) nodes_[f.add_node].fused_into = c.index;
+    if (f.prelu_node >= 0) nodes_[f.prelu_node].fused_into = c.index;
   }
 }
 
@@ -685,16 +716,24 @@ Status Subgraph::PlanMemory() {
       for (int t : st.kernel->outputs) touch(t, s);
     } else {
       const Node& nd = nodes_[st.node];
-      if (nd.fuse.add_node >= 0) continue;  // a fused conv runs at its ADD's step
+      if (nd.fuse.run_at >= 0) continue;  // a fused conv runs at its chain's last step
+      if (nd.fused_into >= 0) {
+        // The chain's last step runs the conv: the tensors of every node of the chain live there
+        // (the unwritten intermediate outputs too, so that they have storage); the other
+        // absorbed steps run nothing.
+        const Node& c = nodes_[nd.fused_into];
+        if (c.fuse.run_at != nd.index) continue;
+        for (int m : {c.index, c.fuse.add_node, c.fuse.prelu_node}) {
+          if (m < 0) continue;
+          for (int t : nodes_[m].inputs) touch(t, s);
+          for (int t : nodes_[m].outputs) touch(t, s);
+          for (int t : nodes_[m].intermediates) touch(t, s);
+        }
+        continue;
+      }
       for (int t : nd.inputs) touch(t, s);
       for (int t : nd.outputs) touch(t, s);
       for (int t : nd.intermediates) touch(t, s);
-      if (nd.fused_into >= 0) {  // the ADD's step runs the conv: its tensors live here (its own
-        const Node& c = nodes_[nd.fused_into];  // output too, unwritten, so that it has storage)
-        for (int t : c.inputs) touch(t, s);
-        for (int t : c.outputs) touch(t, s);
-        for (int t : c.intermediates) touch(t, s);
-      }
     }
   }
   for (int t : outputs_) touch(t, n);
@@ -829,9 +868,11 @@ Status Subgraph::Invoke() {
     if (st.kernel) {
       TFG_RETURN_IF_ERROR(st.kernel->Eval(*this));
     } else {
-      if (nodes_[st.node].fuse.add_node >= 0) continue;  // runs at the step of the ADD it absorbed
-      // An ADD fused into a conv: the conv runs here, writing the ADD's output.
-      Node& node = nodes_[st.node].fused_into >= 0 ? nodes_[nodes_[st.node].fused_into] : nodes_[st.node];
+      const Node& sn = nodes_[st.node];
+      if (sn.fuse.run_at >= 0) continue;  // a fused conv: runs at its chain's last step
+      // A node absorbed by a conv: the chain's last one runs the conv (writing its output).
+      if (sn.fused_into >= 0 && nodes_[sn.fused_into].fuse.run_at != sn.index) continue;
+      Node& node = sn.fused_into >= 0 ? nodes_[sn.fused_into] : nodes_[st.node];
       if (dynamic_inputs_[s]) {
         bool od = false;
         TFG_RETURN_IF_ERROR(PrepareNode(node, &od));
@@ -843,9 +884,18 @@ Status Subgraph::Invoke() {
       double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       if (st.kernel)
         last_profile.push_back({int(s), st.kernel->name(), "GPU", us, st.kernel->nodes});
-      else if (nodes_[st.node].fused_into >= 0)  // a fused step: "CONV_2D+ADD", both nodes
-        last_profile.push_back({int(s), std::string(nodes_[nodes_[st.node].fused_into].op->name) + "+ADD", "CPU", us,
-                                {nodes_[st.node].fused_into, st.node}});
+      else if (nodes_[st.node].fused_into >= 0) {  // a fused chain ran: "CONV_2D+ADD+PRELU", its nodes
+        const Node& c = nodes_[nodes_[st.node].fused_into];
+        if (c.fuse.run_at != st.node) continue;
+        std::string name = c.op->name;
+        std::vector<int> nodes{c.index};
+        for (int m : {c.fuse.add_node, c.fuse.prelu_node})
+          if (m >= 0) {
+            name += std::string("+") + nodes_[m].op->name;
+            nodes.push_back(m);
+          }
+        last_profile.push_back({int(s), name, "CPU", us, nodes});
+      }
       else
         last_profile.push_back({int(s), nodes_[st.node].op->name, "CPU", us, {st.node}});
     }

@@ -121,7 +121,8 @@ class Subgraph {
   Status PlanMemory();
   // CPU graph fusion over plan_ (after the prepare pass, before PlanMemory; node.fuse /
   // node.fused_into, reset at every AllocateTensors): a float CONV_2D whose output only a
-  // same-shape float ADD reads absorbs that ADD. Off with the reference kernels, with
+  // same-shape float ADD reads absorbs that ADD, and a PRELU with a per-channel constant alpha
+  // that alone reads the chain's output. Off with the reference kernels, with
   // preserve_all_tensors and with TFLITE_GPU_CPU_FUSION=0.
   void FuseCpuNodes();
   Status CheckDataflow() const;  // one producer per tensor, none for graph inputs, producers first

@@ -6,9 +6,10 @@
 // (gemm::Conv) reading the input in place, skipping padding taps. Non-constant filters are
 // packed into scratch at every invoke.
 //
-// Residual ADD fusion (node.fuse, set by Subgraph::FuseCpuNodes): the conv writes
-// clamp_add(clamp_conv(conv + bias) + residual) into the ADD's output tensor, the residual added
-// in the GEMM micro-kernel's output stage (gemm::Residual). Its own output tensor is not written.
+// Fusion (node.fuse, set by Subgraph::FuseCpuNodes): the conv writes
+// prelu(clamp_add(clamp_conv(conv + bias) + residual)) into the fused chain's output tensor, the
+// residual and PRELU applied in the GEMM micro-kernel's output stage (gemm::Residual). Its own
+// output tensor is not written.
 #include <cstring>
 
 #include "ops/conv/conv_common.h"
@@ -100,9 +101,10 @@ Status Eval(OpContext& ctx) {
   ConvState* st = ctx.node().U<ConvState>();
   const conv::ConvGeometry& g = st->g;
   const float* in = ctx.input(0).as<float>();
-  const Node::ResidualAdd& fz = ctx.node().fuse;
-  float* out = fz.add_node >= 0 ? ctx.subgraph().tensor(fz.out).as<float>() : ctx.output(0).as<float>();
-  gemm::Residual res{fz.add_node >= 0 ? ctx.subgraph().tensor(fz.residual).as<float>() : nullptr, fz.lo, fz.hi};
+  const Node::CpuFusion& fz = ctx.node().fuse;
+  float* out = fz.run_at >= 0 ? ctx.subgraph().tensor(fz.out).as<float>() : ctx.output(0).as<float>();
+  const gemm::Residual res{fz.add_node >= 0 ? ctx.subgraph().tensor(fz.residual).as<float>() : nullptr, fz.lo, fz.hi,
+                           fz.prelu_node >= 0 ? ctx.subgraph().tensor(fz.alpha).as<float>() : nullptr};
   float* scratch = static_cast<float*>(ctx.scratch());
   const int K = g.k_h * g.k_w * g.f_c, N = g.out_c / g.groups;
   const int64_t M = int64_t(g.batch) * g.out_h * g.out_w;
@@ -117,8 +119,8 @@ Status Eval(OpContext& ctx) {
   for (int gi = 0; gi < g.groups; ++gi) {
     const float* pg = packed + gi * st->group_floats;
     float* og = out + gi * N;
-    gemm::Residual rg{res.r ? res.r + gi * N : nullptr, res.lo, res.hi};
-    const gemm::Residual* rp = res.r ? &rg : nullptr;
+    const gemm::Residual rg{res.r ? res.r + gi * N : nullptr, res.lo, res.hi, res.alpha ? res.alpha + gi * N : nullptr};
+    const gemm::Residual* rp = (res.r || res.alpha) ? &rg : nullptr;
     if (st->direct) {
       gemm::Gemm(M, N, K, in + gi * g.f_c, g.in_c, pg, og, g.out_c, g.lo, g.hi, ctx.pool(), rp);
       continue;
@@ -154,9 +156,10 @@ Status EvalRef(OpContext& ctx) {
   const float* f = ctx.input(1).as<float>();
   const Tensor* bt = ctx.optional_input(2);
   const float* bias = bt ? bt->as<float>() : nullptr;
-  const Node::ResidualAdd& fz = ctx.node().fuse;  // fused only off the reference path; kept exact here too
-  float* out = fz.add_node >= 0 ? ctx.subgraph().tensor(fz.out).as<float>() : ctx.output(0).as<float>();
+  const Node::CpuFusion& fz = ctx.node().fuse;  // fused only off the reference path; kept exact here too
+  float* out = fz.run_at >= 0 ? ctx.subgraph().tensor(fz.out).as<float>() : ctx.output(0).as<float>();
   const float* res = fz.add_node >= 0 ? ctx.subgraph().tensor(fz.residual).as<float>() : nullptr;
+  const float* alpha = fz.prelu_node >= 0 ? ctx.subgraph().tensor(fz.alpha).as<float>() : nullptr;
   const int per_group = g.out_c / g.groups;
   for (int b = 0; b < g.batch; ++b)
     for (int oy = 0; oy < g.out_h; ++oy)
@@ -181,6 +184,7 @@ Status EvalRef(OpContext& ctx) {
           const int64_t o = ((int64_t(b) * g.out_h + oy) * g.out_w + ox) * g.out_c + oc;
           float v = conv::Clamp(total, g.lo, g.hi);
           if (res) v = conv::Clamp(v + res[o], fz.lo, fz.hi);
+          if (alpha && !(v >= 0.f)) v = v * alpha[oc];
           out[o] = v;
         }
   return OkStatus();

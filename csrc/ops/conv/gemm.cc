@@ -35,7 +35,8 @@ struct Seg {
 };
 
 using UkFn = void (*)(int nc, int nseg, const Seg* segs, int64_t lda, const float* w, const float* bias, float* c,
-                      int64_t ldc, float lo, float hi, int clamp, const float* r, float rlo, float rhi);
+                      int64_t ldc, float lo, float hi, int clamp, const float* r, float rlo, float rhi,
+                      const float* alpha);
 constexpr int kMaxMr = 14;
 
 struct KernelSet {
@@ -242,6 +243,7 @@ struct Tile {
 void RunTiles(const Plan& p, const Tile* tiles, size_t ntiles, int p0, int p1, const float* packed, int64_t ldc,
               float lo, float hi, bool clamp, const Residual* res) {
   const float rlo = res ? res->lo : 0.f, rhi = res ? res->hi : 0.f;
+  const float* alpha = res ? res->alpha : nullptr;
   const int nr = p.nr;
   const int64_t panel_floats = int64_t(nr) * (p.K + 1);
   if (p.m_outer) {
@@ -251,7 +253,7 @@ void RunTiles(const Plan& p, const Tile* tiles, size_t ntiles, int p0, int p1, c
         const float* panel = packed + pi * panel_floats;
         p.ks->fns[tl.rows](std::min(nr, p.N - pi * nr), tl.nseg, tl.segs, tl.lda, panel + nr, panel,
                            tl.c + int64_t(pi) * nr, ldc, lo, hi, clamp, tl.r ? tl.r + int64_t(pi) * nr : nullptr,
-                           rlo, rhi);
+                           rlo, rhi, alpha ? alpha + int64_t(pi) * nr : nullptr);
       }
     }
   } else {
@@ -261,7 +263,8 @@ void RunTiles(const Plan& p, const Tile* tiles, size_t ntiles, int p0, int p1, c
       for (size_t t = 0; t < ntiles; ++t) {
         const Tile& tl = tiles[t];
         p.ks->fns[tl.rows](nc, tl.nseg, tl.segs, tl.lda, panel + nr, panel, tl.c + int64_t(pi) * nr, ldc, lo, hi,
-                           clamp, tl.r ? tl.r + int64_t(pi) * nr : nullptr, rlo, rhi);
+                           clamp, tl.r ? tl.r + int64_t(pi) * nr : nullptr, rlo, rhi,
+                           alpha ? alpha + int64_t(pi) * nr : nullptr);
       }
     }
   }
@@ -427,7 +430,7 @@ void Gemm(int64_t M, int N, int K, const float* A, int64_t lda, const float* pac
     for (int64_t i = 0; i < ntiles; ++i) {
       const int64_t m = m0 + i * p.mr;
       segs[i] = Seg{A + m * lda, 0, K};
-      tiles[i] = Tile{int(std::min<int64_t>(p.mr, M - m)), lda, C + m * ldc, 1, &segs[i], res ? res->r + m * ldc : nullptr};
+      tiles[i] = Tile{int(std::min<int64_t>(p.mr, M - m)), lda, C + m * ldc, 1, &segs[i], res && res->r ? res->r + m * ldc : nullptr};
     }
     RunTiles(p, tiles.data(), tiles.size(), p0, p1, packed, ldc, lo, hi, clamp, res);
   });
@@ -463,7 +466,7 @@ void Conv(const ConvShape& s, const float* input, int N, const float* packed, fl
       const int oy = int(row % s.out_h);
       const float* in_b = input + b * s.in_h * s.in_w * int64_t(C) + s.c_off;
       float* out_row = out + row * s.out_w * ldc;
-      const float* res_row = res ? res->r + row * s.out_w * ldc : nullptr;
+      const float* res_row = res && res->r ? res->r + row * s.out_w * ldc : nullptr;
       auto res_at = [&](int ox) { return res_row ? res_row + int64_t(ox) * ldc : nullptr; };
       auto add_pixel = [&](int ox) {  // a border pixel: only the taps inside the input
         first_seg.push_back(segs.size());

@@ -29,12 +29,14 @@ size_t PackedFloats(int K, int N);
 void PackB(int K, int N, const float* src, int64_t stride_k, int64_t stride_n, const float* bias,
            float* dst);
 
-// A residual added in the output stage (a residual ADD fused into its producing convolution):
-// C = clamp(clamp(A * B + bias, lo, hi) + R, res.lo, res.hi), R[m, n] = r[m * ldc + n] (C's layout),
-// added while the micro-kernel's tile is still in registers.
+// Output stage of a convolution with the ops after it fused (Subgraph::FuseCpuNodes), applied
+// while the micro-kernel's tile is still in registers: v = clamp(A * B + bias, lo, hi); with r,
+// v = clamp(v + R, res.lo, res.hi), R[m, n] = r[m * ldc + n] (C's layout; a residual ADD); with
+// alpha, v = v >= 0 ? v : v * alpha[n] (PRELU per column).
 struct Residual {
   const float* r;
   float lo, hi;
+  const float* alpha = nullptr;
 };
 
 // C = clamp(A * B + bias). A: M x K, row stride lda. `packed` from PackB(K, N, ...).
