@@ -271,3 +271,18 @@ def test_simd_paths(isa):
     r = subprocess.run([sys.executable, "-c", code, tests_dir], env=env, capture_output=True, text=True, timeout=300,
                        cwd=tests_dir)
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("op_filter,fused", [(["CONV_2D", "ADD"], 2), (["CONV_2D"], 0)])
+def test_with_gpu_delegate(op_filter, fused):
+    """Nodes the GPU delegate (PoCL here) leaves on the CPU: conv + ADD both there fuse (their
+    residual then comes from a GPU partition); an ADD on the GPU reads the conv's output from a
+    partition, so that conv is not fused."""
+    from gpu_util import delegate
+    model = build("block", c=16, add_act="RELU", hw=24)
+    x = data([1, 24, 24, 16], 11)
+    want = run_litert(model, [x])
+    got, n, it = ours(model, x, experimental_delegates=[delegate(op_filter=op_filter, max_delegated_partitions=16)])
+    assert it.delegation_report()["delegated_nodes"] > 0
+    assert n == fused
+    assert_close(got, want, 1e-5, f"op_filter {op_filter}")
