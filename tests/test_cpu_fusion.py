@@ -23,7 +23,7 @@ from harness import assert_close, run_litert
 from tflite_gpu.testing.zoo import _Net, _res_block
 
 
-def build(kind, batch=1, c=20, k=1, conv_act="NONE", add_act="NONE", swap=False, hw=9):
+def build(kind, batch=1, c=20, k=1, conv_act="NONE", add_act="NONE", swap=False, hw=9, cpad=8):
     """Small conv -> ADD residual models. kind:
       input:      ADD(x, conv(x)), the residual a graph input, the ADD's output the model output
       after:      conv(x), then the residual MAX_POOL_2D(x) (written after the conv in file order)
@@ -36,6 +36,10 @@ def build(kind, batch=1, c=20, k=1, conv_act="NONE", add_act="NONE", swap=False,
       conv_prelu: conv -> PRELU (alpha [1, 1, C]), then conv -> ADD -> PRELU (alpha [C])
       prelu_full: conv -> ADD -> PRELU whose alpha has the full [1, H, W, C] shape (ADD fused only)
       add_read:   conv -> ADD -> PRELU, the ADD's output also read by a MUL (ADD fused only)
+      pad:        ADD(PAD(x) to cout channels, conv(x) to cout); then a PRELU (PAD fused: the conv
+                  reads x and adds zeros past its channels)
+      pad_before: the PAD also pads before the channels (not fused; the ADD is)
+      pad_read:   the PAD's output also read by a MUL (not fused; the ADD is)
     """
     net = _Net(3, "float32", f"cpu fusion {kind}")
     x = net.mb.add_input([batch, hw, hw, c], name="x")
@@ -86,6 +90,19 @@ def build(kind, batch=1, c=20, k=1, conv_act="NONE", add_act="NONE", swap=False,
             s = add(x, net.conv(x, c, k, act=conv_act, gain=1.0))
             outs["y"] = prelu(s, [1, 1, c])
             outs["m"] = net.binary("MUL", s, x)
+    elif kind in ("pad", "pad_before", "pad_read"):
+        cout = c + cpad
+        h = net.conv(x, cout, k, act=conv_act, gain=1.0)
+        if kind == "pad_before":
+            p = net.mb.add_const(np.asarray([[0, 0], [0, 0], [0, 0], [2, cpad - 2]], np.int32), name="padc")
+            sc = net.mb.add_tensor([batch, hw, hw, cout], name="padded")
+            net.mb.add_op("PAD", [x, p], [sc])
+        else:
+            sc = net.pad_channels(x, cout)
+        s = add(sc, h)
+        if kind == "pad_read":
+            outs["m"] = net.binary("MUL", sc, sc)
+        outs["y"] = net.prelu(s) if kind == "pad" and add_act == "NONE" else s
     else:
         raise ValueError(kind)
     return net.finish({"x": x}, outs)
@@ -174,6 +191,23 @@ def test_prelu(threads, k, c, monkeypatch):
     check(build("add_read", c=c, k=k, conv_act="RELU"), x, 1, threads, monkeypatch, names=["CONV_2D+ADD"])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("c,cpad,k,add_act,swap", [
+    (12, 8, 1, "RELU", False),    # 20 channels: the residual's 12 end inside the first vector
+    (16, 24, 3, "NONE", True),    # 40: whole vectors of residual, then zeros; + PRELU
+    (24, 40, 1, "RELU6", False),  # 64 (AVX-512 wide panels): a panel with no residual column
+])
+def test_channel_pad_residual(threads, c, cpad, k, add_act, swap, monkeypatch):
+    x = data([2, 9, 9, c], 12)
+    name = "CONV_2D+ADD+PAD" + ("+PRELU" if add_act == "NONE" else "")
+    check(build("pad", batch=2, c=c, cpad=cpad, k=k, add_act=add_act, swap=swap), x, 1, threads, monkeypatch,
+          names=[name])
+    check(build("pad_before", batch=2, c=c, cpad=cpad, k=k, add_act=add_act), x, 1, threads, monkeypatch,
+          names=["CONV_2D+ADD"])
+    check(build("pad_read", batch=2, c=c, cpad=cpad, k=k, add_act=add_act), x, 1, threads, monkeypatch,
+          names=["CONV_2D+ADD"])
+
+
 def test_non_finite_inputs(monkeypatch):
     # inf / NaN through the fused clamp, residual add and PRELU select: bit-exact vs unfused, and
     # vs our reference kernels (same non-finite places, finite values within 1e-5). Not vs LiteRT for conv_prelu: there LiteRT's CONV_2D with NONE
@@ -249,7 +283,8 @@ def test_simd_paths(isa):
         for kw, shape, nfused in [(dict(kind="input", c=20, k=1, add_act="RELU"), [2, 9, 9, 20], 1),
                                   (dict(kind="input", c=44, k=3, conv_act="RELU6", swap=True), [1, 9, 9, 44], 1),
                                   (dict(kind="after", c=12, k=3, add_act="RELU6"), [1, 7, 7, 12], 1),
-                                  (dict(kind="conv_prelu", c=20, k=3), [1, 7, 7, 20], 2)]:
+                                  (dict(kind="conv_prelu", c=20, k=3), [1, 7, 7, 20], 2),
+                                  (dict(kind="pad", c=12, k=3, cpad=9), [1, 7, 7, 12], 1)]:
             model, x = t.build(**kw), t.data(shape, 8)
             want = run_litert(model, [x])
             for th in (1, 2):

@@ -52,6 +52,8 @@ struct Node {
     float lo = 0.f, hi = 0.f;  // its clamp (its fused activation over float's finite range)
     int prelu_node = -1;  // the PRELU (-1: none)
     int alpha = -1;       // its alpha: a constant of out_c floats
+    int pad_node = -1;    // a channel PAD (zeros after the last channel) making the residual: the
+    int res_c = 0;        // conv reads its input, of res_c channels, instead (0: no PAD)
   } fuse;
   int fused_into = -1;
   std::vector<int> subgraph_refs;   // subgraphs this node calls (WHILE, IF, CALL_ONCE), set by

@@ -582,7 +582,7 @@ Status Subgraph::AllocateTensors() {
 
 void Subgraph::FuseCpuNodes() {
   if (use_reference_ || preserve_all_ || !env::CpuFusion()) return;
-  constexpr int kConv2D = 3, kAdd = 0, kPrelu = 54;
+  constexpr int kConv2D = 3, kAdd = 0, kPad = 34, kPrelu = 54;
   const int n = int(plan_.size());
   // Per tensor: how many reads the plan makes of it (any step, any position), the step that
   // writes it (-1: none: a graph input or a constant), the last step reading it, and whether it
@@ -653,6 +653,34 @@ void Subgraph::FuseCpuNodes() {
           ActivationRangeOfType<float>(int(ew::FusedActivationOf(a)), &f.lo, &f.hi);
           cur = out;
           last = sa;
+          // The residual made by a channel PAD (zeros after the last channel only) that only this
+          // ADD reads: the conv reads the PAD's input and adds zeros past its channels (one
+          // group only: the residual's columns are then the output channels).
+          const int sp = writer[size_t(r)];
+          const bool one_group = tensors_[c.inputs[0]].shape.size() == 4 && tensors_[c.inputs[1]].shape.size() == 4 &&
+                                 tensors_[c.inputs[0]].shape[3] == tensors_[c.inputs[1]].shape[3];
+          if (one_group && single_use(r, sp) && is_cpu(sp, kPad)) {
+            const Node& pd = nodes_[plan_[sp].node];
+            const int x = pd.inputs.size() == 2 ? pd.inputs[0] : -1, pp = pd.inputs.size() == 2 ? pd.inputs[1] : -1;
+            if (pd.outputs.size() == 1 && is_f32(x) && valid(pp) && tensors_[x].shape.size() == 4 &&
+                tensors_[x].alloc != Allocation::kDynamic && !tensors_[x].is_variable) {
+              const Tensor &xt = tensors_[x], &pt = tensors_[pp];
+              const int cin = xt.shape[3];
+              bool ok = xt.shape[0] == shape[0] && xt.shape[1] == shape[1] && xt.shape[2] == shape[2] && cin > 0 &&
+                        cin < shape[3] && pt.is_const && pt.data && pt.shape == Dims{4, 2} &&
+                        (pt.type == DType::kInt32 || pt.type == DType::kInt64) &&
+                        pt.bytes >= size_t(8) * DTypeSize(pt.type);
+              for (int i = 0; ok && i < 8; ++i) {
+                const int64_t v = pt.type == DType::kInt32 ? int64_t(pt.as<int32_t>()[i]) : pt.as<int64_t>()[i];
+                ok = v == (i == 7 ? int64_t(shape[3] - cin) : 0);
+              }
+              if (ok) {
+                f.pad_node = pd.index;
+                f.residual = x;
+                f.res_c = cin;
+              }
+            }
+          }
         }
       }
     }
@@ -679,6 +707,7 @@ void Subgraph::FuseCpuNodes() {
     c.fuse = f;
     if (f.add_node >= 0) nodes_[f.add_node].fused_into = c.index;
     if (f.prelu_node >= 0) nodes_[f.prelu_node].fused_into = c.index;
+    if (f.pad_node >= 0) nodes_[f.pad_node].fused_into = c.index;
   }
 }
 
@@ -723,7 +752,7 @@ Status Subgraph::PlanMemory() {
         // absorbed steps run nothing.
         const Node& c = nodes_[nd.fused_into];
         if (c.fuse.run_at != nd.index) continue;
-        for (int m : {c.index, c.fuse.add_node, c.fuse.prelu_node}) {
+        for (int m : {c.index, c.fuse.add_node, c.fuse.pad_node, c.fuse.prelu_node}) {
           if (m < 0) continue;
           for (int t : nodes_[m].inputs) touch(t, s);
           for (int t : nodes_[m].outputs) touch(t, s);
@@ -889,7 +918,7 @@ Status Subgraph::Invoke() {
         if (c.fuse.run_at != st.node) continue;
         std::string name = c.op->name;
         std::vector<int> nodes{c.index};
-        for (int m : {c.fuse.add_node, c.fuse.prelu_node})
+        for (int m : {c.fuse.add_node, c.fuse.pad_node, c.fuse.prelu_node})
           if (m >= 0) {
             name += std::string("+") + nodes_[m].op->name;
             nodes.push_back(m);

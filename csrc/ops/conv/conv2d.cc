@@ -119,7 +119,10 @@ Status Eval(OpContext& ctx) {
   for (int gi = 0; gi < g.groups; ++gi) {
     const float* pg = packed + gi * st->group_floats;
     float* og = out + gi * N;
-    const gemm::Residual rg{res.r ? res.r + gi * N : nullptr, res.lo, res.hi, res.alpha ? res.alpha + gi * N : nullptr};
+    // A channel-padded residual (fz.res_c channels, row stride res_c) only with one group.
+    const gemm::Residual rg{res.r ? res.r + (fz.res_c > 0 ? 0 : gi * N) : nullptr, res.lo, res.hi,
+                            res.alpha ? res.alpha + gi * N : nullptr, fz.res_c > 0 ? fz.res_c : g.out_c,
+                            fz.res_c > 0 ? fz.res_c : N};
     const gemm::Residual* rp = (res.r || res.alpha) ? &rg : nullptr;
     if (st->direct) {
       gemm::Gemm(M, N, K, in + gi * g.f_c, g.in_c, pg, og, g.out_c, g.lo, g.hi, ctx.pool(), rp);
@@ -183,7 +186,11 @@ Status EvalRef(OpContext& ctx) {
           if (bias) total += bias[oc];
           const int64_t o = ((int64_t(b) * g.out_h + oy) * g.out_w + ox) * g.out_c + oc;
           float v = conv::Clamp(total, g.lo, g.hi);
-          if (res) v = conv::Clamp(v + res[o], fz.lo, fz.hi);
+          if (res) {
+            const int rcn = fz.res_c > 0 ? fz.res_c : g.out_c;  // a channel-padded residual: zeros past rcn
+            const float rv = oc < rcn ? res[(o / g.out_c) * rcn + oc] : 0.f;
+            v = conv::Clamp(v + rv, fz.lo, fz.hi);
+          }
           if (alpha && !(v >= 0.f)) v = v * alpha[oc];
           out[o] = v;
         }

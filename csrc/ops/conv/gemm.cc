@@ -34,9 +34,17 @@ struct Seg {
   int kc;
 };
 
+// The fused output stage of one micro-kernel call (see gemm_ukernel.inc; Residual per panel).
+struct Epi {
+  const float* r;  // residual rows at the panel's first column, or null
+  int64_t ldr;     // its row stride
+  int rn;          // its columns in this panel (0..nc; the rest add zeros)
+  float lo, hi;    // clamp after the add
+  const float* alpha;  // the panel's PRELU slopes, or null
+};
+
 using UkFn = void (*)(int nc, int nseg, const Seg* segs, int64_t lda, const float* w, const float* bias, float* c,
-                      int64_t ldc, float lo, float hi, int clamp, const float* r, float rlo, float rhi,
-                      const float* alpha);
+                      int64_t ldc, float lo, float hi, int clamp, const Epi* e);
 constexpr int kMaxMr = 14;
 
 struct KernelSet {
@@ -242,18 +250,29 @@ struct Tile {
 // Runs tiles x panels [p0, p1) in the plan's loop order.
 void RunTiles(const Plan& p, const Tile* tiles, size_t ntiles, int p0, int p1, const float* packed, int64_t ldc,
               float lo, float hi, bool clamp, const Residual* res) {
-  const float rlo = res ? res->lo : 0.f, rhi = res ? res->hi : 0.f;
-  const float* alpha = res ? res->alpha : nullptr;
   const int nr = p.nr;
+  // The fused stage of (tile, panel): the residual's columns in the panel (rc of them in all).
+  const int rc = res ? (res->rc > 0 ? res->rc : p.N) : 0;
+  auto epi = [&](Epi* e, const Tile& tl, int pi, int nc) -> const Epi* {
+    if (!res) return nullptr;
+    e->r = tl.r ? tl.r + int64_t(pi) * nr : nullptr;
+    e->ldr = res->ldr > 0 ? res->ldr : ldc;
+    e->rn = std::max(0, std::min(nc, rc - pi * nr));
+    e->lo = res->lo;
+    e->hi = res->hi;
+    e->alpha = res->alpha ? res->alpha + int64_t(pi) * nr : nullptr;
+    return e;
+  };
+  Epi ep;
   const int64_t panel_floats = int64_t(nr) * (p.K + 1);
   if (p.m_outer) {
     for (size_t t = 0; t < ntiles; ++t) {
       const Tile& tl = tiles[t];
       for (int pi = p0; pi < p1; ++pi) {
         const float* panel = packed + pi * panel_floats;
-        p.ks->fns[tl.rows](std::min(nr, p.N - pi * nr), tl.nseg, tl.segs, tl.lda, panel + nr, panel,
-                           tl.c + int64_t(pi) * nr, ldc, lo, hi, clamp, tl.r ? tl.r + int64_t(pi) * nr : nullptr,
-                           rlo, rhi, alpha ? alpha + int64_t(pi) * nr : nullptr);
+        const int nc = std::min(nr, p.N - pi * nr);
+        p.ks->fns[tl.rows](nc, tl.nseg, tl.segs, tl.lda, panel + nr, panel, tl.c + int64_t(pi) * nr, ldc, lo, hi,
+                           clamp, epi(&ep, tl, pi, nc));
       }
     }
   } else {
@@ -263,8 +282,7 @@ void RunTiles(const Plan& p, const Tile* tiles, size_t ntiles, int p0, int p1, c
       for (size_t t = 0; t < ntiles; ++t) {
         const Tile& tl = tiles[t];
         p.ks->fns[tl.rows](nc, tl.nseg, tl.segs, tl.lda, panel + nr, panel, tl.c + int64_t(pi) * nr, ldc, lo, hi,
-                           clamp, tl.r ? tl.r + int64_t(pi) * nr : nullptr, rlo, rhi,
-                           alpha ? alpha + int64_t(pi) * nr : nullptr);
+                           clamp, epi(&ep, tl, pi, nc));
       }
     }
   }
@@ -430,7 +448,7 @@ void Gemm(int64_t M, int N, int K, const float* A, int64_t lda, const float* pac
     for (int64_t i = 0; i < ntiles; ++i) {
       const int64_t m = m0 + i * p.mr;
       segs[i] = Seg{A + m * lda, 0, K};
-      tiles[i] = Tile{int(std::min<int64_t>(p.mr, M - m)), lda, C + m * ldc, 1, &segs[i], res && res->r ? res->r + m * ldc : nullptr};
+      tiles[i] = Tile{int(std::min<int64_t>(p.mr, M - m)), lda, C + m * ldc, 1, &segs[i], res && res->r ? res->r + m * (res->ldr > 0 ? res->ldr : ldc) : nullptr};
     }
     RunTiles(p, tiles.data(), tiles.size(), p0, p1, packed, ldc, lo, hi, clamp, res);
   });
@@ -466,8 +484,9 @@ void Conv(const ConvShape& s, const float* input, int N, const float* packed, fl
       const int oy = int(row % s.out_h);
       const float* in_b = input + b * s.in_h * s.in_w * int64_t(C) + s.c_off;
       float* out_row = out + row * s.out_w * ldc;
-      const float* res_row = res && res->r ? res->r + row * s.out_w * ldc : nullptr;
-      auto res_at = [&](int ox) { return res_row ? res_row + int64_t(ox) * ldc : nullptr; };
+      const int64_t ldr = res && res->ldr > 0 ? res->ldr : ldc;
+      const float* res_row = res && res->r ? res->r + row * s.out_w * ldr : nullptr;
+      auto res_at = [&](int ox) { return res_row ? res_row + int64_t(ox) * ldr : nullptr; };
       auto add_pixel = [&](int ox) {  // a border pixel: only the taps inside the input
         first_seg.push_back(segs.size());
         for (int ky = 0; ky < s.k_h; ++ky) {

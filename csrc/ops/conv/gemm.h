@@ -32,11 +32,14 @@ void PackB(int K, int N, const float* src, int64_t stride_k, int64_t stride_n, c
 // Output stage of a convolution with the ops after it fused (Subgraph::FuseCpuNodes), applied
 // while the micro-kernel's tile is still in registers: v = clamp(A * B + bias, lo, hi); with r,
 // v = clamp(v + R, res.lo, res.hi), R[m, n] = r[m * ldc + n] (C's layout; a residual ADD); with
-// alpha, v = v >= 0 ? v : v * alpha[n] (PRELU per column).
+// alpha, v = v >= 0 ? v : v * alpha[n] (PRELU per column). A residual with fewer columns than C
+// (a channel PAD's input: rc > 0 columns, row stride ldr) adds zeros past them.
 struct Residual {
   const float* r;
   float lo, hi;
   const float* alpha = nullptr;
+  int64_t ldr = 0;  // the residual's row stride (0: ldc)
+  int rc = 0;       // its columns (0: N)
 };
 
 // C = clamp(A * B + bias). A: M x K, row stride lda. `packed` from PackB(K, N, ...).
