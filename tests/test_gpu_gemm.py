@@ -164,11 +164,11 @@ def dwpw_model(b, h, w, ci, co, act, stride):
 @pytest.mark.parametrize("tile", ["16x8x2x2", "32x4x4x2", "4x16x1x2x4", "all"])
 @pytest.mark.parametrize("precision", ["F32", "F32_F16"])
 def test_splitk_computes_depthwise_input(tile, precision, monkeypatch):
-    """The split-K kernel with a computed input (DEPTHWISE_CONV_2D fused in, TFLITE_GPU_ENABLE_FUSION
-    dwpw): each work group stages its positions' depthwise values in local memory."""
+    """The split-K kernel with a computed input (DEPTHWISE_CONV_2D fused in, the dwpw lever): each
+    work group stages its positions' depthwise values in local memory."""
     require_gpu()
     monkeypatch.setenv("TFLITE_GPU_CONV_SPLITK", tile)
-    monkeypatch.setenv("TFLITE_GPU_ENABLE_FUSION", "dwpw")
+    monkeypatch.setenv("TFLITE_GPU_FUSION_DWPW_MAX_TIMES", "1000")  # forced tiles may recompute more
     monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION", raising=False)
     monkeypatch.delenv("TFLITE_GPU_CONV_GEMM", raising=False)
     if os.environ.get("TFLITE_GPU_TEST_FULL") != "1" and precision != "F32" and tile != "16x8x2x2":

@@ -237,7 +237,8 @@ using GpuPlaceFn = bool (*)(GpuBuildContext& ctx, std::vector<GpuReadView>* at);
 // from its own inputs may have no kernel: its single consumer's kernel computes every value it
 // reads (READ_/LD_ of that input call a function). The framework does this only when the consumer's GpuAcceptInlineFn accepts the
 // input and the recomputation stays within budget (TFLITE_GPU_FUSION_DWPW_MAX_MACS); it is off
-// unless TFLITE_GPU_ENABLE_FUSION names dwpw (depthwise) / tail (pool, mean): opt-in, see env.h.
+// for tail (pool, mean) unless TFLITE_GPU_ENABLE_FUSION names it (opt-in, see env.h); dwpw
+// (depthwise) is on where each value is computed at most TFLITE_GPU_FUSION_DWPW_MAX_TIMES times.
 //
 // GpuInlineFn (producer, node() = the producer): adds the inputs and constants the computation
 // needs to the reader's kernel `kb` under names starting with `prefix`, and sets `*body` to

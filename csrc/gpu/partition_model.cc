@@ -254,6 +254,9 @@ class Builder : public GpuBuildContext {
 // Extra multiply-adds one DEPTHWISE_CONV_2D + CONV_2D fusion may cost by default: MobileNet's
 // pairs at batch 1 need 7-15M (224x224); at batch 32 they keep two kernels.
 constexpr int64_t kDefaultInlineMacs = int64_t(1) << 25;
+// Most times one depthwise value may be computed by the 1x1 conv's work groups (see TryInline and
+// env.h's TFLITE_GPU_FUSION_DWPW_MAX_TIMES for the measurement).
+constexpr int64_t kDefaultDwPwMaxTimes = 2;
 
 // A producer with GpuInlineFn whose only reader is a consumer that accepts computing it: no kernel,
 // the consumer's kernel computes each value it reads, within the recomputation budget.
@@ -297,6 +300,7 @@ bool Builder::TryInline(const Node& n, const GpuOpSupport* g) {
   const int64_t times = reader->op->gpu->accept_inline(*this, input);
   node_ = &n;
   if (times <= 0) return false;
+  if (std::string(n.op->name) == "DEPTHWISE_CONV_2D" && times > env::FusionDwPwMaxTimes(kDefaultDwPwMaxTimes)) return false;
   KernelBuilder probe("probe");
   std::string body;
   int64_t macs = 0;

@@ -397,6 +397,9 @@ std::string ModelSerializer::PartitionKey(Subgraph& sg, const std::vector<int>& 
   // The kernel-count levers change the kernels built: a partition built under other settings is
   // another entry (the field is absent with the defaults, so default keys are unchanged).
   const std::string fusion = env::Get("TFLITE_GPU_DISABLE_FUSION") + "/" + env::Get("TFLITE_GPU_FUSION_DWPW_MAX_MACS") +
+                             (env::Get("TFLITE_GPU_FUSION_DWPW_MAX_TIMES").empty()
+                                  ? std::string()
+                                  : "/times=" + env::Get("TFLITE_GPU_FUSION_DWPW_MAX_TIMES")) +
                              "/enable=" + env::Get("TFLITE_GPU_ENABLE_FUSION") + env::ConvGemm() + "/mma=" + env::ConvMma() +
                              (env::ConvSplitK().empty() ? "" : "/splitk=" + env::ConvSplitK());
   if (fusion != "//enable=") AppendKeyField(&key, "fusion", fusion);

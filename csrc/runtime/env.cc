@@ -94,7 +94,7 @@ static bool ListHas(const char* var, const char* lever) {
 bool FusionDisabled(const char* lever) {
   if (ListHas("TFLITE_GPU_DISABLE_FUSION", lever)) return true;
   const std::string l = lever;
-  if (l == "dwpw" || l == "tail") return !ListHas("TFLITE_GPU_ENABLE_FUSION", lever);  // opt-in (env.h)
+  if (l == "tail") return !ListHas("TFLITE_GPU_ENABLE_FUSION", lever);  // opt-in (env.h)
   return false;
 }
 
@@ -102,8 +102,9 @@ std::string ConvGemm() { return Get("TFLITE_GPU_CONV_GEMM"); }
 std::string ConvMma() { return Get("TFLITE_GPU_CONV_MMA"); }
 std::string ConvSplitK() { return Get("TFLITE_GPU_CONV_SPLITK"); }
 
-int64_t FusionDwPwMaxMacs(int64_t dflt) {
-  const std::string v = Get("TFLITE_GPU_FUSION_DWPW_MAX_MACS");
+namespace {
+int64_t NonNegative(const char* var, int64_t dflt) {
+  const std::string v = Get(var);
   if (v.empty() || v.size() > 18) return dflt;
   int64_t r = 0;
   for (char c : v) {
@@ -112,6 +113,10 @@ int64_t FusionDwPwMaxMacs(int64_t dflt) {
   }
   return r;
 }
+}  // namespace
+
+int64_t FusionDwPwMaxMacs(int64_t dflt) { return NonNegative("TFLITE_GPU_FUSION_DWPW_MAX_MACS", dflt); }
+int64_t FusionDwPwMaxTimes(int64_t dflt) { return NonNegative("TFLITE_GPU_FUSION_DWPW_MAX_TIMES", dflt); }
 
 }  // namespace env
 }  // namespace tflite_gpu

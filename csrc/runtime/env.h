@@ -82,17 +82,27 @@ std::string DebugBreakKernel();
 // CONV_2D), "tail" (a global AVERAGE_POOL_2D / MEAN computed inside the 1x1 CONV_2D /
 // FULLY_CONNECTED classifier after it), "elementwise" (elementwise ops linked into their producer's kernel), "view" (zero PAD
 // / RESHAPE read in place), "place" (CONCATENATION written in place by its producers), "all".
-// "dwpw" and "tail" are opt-in: off unless TFLITE_GPU_ENABLE_FUSION names them (or "all") and
-// TFLITE_GPU_DISABLE_FUSION does not. Measured on an NVIDIA H100 (gpu_compare, batch 1, fp32):
-// with both on, MobileNet v1 0.716 ms (18 kernels) vs 0.410 ms (32 kernels) with both off, v2 1.089
-// vs 0.442, the real-shaped zoo geomean 0.600 vs 0.322 -- the fused kernels' recomputation and lower
-// parallelism cost more than the launches they save there. The others default on.
+// "tail" is opt-in: off unless TFLITE_GPU_ENABLE_FUSION names it (or "all") and
+// TFLITE_GPU_DISABLE_FUSION does not. Measured on an NVIDIA H100 (gpu_compare, batch 1, fp32): with
+// dwpw and tail on, MobileNet v1 0.716 ms (18 kernels) vs 0.410 ms (32 kernels) with both off -- the
+// fused kernels' recomputation and lower parallelism cost more than the launches they save. dwpw
+// defaults on since its pairs stage the depthwise values per work group (split-K kernel) and are
+// limited to those whose values are computed at most twice (TFLITE_GPU_FUSION_DWPW_MAX_TIMES). The
+// others default on.
 bool FusionDisabled(const char* lever);
 
 // TFLITE_GPU_FUSION_DWPW_MAX_MACS: most extra multiply-adds (depthwise values recomputed by the
 // 1x1 conv's work items) one DEPTHWISE_CONV_2D + CONV_2D fusion may cost; larger pairs keep two
 // kernels. A non-negative integer; unset or malformed: `dflt`.
 int64_t FusionDwPwMaxMacs(int64_t dflt);
+
+// TFLITE_GPU_FUSION_DWPW_MAX_TIMES: most times the 1x1 conv's kernel may compute each depthwise
+// value (its work groups along the output channels) in a DEPTHWISE_CONV_2D + CONV_2D fusion; 0
+// fuses none. A non-negative integer; unset or malformed: `dflt` (2: measured on an NVIDIA H100,
+// batch 1 fp32, interleaved in one process, vs no dwpw fusion: MobileNet v1 1.02x (noise), v2 0.93x,
+// the six real-shaped zoo models 0.84-0.98x, geomean 0.94x; 4 gave 0.93x but hand_landmark 1.09x;
+// 16 (the earlier limit) 1.02x with v1 1.53x; batch 32 unchanged: its 1x1 layers run the GEMM).
+int64_t FusionDwPwMaxTimes(int64_t dflt);
 
 // TFLITE_GPU_CONV_GEMM: the tiled-GEMM kernel of 1x1 convolutions (conv_common_gpu.cc): "0" turns
 // it off (the direct kernel runs), "RMxRN" (e.g. "8x2") forces that register tile where the
