@@ -255,9 +255,10 @@ void RunTiles(const Plan& p, const Tile* tiles, size_t ntiles, int p0, int p1, c
   const int rc = res ? (res->rc > 0 ? res->rc : p.N) : 0;
   auto epi = [&](Epi* e, const Tile& tl, int pi, int nc) -> const Epi* {
     if (!res) return nullptr;
-    e->r = tl.r ? tl.r + int64_t(pi) * nr : nullptr;
-    e->ldr = res->ldr > 0 ? res->ldr : ldc;
     e->rn = std::max(0, std::min(nc, rc - pi * nr));
+    // A panel past a channel-padded residual's columns reads none of it (its base row stands in).
+    e->r = tl.r ? (e->rn > 0 ? tl.r + int64_t(pi) * nr : tl.r) : nullptr;
+    e->ldr = res->ldr > 0 ? res->ldr : ldc;
     e->lo = res->lo;
     e->hi = res->hi;
     e->alpha = res->alpha ? res->alpha + int64_t(pi) * nr : nullptr;
