@@ -493,6 +493,14 @@ void Conv(const ConvShape& s, const float* input, int N, const float* packed, fl
         for (int ky = 0; ky < s.k_h; ++ky) {
           const int iy = oy * s.sh - s.pad_t + ky * s.dh;
           if (iy < 0 || iy >= s.in_h) continue;
+          if (row_runs) {  // the taps inside the input row are contiguous: one segment (same order)
+            const int ix0 = ox * s.sw - s.pad_l;
+            const int kx0 = std::max(0, -ix0), kx1 = std::min(s.k_w, s.in_w - ix0);
+            if (kx0 < kx1)
+              segs.push_back(Seg{in_b + (int64_t(iy) * s.in_w + ix0 + kx0) * C, int64_t(ky * s.k_w + kx0) * s.fc,
+                                 (kx1 - kx0) * s.fc});
+            continue;
+          }
           for (int kx = 0; kx < s.k_w; ++kx) {
             const int ix = ox * s.sw - s.pad_l + kx * s.dw;
             if (ix < 0 || ix >= s.in_w) continue;
