@@ -35,21 +35,29 @@ uint64_t MaxWhileIterations() {
   return (end && *end == 0) ? uint64_t(v) : 0;
 }
 
+namespace {
+// The variable as a non-negative decimal integer (digits only, at most 18), or -1 when unset or
+// malformed.
+int64_t Digits(const char* var) {
+  const std::string v = Get(var);
+  if (v.empty() || v.size() > 18) return -1;
+  int64_t r = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9') return -1;
+    r = r * 10 + (c - '0');
+  }
+  return r;
+}
+}  // namespace
+
 int64_t SpinUs() {
-  std::string s = Get("TFLITE_GPU_SPIN_US");
-  if (s.empty()) return 200;
-  char* end = nullptr;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (!end || *end != 0 || v < 0) return 200;
-  return v > 100000 ? 100000 : int64_t(v);
+  const int64_t v = Digits("TFLITE_GPU_SPIN_US");
+  return v < 0 ? 200 : v > 100000 ? 100000 : v;
 }
 
 int64_t MinParallelWork(int64_t dflt) {
-  std::string s = Get("TFLITE_GPU_MIN_PARALLEL_WORK");
-  if (s.empty()) return dflt;
-  char* end = nullptr;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  return (end && *end == 0 && v > 0) ? int64_t(v) : dflt;
+  const int64_t v = Digits("TFLITE_GPU_MIN_PARALLEL_WORK");
+  return v > 0 ? v : dflt;
 }
 
 bool Fp16AllHalf() {
@@ -61,14 +69,8 @@ bool PinnedHost() { return Get("TFLITE_GPU_PINNED_HOST") != "0"; }
 bool CpuFusion() { return Get("TFLITE_GPU_CPU_FUSION") != "0"; }
 
 int CopyThreads() {
-  const std::string v = Get("TFLITE_GPU_COPY_THREADS");
-  if (v.empty() || v.size() > 2) return 4;
-  int r = 0;
-  for (char c : v) {
-    if (c < '0' || c > '9') return 4;
-    r = r * 10 + (c - '0');
-  }
-  return r >= 1 && r <= 64 ? r : 4;
+  const int64_t v = Digits("TFLITE_GPU_COPY_THREADS");
+  return v >= 1 && v <= 64 ? int(v) : 4;
 }
 
 bool DebugSentinels() {
@@ -102,21 +104,14 @@ std::string ConvGemm() { return Get("TFLITE_GPU_CONV_GEMM"); }
 std::string ConvMma() { return Get("TFLITE_GPU_CONV_MMA"); }
 std::string ConvSplitK() { return Get("TFLITE_GPU_CONV_SPLITK"); }
 
-namespace {
-int64_t NonNegative(const char* var, int64_t dflt) {
-  const std::string v = Get(var);
-  if (v.empty() || v.size() > 18) return dflt;
-  int64_t r = 0;
-  for (char c : v) {
-    if (c < '0' || c > '9') return dflt;
-    r = r * 10 + (c - '0');
-  }
-  return r;
+int64_t FusionDwPwMaxMacs(int64_t dflt) {
+  const int64_t v = Digits("TFLITE_GPU_FUSION_DWPW_MAX_MACS");
+  return v < 0 ? dflt : v;
 }
-}  // namespace
-
-int64_t FusionDwPwMaxMacs(int64_t dflt) { return NonNegative("TFLITE_GPU_FUSION_DWPW_MAX_MACS", dflt); }
-int64_t FusionDwPwMaxTimes(int64_t dflt) { return NonNegative("TFLITE_GPU_FUSION_DWPW_MAX_TIMES", dflt); }
+int64_t FusionDwPwMaxTimes(int64_t dflt) {
+  const int64_t v = Digits("TFLITE_GPU_FUSION_DWPW_MAX_TIMES");
+  return v < 0 ? dflt : v;
+}
 
 }  // namespace env
 }  // namespace tflite_gpu
