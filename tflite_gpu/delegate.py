@@ -548,14 +548,16 @@ class GpuDelegate:
         ``device_to_host`` (clEnqueueWriteBuffer / clEnqueueReadBuffer commands) and their
         ``*_bytes``. Constants uploaded when the model is prepared are not counted. Empty before
         the device is initialised."""
-        return dict(self._core.transfer_stats())
+        s = self._core.transfer_stats()
+        return {k: v for k, v in s.items() if not k.startswith("pinned_host_")}
 
     def pinned_host_memory(self) -> Dict[str, int]:
         """Pinned host memory this delegate holds now: ``buffers`` and ``bytes``. The inputs and
         outputs of its partitions live there (set_tensor writes it, invoke uploads from it by
         direct DMA) unless TFLITE_GPU_PINNED_HOST=0; it is freed with the interpreter. Empty
         before the device is initialised."""
-        return dict(self._core.pinned_host_memory())
+        s = self._core.transfer_stats()
+        return {k[len("pinned_host_"):]: v for k, v in s.items() if k.startswith("pinned_host_")}
 
     def close(self) -> None:
         """TfLiteGpuDelegateV2Delete: the delegate can no longer be applied."""

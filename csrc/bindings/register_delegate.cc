@@ -222,14 +222,8 @@ void RegisterDelegate(py::module_& m) {
         out["device_to_host"] = t.device_to_host;
         out["host_to_device_bytes"] = t.host_to_device_bytes;
         out["device_to_host_bytes"] = t.device_to_host_bytes;
-        return out;
-      })
-      .def("pinned_host_memory", [](PyGpuDelegate& d) {
-        GpuTransferStats t;
-        py::dict out;
-        if (!d.delegate || !GpuDelegateTransferStats(d.delegate.get(), &t)) return out;
-        out["buffers"] = t.pinned_host_buffers;
-        out["bytes"] = t.pinned_host_bytes;
+        out["pinned_host_buffers"] = t.pinned_host_buffers;
+        out["pinned_host_bytes"] = t.pinned_host_bytes;
         return out;
       })
       .def_property_readonly("closed", [](PyGpuDelegate& d) { return d.closed; });

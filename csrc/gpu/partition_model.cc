@@ -264,7 +264,8 @@ bool Builder::TryInline(const Node& n, const GpuOpSupport* g) {
   if (!g->inline_read) return false;
   // Levers: "dwpw" for the depthwise + 1x1 conv pairs, "tail" for a global average computed by
   // the classifier after it.
-  if (env::FusionDisabled(std::string(n.op->name) == "DEPTHWISE_CONV_2D" ? "dwpw" : "tail")) return false;
+  const bool dwpw = std::string(n.op->name) == "DEPTHWISE_CONV_2D";
+  if (env::FusionDisabled(dwpw ? "dwpw" : "tail")) return false;
   if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty() || n.inputs[0] < 0) return false;
   const int t = n.outputs[0];
   if (consumers_[t] != 1 || in_partition_outputs_.count(t) || gpu_of_cpu_.count(t)) return false;
@@ -300,7 +301,7 @@ bool Builder::TryInline(const Node& n, const GpuOpSupport* g) {
   const int64_t times = reader->op->gpu->accept_inline(*this, input);
   node_ = &n;
   if (times <= 0) return false;
-  if (std::string(n.op->name) == "DEPTHWISE_CONV_2D" && times > env::FusionDwPwMaxTimes(kDefaultDwPwMaxTimes)) return false;
+  if (dwpw && times > env::FusionDwPwMaxTimes(kDefaultDwPwMaxTimes)) return false;
   KernelBuilder probe("probe");
   std::string body;
   int64_t macs = 0;

@@ -260,8 +260,9 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
 Status PartitionRuntime::TuneWorkGroups(size_t device_max_wg) {
   const cl::Context& c = *ctx_;
   const bool was_profiling = c.profiling();
-  TFG_RETURN_IF_ERROR(ctx_->UseProfiling(true));
-  if (!c.profiling()) return OkStatus();  // an adopted queue without profiling: no timestamps to tune by
+  // No timestamps to tune by (an adopted queue without profiling, or no profiling queue to be had):
+  // the generators' work groups stay, as before tuning existed.
+  if (!ctx_->UseProfiling(true).ok() || !c.profiling()) return OkStatus();
   static const size_t kCand[][3] = {{8, 4, 1}, {16, 4, 1}, {32, 2, 1}, {32, 4, 1}, {8, 8, 1}, {16, 8, 1},
                                     {16, 16, 1}, {64, 1, 1}, {128, 1, 1}, {4, 4, 4}, {8, 1, 8}, {1, 1, 64}, {4, 4, 1}};
   for (size_t i = 0; i < kernels_.size(); ++i) {

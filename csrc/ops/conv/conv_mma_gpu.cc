@@ -37,7 +37,7 @@ namespace conv_gpu {
 
 namespace {
 
-struct MmaTile { int wm = 0, wn = 0; };
+struct MmaTile { int wm = 0, wn = 0; };  // per warp; the work group covers 2 wm x 2 wn
 constexpr int64_t kMmaMinPositions = 128;
 constexpr int64_t kTf32MinPositions = 1024;
 
@@ -49,7 +49,7 @@ float Tf32(float x) {
   u = (u + 0x1000u) & 0xffffe000u;
   std::memcpy(&x, &u, 4);
   return x;
-}  // per warp; the work group covers 2 wm x 2 wn
+}
 
 // The largest warp tile that still gives every compute unit a work group; else the smallest.
 MmaTile ChooseMmaTile(int64_t M, int N, const gpu::GpuDeviceCaps& caps) {
