@@ -92,6 +92,30 @@ def oracle_outputs(case: OpCase, inputs):
     return run_litert(case.model(), inputs, xnnpack=(case.oracle == "litert_xnnpack"))
 
 
+def find_cxx(what: str) -> str:
+    """A C++ compiler on PATH (c++, g++, clang++), or skip saying what could not be built."""
+    import shutil
+    cxx = next((shutil.which(c) for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
+    if cxx is None:
+        pytest.skip(f"no C++ compiler here: cannot build {what}")
+    return cxx
+
+
+def require_cpu_isa(isa: str) -> None:
+    """Skip (saying so) a TFLITE_GPU_CPU_ISA level this CPU lacks: the variable can only lower the
+    ISA, so the case would rerun a lower path while claiming this one."""
+    flags = {"avx512": "avx512f", "avx512vnni": "avx512_vnni", "amx": "amx_int8"}.get(isa)
+    if flags is None:
+        return
+    try:
+        with open("/proc/cpuinfo") as f:
+            have = f.read().split()
+    except OSError:
+        return  # not Linux: the case runs whatever the CPU has
+    if flags not in have:
+        pytest.skip(f"this CPU has no {flags}: TFLITE_GPU_CPU_ISA={isa} would run a lower ISA")
+
+
 def assert_close(got, want, tol, what=""):
     assert len(got) == len(want), f"{what}: {len(got)} outputs vs {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from harness import assert_close, run_litert, run_tflite_gpu
+from harness import assert_close, require_cpu_isa, run_litert, run_tflite_gpu
 from op_cases.conv import (bmm_model, conv_model, dw_model, fc_model, tc_model, tcb_equivalent_tc_model,
                            tcb_model, TCB_PARAMS)
 from tflite_gpu.testing.builder import ModelBuilder, single_op_model
@@ -293,6 +293,7 @@ def test_transpose_conv_bias_resize_input(padding):
 def test_simd_paths_match_reference_kernels(isa):
     """Runs every conv-family case in a subprocess with TFLITE_GPU_CPU_ISA=isa (it can only lower
     the ISA the CPU has) and compares the fast kernels with our plain reference kernels."""
+    require_cpu_isa(isa)
     code = textwrap.dedent("""
         import sys, zlib
         import numpy as np

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from harness import assert_close, run_litert
+from harness import assert_close, require_cpu_isa, run_litert
 from tflite_gpu.testing.zoo import _Net, _res_block
 
 
@@ -273,6 +273,7 @@ def test_env_switch_and_intermediate_storage(monkeypatch):
 def test_simd_paths(isa):
     """The fused output stage of every micro-kernel ISA (TFLITE_GPU_CPU_ISA can only lower the ISA
     the CPU has): a few models above, in a subprocess, vs LiteRT BUILTIN and bit-exact vs unfused."""
+    require_cpu_isa(isa)
     code = textwrap.dedent("""
         import os, sys
         import numpy as np

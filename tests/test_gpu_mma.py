@@ -93,9 +93,14 @@ def test_tensor_core_rule_takes_large_layers_only(precision, monkeypatch):
     # 1024 positions, N >= K: both rules take it (F32's 3xTF32 wants >= 1024 positions and N >= K)
     big, convs = pointwise_model(4, 16, 16, 64, 128, "RELU", residual=False), 1
     xb = np.random.default_rng(9).standard_normal([4, 16, 16, 64]).astype(np.float32)
+    # Whether the device has tensor cores at all is asked with the kernel forced on (=1), so that
+    # the rule's own choice below fails rather than skips when it regresses.
+    monkeypatch.setenv("TFLITE_GPU_CONV_MMA", "1")
+    _, forced = gpu_run(big, xb, precision)
+    if not any("_mma" in k for k in forced):
+        pytest.skip(f"this device has no tensor-core path (NVIDIA compute capability 8.0+): kernels {forced}")
+    monkeypatch.delenv("TFLITE_GPU_CONV_MMA")
     _, kernels = gpu_run(big, xb, precision)
-    if not any("_mma" in k for k in kernels):
-        pytest.skip(f"this device has no tensor-core path (NVIDIA compute capability 8.0+): kernels {kernels}")
     assert sum("_mma" in k for k in kernels) == convs, kernels
     _, small, xs, _ = all_cases[4]
     _, kernels = gpu_run(small, xs, precision)

@@ -20,7 +20,7 @@ import pytest
 
 import tflite_gpu
 from gpu_util import CHAIN_SHAPE, chain_model, delegate, require_gpu
-from harness import rel_l2
+from harness import invoke_step, our_interpreter, rel_l2, run_tflite_gpu
 from tflite_gpu.testing.builder import ModelBuilder
 
 NONE = dict(fused_activation_function="NONE")
@@ -54,28 +54,6 @@ def outputs(it):
     return [it.get_tensor(o["index"]) for o in it.get_output_details()]
 
 
-def run_ref(model, x):
-    """The CPU reference kernels on the same input (resized to its shape)."""
-    it = tflite_gpu.Interpreter(model_content=model, use_reference_kernels=True)
-    it.resize_tensor_input(0, list(x.shape))
-    it.allocate_tensors()
-    it.set_tensor(it.get_input_details()[0]["index"], x)
-    it.invoke()
-    return outputs(it)
-
-
-def gpu_interp(model, d):
-    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
-    it.allocate_tensors()
-    return it
-
-
-def invoke(it, x):
-    it.set_tensor(it.get_input_details()[0]["index"], x)
-    it.invoke()
-    return outputs(it)
-
-
 CASES = {
     "chain_2_partitions": (chain_model, dict(max_delegated_partitions=2), 4),
     "cpu_reads_gpu_input": (fork_model, dict(op_filter=["LOGISTIC"]), 2),
@@ -91,8 +69,8 @@ def test_boundaries_in_pinned_memory_same_results(case, monkeypatch):
     for pinned in ("0", "1"):
         monkeypatch.setenv("TFLITE_GPU_PINNED_HOST", pinned)
         d = delegate(**opts)
-        it = gpu_interp(m, d)
-        got[pinned] = invoke(it, x)
+        it = our_interpreter(m, delegates=[d])
+        got[pinned] = invoke_step(it, [x])
         mem = d.pinned_host_memory()
         if pinned == "1":
             assert mem == dict(buffers=n_boundaries, bytes=n_boundaries * NBYTES), mem
@@ -100,12 +78,12 @@ def test_boundaries_in_pinned_memory_same_results(case, monkeypatch):
             assert mem == dict(buffers=0, bytes=0), mem
         # A second invoke with other values: the memory is reused, not stale.
         x2 = values(SHAPE, 2)
-        for a, b in zip(invoke(it, x2), run_ref(m, x2)):
+        for a, b in zip(invoke_step(it, [x2]), run_tflite_gpu(m, [x2], reference=True)):
             assert rel_l2(a, b) <= 1e-5
         del it
         gc.collect()
         assert d.pinned_host_memory() == dict(buffers=0, bytes=0)  # freed with the interpreter
-    for a, b, r in zip(got["0"], got["1"], run_ref(m, x)):
+    for a, b, r in zip(got["0"], got["1"], run_tflite_gpu(m, [x], reference=True)):
         np.testing.assert_array_equal(b, a)  # same kernels, same values: bit for bit
         assert rel_l2(b, r) <= 1e-5
 
@@ -115,7 +93,7 @@ def test_resize_reallocate_cycles(monkeypatch):
     monkeypatch.delenv("TFLITE_GPU_PINNED_HOST", raising=False)
     m = fork_model(batch_dynamic=True)
     d = delegate(op_filter=["LOGISTIC"])
-    it = gpu_interp(m, d)
+    it = our_interpreter(m, delegates=[d])
     xi = it.get_input_details()[0]["index"]
     peak = 0
     for i, batch in enumerate([3, 1, 5, 2, 5]):
@@ -129,8 +107,8 @@ def test_resize_reallocate_cycles(monkeypatch):
             it.invoke()
             got = outputs(it)
         else:
-            got = invoke(it, x)
-        for a, r in zip(got, run_ref(m, x)):
+            got = invoke_step(it, [x])
+        for a, r in zip(got, run_tflite_gpu(m, [x], reference=True)):
             assert a.shape == r.shape
             assert rel_l2(a, r) <= 1e-5
         mem = d.pinned_host_memory()
@@ -145,22 +123,22 @@ def test_resize_reallocate_cycles(monkeypatch):
 def test_interpreter_deleted_before_and_after_delegate():
     require_gpu()
     m, x = fork_model(), values(SHAPE, 3)
-    want = run_ref(m, x)
+    want = run_tflite_gpu(m, [x], reference=True)
     # Interpreter first: the pinned memory goes with it; the delegate stays usable.
     d = delegate(op_filter=["LOGISTIC"])
-    it = gpu_interp(m, d)
-    invoke(it, x)
+    it = our_interpreter(m, delegates=[d])
+    invoke_step(it, [x])
     del it
     gc.collect()
     assert d.pinned_host_memory() == dict(buffers=0, bytes=0)
-    it = gpu_interp(m, d)
-    for a, r in zip(invoke(it, x), want):
+    it = our_interpreter(m, delegates=[d])
+    for a, r in zip(invoke_step(it, [x]), want):
         assert rel_l2(a, r) <= 1e-5
     # Delegate closed and dropped first: the interpreter keeps running on its partitions.
     d.close()
     del d
     gc.collect()
-    for a, r in zip(invoke(it, x), want):
+    for a, r in zip(invoke_step(it, [x]), want):
         assert rel_l2(a, r) <= 1e-5
     del it
     gc.collect()
@@ -170,20 +148,20 @@ def test_two_interpreters_on_one_delegate():
     require_gpu()
     m = chain_model()
     d = delegate(max_delegated_partitions=2)
-    a, b = gpu_interp(m, d), gpu_interp(m, d)
+    a, b = our_interpreter(m, delegates=[d]), our_interpreter(m, delegates=[d])
     assert d.pinned_host_memory()["buffers"] == 8  # each interpreter's own boundaries
     xa, xb = values(SHAPE, 4), values(SHAPE, 5)
     a.set_tensor(0, xa)
     b.set_tensor(0, xb)  # must not land in a's memory
     a.invoke()
     b.invoke()
-    ra, rb = run_ref(m, xa), run_ref(m, xb)
+    ra, rb = run_tflite_gpu(m, [xa], reference=True), run_tflite_gpu(m, [xb], reference=True)
     assert rel_l2(outputs(a)[0], ra[0]) <= 1e-5
     assert rel_l2(outputs(b)[0], rb[0]) <= 1e-5
     del a
     gc.collect()
     assert d.pinned_host_memory()["buffers"] == 4
-    for o, r in zip(invoke(b, xa), ra):
+    for o, r in zip(invoke_step(b, [xa]), ra):
         assert rel_l2(o, r) <= 1e-5
 
 
@@ -194,11 +172,11 @@ def test_do_not_wait_input_rewritable_when_invoke_returns():
     m = fork_model(batch_dynamic=True)
     d = delegate(op_filter=["LOGISTIC"], wait_type=tflite_gpu.WaitType.DO_NOT_WAIT)
     it = tflite_gpu.Interpreter(model_content=m, experimental_delegates=[d])
-    big = [64] + SHAPE[1:]
+    big = [4096] + SHAPE[1:]  # ~3.4 MB: an upload still running when invoke returned would be seen
     it.resize_tensor_input(0, big)
     it.allocate_tensors()
     x1, x2 = values(big, 6), values(big, 7)
-    want1, want2 = run_ref(m, x1), run_ref(m, x2)
+    want1, want2 = run_tflite_gpu(m, [x1], reference=True), run_tflite_gpu(m, [x2], reference=True)
     yi = it.get_output_details()[0]["index"]
     for _ in range(3):
         it.set_tensor(0, x1)

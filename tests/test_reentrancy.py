@@ -207,12 +207,10 @@ def test_cpp_host_op_calling_its_interpreter(tmp_path):
     ResizeInputTensor, Invoke and ModifyGraphWithDelegate on the running interpreter gets an error
     for each (the engine refuses, below the binding's lock), and the outer Invoke's result is right."""
     import os
-    import shutil
     import subprocess
     import tflite_gpu
-    cxx = next((shutil.which(c) for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
-    if cxx is None:
-        pytest.skip("no C++ compiler here: cannot build the C++ host test program")
+    from harness import find_cxx
+    cxx = find_cxx("the C++ host test program")
     inc, lib = tflite_gpu.get_include(), tflite_gpu.get_library_dir()
     if not os.path.isfile(os.path.join(inc, "tflite_gpu", "interpreter.h")):
         pytest.skip(f"the installed package has no headers at {inc}")

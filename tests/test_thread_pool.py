@@ -4,7 +4,6 @@ worker is woken; built also under ThreadSanitizer where the compiler has it), an
 2-3 threads invoked from several Python threads at once, checked against numpy and LiteRT. A hang
 fails on a timeout instead of blocking the suite."""
 import os
-import shutil
 import subprocess
 import threading
 
@@ -12,7 +11,7 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from harness import rel_l2, run_litert
+from harness import find_cxx, rel_l2, run_litert
 from tflite_gpu.testing import zoo
 from tflite_gpu.testing.builder import ModelBuilder
 
@@ -23,9 +22,7 @@ SOURCES = [os.path.join(ROOT, "tests", "c", "thread_pool_stress.cc"),
 
 
 def _cxx():
-    cxx = next((shutil.which(c) for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
-    if cxx is None:
-        pytest.skip("no C++ compiler here: cannot build the thread-pool stress test")
+    cxx = find_cxx("the thread-pool stress test")
     if not all(os.path.isfile(s) for s in SOURCES):
         pytest.skip("the C++ sources are not here (installed package, no source tree)")
     return cxx
