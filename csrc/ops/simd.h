@@ -21,6 +21,17 @@
 #define TFG_X86 0
 #endif
 
+// TFG_UNROLL(n): unroll the next loop whole (clang) / up to n times (GCC), so that accumulators
+// indexed by the loop variable stay in registers.
+#define TFG_PRAGMA_(x) _Pragma(#x)
+#if defined(__clang__)
+#define TFG_UNROLL(n) TFG_PRAGMA_(unroll)
+#elif defined(__GNUC__)
+#define TFG_UNROLL(n) TFG_PRAGMA_(GCC unroll n)
+#else
+#define TFG_UNROLL(n)
+#endif
+
 #if TFG_X86 && defined(__clang__)
 #define TFG_TARGET_AVX2_BEGIN _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
 #define TFG_TARGET_AVX512_BEGIN _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx2,fma\"))), apply_to = function)")

@@ -11,14 +11,6 @@
 #include "ops/conv/quantized.h"
 #include "ops/simd.h"
 
-#if defined(__clang__)
-#define TFG_DW_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define TFG_DW_UNROLL _Pragma("GCC unroll 32")
-#else
-#define TFG_DW_UNROLL
-#endif
-
 namespace tflite_gpu {
 namespace {
 

@@ -19,14 +19,6 @@ namespace tflite_gpu {
 namespace gemm {
 namespace {
 
-#if defined(__clang__)
-#define TFG_GEMM_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define TFG_GEMM_UNROLL _Pragma("GCC unroll 16")
-#else
-#define TFG_GEMM_UNROLL
-#endif
-
 // One K segment of a micro-kernel call (see gemm_ukernel.inc).
 struct Seg {
   const float* a;
