@@ -912,6 +912,8 @@ struct QDwState {
   qgemm::DwPacked8 dw8;      // the VNNI kernel's weights (UseVnniDw)
   conv::PackKey key8;
   bool dw8_valid = false;
+  conv::PackKey key32;       // w32 / w16p: built for these weights (and ISA); valid across invokes
+  bool w32_valid = false;    // when the weights are constant
   qgemm::Requant8 rq8;
   std::vector<int8_t> zpbuf;  // a row of the input zero point (padding taps)
 };
@@ -1417,10 +1419,16 @@ Status EvalDepthwise(OpContext& ctx, bool ref) {
     DwFast8(ctx, *s, in.as<int8_t>(), out.as<int8_t>(), pool);
     return OkStatus();
   }
-  FillW32(f, s->q.w_offset, &s->w32);
-  s->w16p.clear();
-  if (s->mult == 1 && s->out_c % 16 == 0 && simd::ActiveIsa() >= simd::Isa::kAvx2)
-    PackTapPairs(s->w32, s->k_h * s->k_w, s->out_c, &s->w16p);
+  // The offset weights (and their tap pairs) once for constant weights, as DwFast8 packs its own.
+  const conv::PackKey k{f.data, nullptr, f.shape, int64_t(simd::ActiveIsa())};
+  if (!(s->w32_valid && s->key32 == k)) {
+    FillW32(f, s->q.w_offset, &s->w32);
+    s->w16p.clear();
+    if (s->mult == 1 && s->out_c % 16 == 0 && simd::ActiveIsa() >= simd::Isa::kAvx2)
+      PackTapPairs(s->w32, s->k_h * s->k_w, s->out_c, &s->w16p);
+    s->key32 = k;
+    s->w32_valid = ctx.IsConstantOrPersistent(f);
+  }
   if (s->q.type == DType::kInt8) DwFast(*s, in.as<int8_t>(), out.as<int8_t>(), pool);
   else DwFast(*s, in.as<uint8_t>(), out.as<uint8_t>(), pool);
   return OkStatus();
