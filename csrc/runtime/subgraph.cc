@@ -8,14 +8,11 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "ops/elementwise/ew_common.h"
 #include "runtime/env.h"
 #include "runtime/thread_pool.h"
 
 namespace tflite_gpu {
-
-namespace ew {
-Activation FusedActivationOf(const Node& node);  // ADD / SUB / MUL / DIV (ops/elementwise/ew_common.h)
-}  // namespace ew
 
 namespace {
 constexpr size_t kAlign = 64;
@@ -582,7 +579,6 @@ Status Subgraph::AllocateTensors() {
 
 void Subgraph::FuseCpuNodes() {
   if (use_reference_ || preserve_all_ || !env::CpuFusion()) return;
-  constexpr int kConv2D = 3, kAdd = 0, kPad = 34, kPrelu = 54;
   const int n = int(plan_.size());
   // Per tensor: how many reads the plan makes of it (any step, any position), the step that
   // writes it (-1: none: a graph input or a constant), the last step reading it, and whether it
@@ -609,12 +605,12 @@ void Subgraph::FuseCpuNodes() {
     }
   }
   auto is_f32 = [&](int t) { return valid(t) && tensors_[t].type == DType::kFloat32; };
-  auto is_cpu = [&](int s, int code) {
+  auto is_cpu = [&](int s, const OpImpl& op) {  // step s runs op (kOp_NAME of the op table) on the CPU
     if (s < 0 || s >= n) return false;
     const Step& st = plan_[s];
     if (st.kernel || dynamic_inputs_[s]) return false;
     const Node& nd = nodes_[st.node];
-    return nd.op && nd.op->builtin_code == code && nd.op->impl && !nd.delegated && nd.fused_into < 0;
+    return nd.op && nd.op->impl == &op && !nd.delegated && nd.fused_into < 0;
   };
   // A tensor the next op of a chain may absorb: read once, by a later step, not a graph output,
   // storage known at prepare.
@@ -626,13 +622,16 @@ void Subgraph::FuseCpuNodes() {
     return is_f32(t) && tensors_[t].shape == shape && tensors_[t].alloc != Allocation::kDynamic && !tensors_[t].is_variable;
   };
   for (int s = 0; s < n; ++s) {
-    if (!is_cpu(s, kConv2D)) continue;
+    if (!is_cpu(s, kOp_CONV_2D)) continue;
     Node& c = nodes_[plan_[s].node];
     if (c.inputs.size() < 2 || c.outputs.size() != 1 || !c.user_data) continue;
     const int co = c.outputs[0];
     // The float kernel: float input, filter, bias and output (not the quantized / hybrid paths).
     if (!is_f32(c.inputs[0]) || !is_f32(c.inputs[1]) || !is_f32(co) || tensors_[co].shape.size() != 4) continue;
     if (c.inputs.size() >= 3 && c.inputs[2] >= 0 && !is_f32(c.inputs[2])) continue;
+    // The fused conv runs at a later step than its own: an input a step in between could update in
+    // place (a variable) would be read changed.
+    if (tensors_[c.inputs[0]].is_variable || tensors_[c.inputs[1]].is_variable) continue;
     const Dims& shape = tensors_[co].shape;
     Node::CpuFusion f;
     int cur = co, last = s;  // the chain's output so far and the step producing it
@@ -640,7 +639,7 @@ void Subgraph::FuseCpuNodes() {
     // last step (the conv's is skipped), where the residual has been written (even when its
     // producer runs after the conv, as a shortcut's MAX_POOL_2D / PAD) and the conv's inputs still
     // hold their values (single producers; PlanMemory keeps them alive up to that step).
-    if (single_use(cur, last) && is_cpu(reader[size_t(cur)], kAdd)) {
+    if (single_use(cur, last) && is_cpu(reader[size_t(cur)], kOp_ADD)) {
       const int sa = reader[size_t(cur)];
       const Node& a = nodes_[plan_[sa].node];
       if (a.inputs.size() == 2 && a.outputs.size() == 1 && a.params && a.inputs[0] != a.inputs[1]) {
@@ -659,7 +658,7 @@ void Subgraph::FuseCpuNodes() {
           const int sp = writer[size_t(r)];
           const bool one_group = tensors_[c.inputs[0]].shape.size() == 4 && tensors_[c.inputs[1]].shape.size() == 4 &&
                                  tensors_[c.inputs[0]].shape[3] == tensors_[c.inputs[1]].shape[3];
-          if (one_group && single_use(r, sp) && is_cpu(sp, kPad)) {
+          if (one_group && single_use(r, sp) && is_cpu(sp, kOp_PAD)) {
             const Node& pd = nodes_[plan_[sp].node];
             const int x = pd.inputs.size() == 2 ? pd.inputs[0] : -1, pp = pd.inputs.size() == 2 ? pd.inputs[1] : -1;
             if (pd.outputs.size() == 1 && is_f32(x) && valid(pp) && tensors_[x].shape.size() == 4 &&
@@ -685,7 +684,7 @@ void Subgraph::FuseCpuNodes() {
       }
     }
     // A PRELU with a constant per-channel alpha (out_c floats: shape [..., out_c], other dims 1).
-    if (single_use(cur, last) && is_cpu(reader[size_t(cur)], kPrelu)) {
+    if (single_use(cur, last) && is_cpu(reader[size_t(cur)], kOp_PRELU)) {
       const int sp = reader[size_t(cur)];
       const Node& p = nodes_[plan_[sp].node];
       if (p.inputs.size() == 2 && p.outputs.size() == 1 && p.inputs[0] == cur && p.inputs[1] != cur) {
@@ -895,6 +894,7 @@ Status Subgraph::Invoke() {
     const Step& st = plan_[s];
     auto t0 = std::chrono::steady_clock::now();
     if (st.kernel) {
+      if (pool_) pool_->Rest();  // no CPU job while the delegate runs: the workers need not spin
       TFG_RETURN_IF_ERROR(st.kernel->Eval(*this));
     } else {
       const Node& sn = nodes_[st.node];

@@ -97,6 +97,11 @@ class ThreadPool {
     ThreadPool* p_;
   };
 
+  // Within an invoke, before a step that runs no CPU job for a while (a GPU delegate partition):
+  // the idle workers stop spinning through it (they spin TFLITE_GPU_SPIN_US, then block) and are
+  // kept spinning again from the next job on.
+  void Rest() { invoke_first_gen_.store(generation_.load()); }
+
   // Index of the calling thread in the pool that runs it (0: the thread that called ParallelFor,
   // 1..num_threads-1: the workers; 0 outside any pool): a per-thread scratch slot for fn.
   static int CurrentThreadIndex();
