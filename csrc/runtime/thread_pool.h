@@ -37,20 +37,26 @@
 
 namespace tflite_gpu {
 
-// A non-owning reference to a callable fn(begin, end): what ParallelFor runs. Built from a
-// lambda (or std::function) at the call: no copy, no allocation. It must not outlive the callable.
-class RangeFn {
+// A non-owning reference to a callable of signature R(A...): what ParallelFor and the conv
+// family's task splitters run. Built from a lambda (or std::function) at the call: no copy, no
+// allocation (a std::function holding a large capture allocates). It must not outlive the callable.
+template <class Sig>
+class FnRef;
+template <class R, class... A>
+class FnRef<R(A...)> {
  public:
-  template <class F, class = std::enable_if_t<!std::is_same<std::decay_t<F>, RangeFn>::value>>
-  RangeFn(F&& f)  // NOLINT: implicit on purpose, so call sites pass lambdas
+  template <class F, class = std::enable_if_t<!std::is_same<std::decay_t<F>, FnRef>::value>>
+  FnRef(F&& f)  // NOLINT: implicit on purpose, so call sites pass lambdas
       : obj_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
-        call_([](void* o, int64_t b, int64_t e) { (*static_cast<std::remove_reference_t<F>*>(o))(b, e); }) {}
-  void operator()(int64_t b, int64_t e) const { call_(obj_, b, e); }
+        call_([](void* o, A... a) -> R { return (*static_cast<std::remove_reference_t<F>*>(o))(a...); }) {}
+  R operator()(A... a) const { return call_(obj_, a...); }
 
  private:
   void* obj_;
-  void (*call_)(void*, int64_t, int64_t);
+  R (*call_)(void*, A...);
 };
+// fn(begin, end): what ParallelFor runs.
+using RangeFn = FnRef<void(int64_t, int64_t)>;
 
 // The one rule for when an op is worth splitting. Work is counted in units: one output element of a
 // cheap streaming float op (ADD, PRELU; a copy: one per 4 bytes written) is one unit. ParallelFor

@@ -285,7 +285,7 @@ void RunTiles(const Plan& p, const Tile* tiles, size_t ntiles, int p0, int p1, c
 
 int NumSlots(ThreadPool* pool) { return PoolThreads(pool); }
 
-void ParallelTasks(ThreadPool* pool, int64_t ntasks, const std::function<void(int64_t, int)>& fn) {
+void ParallelTasks(ThreadPool* pool, int64_t ntasks, FnRef<void(int64_t, int)> fn) {
   if (ntasks <= 0) return;
   int slots = int(std::min<int64_t>(NumSlots(pool), ntasks));
   if (slots <= 1) {
@@ -335,7 +335,7 @@ struct alignas(64) Share {
 
 }  // namespace
 
-void ParallelTasksAffine(ThreadPool* pool, int64_t ntasks, const std::function<void(int64_t, int)>& fn) {
+void ParallelTasksAffine(ThreadPool* pool, int64_t ntasks, FnRef<void(int64_t, int)> fn) {
   if (ntasks <= 0) return;
   const int slots = int(std::min<int64_t>(NumSlots(pool), ntasks));
   if (slots <= 1 || ntasks > int64_t(std::numeric_limits<uint32_t>::max()) || !AffineSplit()) {
@@ -366,7 +366,7 @@ void ParallelTasksAffine(ThreadPool* pool, int64_t ntasks, const std::function<v
       1);
 }
 
-void ParallelRanges(ThreadPool* pool, int64_t n, int64_t tasks, const std::function<void(int64_t, int64_t)>& fn,
+void ParallelRanges(ThreadPool* pool, int64_t n, int64_t tasks, RangeFn fn,
                     bool affine) {
   if (n <= 0) return;
   const int slots = NumSlots(pool);

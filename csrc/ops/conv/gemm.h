@@ -14,10 +14,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <functional>
+
+#include "runtime/thread_pool.h"
 
 namespace tflite_gpu {
-class ThreadPool;
 namespace gemm {
 
 // Panel width used for a B with N columns (depends on the active ISA).
@@ -64,18 +64,18 @@ void Conv(const ConvShape& s, const float* input, int N, const float* packed, fl
 // Runs fn(task, slot) for task in [0, ntasks) on the pool, tasks handed out dynamically;
 // slot in [0, NumSlots(pool)) is unique among concurrently running calls (for per-thread scratch).
 int NumSlots(ThreadPool* pool);
-void ParallelTasks(ThreadPool* pool, int64_t ntasks, const std::function<void(int64_t task, int slot)>& fn);
+void ParallelTasks(ThreadPool* pool, int64_t ntasks, FnRef<void(int64_t task, int slot)> fn);
 
 // As ParallelTasks, but thread i of the op first runs the i-th contiguous share of [0, ntasks) in
 // order (the calling thread the first share, each pool worker always the same one of the others,
 // by a rank it keeps for its life; with more than two threads two workers may draw the same one)
 // and then takes what is left of the other shares from their ends. Consecutive ops that split their output rows
 // the same way then find the rows the previous op wrote on the same core, in its L2.
-void ParallelTasksAffine(ThreadPool* pool, int64_t ntasks, const std::function<void(int64_t task, int slot)>& fn);
+void ParallelTasksAffine(ThreadPool* pool, int64_t ntasks, FnRef<void(int64_t task, int slot)> fn);
 
 // Splits [0, n) into about `tasks` contiguous ranges run by ParallelTasks (ParallelTasksAffine
 // when `affine`): fn(begin, end).
-void ParallelRanges(ThreadPool* pool, int64_t n, int64_t tasks, const std::function<void(int64_t, int64_t)>& fn,
+void ParallelRanges(ThreadPool* pool, int64_t n, int64_t tasks, RangeFn fn,
                     bool affine = false);
 
 // Name of the active micro-kernel ("avx512 8x32", ...), for logs and benchmarks.
