@@ -256,3 +256,74 @@ def test_global_average_computed_in_classifier(precision, batch, monkeypatch):
     monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION")
     monkeypatch.delenv("TFLITE_GPU_ENABLE_FUSION")
     assert check(model, [x], precision) == off  # default (not opted in): the tail keeps its kernels
+
+
+def boundary_model(batch=2):
+    """Direct boundaries: a float input (5 channels, batch 2) read by a 3x3 conv, by a 1x1 conv and
+    through a zero-PAD view (4 channels before, rows around) by another 1x1 conv; outputs of 6
+    channels (a conv + LOGISTIC), a conv -> RESHAPE [B, 63, 8] (the RESHAPE's kernel goes: the conv
+    writes the output's bytes), the padded-view conv, and a rank-2 input through FULLY_CONNECTED
+    to a 3-unit output."""
+    net = _Net(11, "float32", "direct boundaries")
+    x = net.mb.add_input([batch, 9, 7, 5], name="x")
+    v = net.mb.add_input([batch, 10], name="v")
+    o1 = net.unary("LOGISTIC", net.conv(x, 6, k=3, act="NONE", gain=1.0, prefix="c1"))
+    o2 = net.reshape(net.conv(x, 8, k=1, act="RELU", gain=1.0, prefix="c2"), [batch, 63, 8])
+    o3 = net.conv(pad(net, x, [[0, 0], [1, 1], [0, 0], [4, 0]]), 4, k=1, act="NONE", gain=1.0, prefix="c3")
+    o4 = net.fc(v, 3, act="NONE")
+    return net.finish({"x": x, "v": v}, {"o1": o1, "o2": o2, "o3": o3, "o4": o4})
+
+
+@pytest.mark.parametrize("precision", ["F32", "F32_F16"])
+def test_direct_boundaries_run_no_conversion_kernel(precision, monkeypatch):
+    require_gpu()
+    monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION", raising=False)
+    rng = np.random.default_rng(11)
+    feeds = [rng.standard_normal([2, 9, 7, 5]).astype(np.float32), rng.standard_normal([2, 10]).astype(np.float32)]
+    names = check(boundary_model, feeds, precision)
+    assert not [n for n in names if n.startswith(("to_phwc4", "from_phwc4", "RESHAPE"))], names
+    monkeypatch.setenv("TFLITE_GPU_DISABLE_FUSION", "boundary")
+    off = check(boundary_model, feeds, precision)
+    assert off.count("to_phwc4") == 2 and off.count("from_phwc4") == 4 and "RESHAPE" in off, off
+    assert len(off) == len(names) + 7, (names, off)
+
+
+def test_direct_boundaries_bound_buffers():
+    """Buffer binding on direct boundaries: a bound input and output convert BHWC <-> BHWC (float32
+    buffers in F32, float16 in F32_F16), bit-exact with an unbound interpreter of the same options
+    fed the buffer's values (the float16 output: the unbound output rounded to half, as vstore_half
+    and numpy both round to nearest even)."""
+    require_gpu()
+    cl = pytest.importorskip("pyopencl", reason="buffer binding needs pyopencl")
+    model = boundary_model()
+    rng = np.random.default_rng(12)
+    feeds = [rng.standard_normal([2, 9, 7, 5]).astype(np.float32), rng.standard_normal([2, 10]).astype(np.float32)]
+    q = tflite_gpu.pyopencl_queue()
+    mf = cl.mem_flags
+    for half in (False, True):
+        dt = np.float16 if half else np.float32
+        x = feeds[0].astype(dt)
+
+        def interp():
+            d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=half, device=q))
+            it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+            it.allocate_tensors()
+            it.set_tensor(it.get_input_details()[1]["index"], feeds[1])
+            return d, it
+        _, ref = interp()
+        ref.set_tensor(ref.get_input_details()[0]["index"], x.astype(np.float32))
+        ref.invoke()
+        d, it = interp()
+        ins, outs = it.get_input_details(), it.get_output_details()
+        d.bind_buffer_to_tensor(ins[0]["index"], cl.Buffer(q.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x), dt)
+        ob = cl.Buffer(q.context, mf.READ_WRITE, size=int(np.prod(outs[0]["shape"])) * np.dtype(dt).itemsize)
+        d.bind_buffer_to_tensor(outs[0]["index"], ob, dt)
+        it.set_allow_buffer_handle_output(True)
+        it.invoke()
+        got0 = np.empty(outs[0]["shape"], dt)
+        cl.enqueue_copy(q, got0, ob)
+        q.finish()
+        want = [ref.get_tensor(o["index"]) for o in ref.get_output_details()]
+        assert np.array_equal(got0, want[0].astype(dt)), half
+        for o, w in zip(outs[1:], want[1:]):
+            assert np.array_equal(it.get_tensor(o["index"]), w), (half, o["name"])

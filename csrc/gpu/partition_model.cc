@@ -170,7 +170,16 @@ class Builder : public GpuBuildContext {
     return !it->second.off[1] && !it->second.off[2] && bs.h == t.shape.h && bs.w == t.shape.w;
   }
   bool computed(const GpuTensorRef& t) const override { return inlined_.count(t.id) > 0; }
-  bool plain(const GpuTensorRef& t) const override { return !inlined_.count(t.id) && !views_.count(t.id); }
+  bool plain(const GpuTensorRef& t) const override {
+    if (inlined_.count(t.id) || views_.count(t.id)) return false;
+    if (!linear_in_.count(t.id)) return true;
+    // A generator wants a direct boundary candidate's raw PHWC4 buffer (the tensor-core kernel,
+    // float4 GEMM loads): BuildPartitionModel builds again with that input converted.
+    plain_refused_.insert(m_->tensors[size_t(t.id)].cpu_tensor);
+    return false;
+  }
+  mutable std::set<int> plain_refused_;  // interpreter tensors
+  std::set<int> no_direct_;              // interpreter tensors kept in PHWC4 (second build)
   int chain_input_ = 0;
 
  private:
@@ -249,6 +258,13 @@ class Builder : public GpuBuildContext {
     std::string body;
   };
   std::map<std::pair<const KernelBuilder*, std::string>, InlineUse> inline_uses_;
+  // Direct boundaries (see DirectBoundaries): float32 partition inputs are built as candidates
+  // (generators read them through the macros only: plain() is false), and the GPU tensors finally
+  // kept in the host's BHWC layout in their boundary's staging buffer, tensor -> staging index.
+  std::set<int> linear_in_;
+  std::map<int, int> linear_;
+  void DirectBoundaries();
+  bool IsLinear(int gpu) const { return linear_.count(gpu) > 0; }
 };
 
 // Extra multiply-adds one DEPTHWISE_CONV_2D + CONV_2D fusion may cost by default: MobileNet's
@@ -579,6 +595,9 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
     GpuTensorRef g = TensorFor(t);
     m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * DTypeSize(sg_.tensor(t).type));
     m_->inputs.push_back({t, g.id, int(m_->staging_bytes.size()) - 1, std::string()});
+    const Tensor& ct = sg_.tensor(t);
+    if (ct.type == DType::kFloat32 && !IsQuantizedActivation(ct) && !env::FusionDisabled("boundary") && !no_direct_.count(t))
+      linear_in_.insert(g.id);
   }
 
   for (int ni : nodes) {
@@ -639,10 +658,96 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
     m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * DTypeSize(sg_.tensor(t).type));
     m_->outputs.push_back({t, it->second, int(m_->staging_bytes.size()) - 1, std::string()});
   }
+  DirectBoundaries();
   ChooseStorage();
   TFG_RETURN_IF_ERROR(Assemble());
   PlanMemory();
   return OkStatus();
+}
+
+// Direct boundaries: a float32 partition input or output whose GPU tensor only the model's kernels
+// touch, through READ_/LD_/WRITE_, is kept in the host's BHWC layout in its staging buffer: the
+// kernels that read or write it index that buffer (Source), and its conversion kernel is a no-op
+// entry (Assemble) -- one launch fewer per boundary. An output that a RESHAPE kernel makes from a
+// tensor only that RESHAPE reads is written by that tensor's producer straight into the staging
+// buffer (the same bytes in BHWC order), so the RESHAPE's kernel goes too.
+void Builder::DirectBoundaries() {
+  if (env::FusionDisabled("boundary")) {
+    linear_in_.clear();
+    return;
+  }
+  // Every kernel argument naming GPU tensor t, directly or as the base of a read view.
+  auto refs = [&](int t) {
+    std::vector<std::pair<size_t, KernelBuilder::Arg*>> r;
+    for (size_t k = 0; k < kbs_.size(); ++k)
+      for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kbs_[k]->args()))
+        if (a.kind != KernelBuilder::Arg::kConst && (a.tensor == t || BaseOf(a.tensor) == t)) r.push_back({k, &a});
+    return r;
+  };
+  auto boundaries_of = [&](int t) {
+    int n = 0;
+    for (const auto* list : {&m_->inputs, &m_->outputs})
+      for (const auto& b : *list) n += b.gpu_tensor == t;
+    return n;
+  };
+  auto host_float = [&](int cpu) {
+    const Tensor& ct = sg_.tensor(cpu);
+    return ct.type == DType::kFloat32 && !IsQuantizedActivation(ct);
+  };
+  for (const auto& b : m_->inputs) {
+    const int t = b.gpu_tensor;
+    if (!linear_in_.count(t) || !b.snap.empty() || boundaries_of(t) != 1 || !host_float(b.cpu_tensor)) continue;
+    bool ok = true;
+    for (auto& [k, a] : refs(t)) ok = ok && a->kind == KernelBuilder::Arg::kIn && !inline_uses_.count({kbs_[k].get(), a->name});
+    if (ok) linear_[t] = b.staging;
+  }
+  for (auto& b : m_->outputs) {
+    int t = b.gpu_tensor;
+    if (!host_float(b.cpu_tensor) || boundaries_of(t) != 1 || views_.count(t) || inlined_.count(t) ||
+        m_->tensors[size_t(t)].const_index >= 0)
+      continue;
+    auto r = refs(t);
+    // RESHAPE kernel -> output: its input's single producer writes the output instead.
+    if (r.size() == 1 && !env::FusionDisabled("view")) {
+      KernelBuilder::Arg* in = nullptr;
+      size_t rk = kbs_.size();
+      for (auto& [k, a] : r)
+        if (a->kind == KernelBuilder::Arg::kOut && a->tensor == t) rk = k;
+      if (rk < kbs_.size() && std::string(sg_.nodes()[size_t(kb_node_[rk])].op->name) == "RESHAPE") {
+        for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kbs_[rk]->args()))
+          if (a.kind == KernelBuilder::Arg::kIn) in = in ? nullptr : &a;
+      }
+      const int src = in && in->tensor == BaseOf(in->tensor) ? in->tensor : -1;
+      if (src >= 0 && !inlined_.count(src) && m_->tensors[size_t(src)].const_index < 0 && !boundaries_of(src) &&
+          !linear_in_.count(src) && m_->tensors[size_t(src)].shape.elements4() > 0) {
+        auto rs = refs(src);
+        KernelBuilder::Arg* w = nullptr;
+        size_t wk = kbs_.size();
+        int writers = 0, readers = 0;
+        for (auto& [k, a] : rs) {
+          if (a->kind == KernelBuilder::Arg::kOut && a->tensor == src && !a->placed && k != rk) {
+            w = a;
+            wk = k;
+            ++writers;
+          } else if (a != in) {
+            ++readers;
+          }
+        }
+        const BHWC& ss = m_->tensors[size_t(src)].shape;
+        const BHWC& ts = m_->tensors[size_t(t)].shape;
+        if (writers == 1 && readers == 0 && wk < rk && int64_t(ss.b) * ss.h * ss.w * ss.c == int64_t(ts.b) * ts.h * ts.w * ts.c) {
+          w->tensor = t;  // keeps its shape (w->shape): the kernel computes src's shape
+          kbs_.erase(kbs_.begin() + std::ptrdiff_t(rk));
+          kb_node_.erase(kb_node_.begin() + std::ptrdiff_t(rk));
+          r = refs(t);
+        }
+      }
+    }
+    bool ok = !r.empty();
+    for (auto& [k, a] : r) ok = ok && a->kind == KernelBuilder::Arg::kOut && a->tensor == t && !a->placed;
+    if (ok) linear_[t] = b.staging;
+  }
+  linear_in_.clear();
 }
 
 // Mixed storage: a GPU tensor is stored as float when the plan keeps any interpreter tensor it
@@ -652,6 +757,7 @@ void Builder::ChooseStorage() {
   if (precision_ == Precision::kF32) return;
   for (const auto& [cpu, gpu] : gpu_of_cpu_)
     if (plan_.keep.count(cpu)) m_->tensor_f32[size_t(gpu)] = 1;
+  for (const auto& [gpu, staging] : linear_) m_->tensor_f32[size_t(gpu)] = 1;  // the host's float32
   for (size_t t = 0; t < m_->tensors.size(); ++t) {
     const int c = m_->tensors[t].const_index;
     if (c < 0) continue;
@@ -663,7 +769,7 @@ void Builder::ChooseStorage() {
   std::string names;
   int kept = 0, total = 0;
   for (size_t t = 0; t < m_->tensors.size(); ++t) {
-    if (m_->tensors[t].const_index >= 0 || views_.count(int(t))) continue;
+    if (m_->tensors[t].const_index >= 0 || views_.count(int(t)) || IsLinear(int(t))) continue;
     ++total;
     if (!m_->tensor_f32[t]) continue;
     ++kept;
@@ -678,7 +784,7 @@ void Builder::ChooseStorage() {
 std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) {
   std::string src = PrecisionHeader(precision_) + kAccessMacros;
   std::string sig, inline_fns;
-  bool first_out = true;
+  bool first_out = true, linear_helpers = false;
   for (const auto& a : kb.args()) {
     const bool computed = a.kind == KernelBuilder::Arg::kIn && inline_uses_.count({&kb, a.name});
     if (!sig.empty() && !computed) sig += ", ";
@@ -694,7 +800,7 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
     // A placed output (TryPlace) keeps the shape its kernel computes; it is stored in the larger
     // tensor `real` at offsets a.at.
     const BHWC& real = m_->tensors[a.tensor].shape;
-    const BHWC& s = a.placed ? a.shape : real;
+    const BHWC& s = a.placed || IsLinear(a.tensor) ? a.shape : real;
     // The tensor whose buffer this argument binds (a read view binds its base), and its storage type.
     auto v = a.kind == KernelBuilder::Arg::kIn ? views_.find(a.tensor) : views_.end();
     const bool half = m_->tensor_half(v != views_.end() ? v->second.base : a.tensor);
@@ -730,6 +836,54 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
                     inl->second.body + "return r_;\n}\n";
       src += "#define READ_" + n + "(b, y, x, s) inl_" + n + "(" + call + "(b), (y), (x), (s))\n";
       src += "#define LD_" + n + "(b, y, x, c) tfg_lane_(inl_" + n + "(" + call + "(b), (y), (x), (c) >> 2), (c) & 3)\n";
+      continue;
+    }
+    if (IsLinear(v != views_.end() ? v->second.base : a.tensor)) {
+      // A direct boundary (DirectBoundaries): float32 BHWC in the staging buffer, lanes past C
+      // read as zero and not stored; a read view indexes its base at the shifted coordinates.
+      if (!linear_helpers) {
+        linear_helpers = true;
+        src += "float4 tfg_ld4_(__global const float* p, int i, int left) { return (float4)(p[i], left > 1 ? p[i + 1] : "
+               "0.0f, left > 2 ? p[i + 2] : 0.0f, left > 3 ? p[i + 3] : 0.0f); }\n"
+               "void tfg_st4_(__global float* p, int i, int left, float4 v) { p[i] = v.x; if (left > 1) p[i + 1] = v.y; "
+               "if (left > 2) p[i + 2] = v.z; if (left > 3) p[i + 3] = v.w; }\n";
+      }
+      const bool view = v != views_.end();
+      const int base = view ? v->second.base : a.tensor;
+      args->push_back({GpuKernelArg::kStaging, linear_.at(base)});
+      const BHWC& d = view ? m_->tensors[base].shape : s;
+      static const char* kCoord[4] = {"(b)", "(y)", "(x)", "(s)"};
+      const int64_t dims[4] = {d.b, d.h, d.w, d.slices()};
+      std::string c[4], cond;
+      for (int ax = 0; ax < 4; ++ax) {
+        const int64_t o = view ? v->second.off[ax] : 0;
+        c[ax] = o ? "(" + std::string(kCoord[ax]) + " - " + std::to_string(o) + ")" : kCoord[ax];
+        const int64_t vd = ax == 0 ? s.b : ax == 1 ? s.h : ax == 2 ? s.w : s.slices();
+        if (o || vd > dims[ax])
+          cond += std::string(cond.empty() ? "" : " && ") + "(uint)" + c[ax] + " < " + std::to_string(dims[ax]) + "u";
+      }
+      const std::string C = std::to_string(d.c), o3 = std::to_string(view ? 4 * v->second.off[3] : 0);
+      src += "#define LIDX_" + n + "(b, y, x, ch) (((((" + c[0] + ") * " + std::to_string(d.h) + " + " + c[1] + ") * " +
+             std::to_string(d.w) + " + " + c[2] + ") * " + C + ") + (ch) - " + o3 + ")\n";
+      src += "#define INB_" + n + "(b, y, x, s) (" + (cond.empty() ? std::string("1") : cond) + ")\n";
+      const std::string rd = d.c % 4 == 0 ? "vload4(0, " + n + " + LIDX_" + n + "(b, y, x, (s) * 4))"
+                                          : "tfg_ld4_(" + n + ", LIDX_" + n + "(b, y, x, (s) * 4), " + C + " - ((s) * 4 - " + o3 + "))";
+      const std::string ld = "(((c) - " + o3 + ") < " + C + " ? " + n + "[LIDX_" + n + "(b, y, x, (c))] : 0.0f)";
+      if (cond.empty()) {
+        src += "#define READ_" + n + "(b, y, x, s) " + rd + "\n";
+        src += "#define LD_" + n + "(b, y, x, c) " + ld + "\n";
+      } else {
+        src += "#define READ_" + n + "(b, y, x, s) (INB_" + n + "(b, y, x, s) ? " + rd + " : (float4)(0.0f))\n";
+        src += "#define LD_" + n + "(b, y, x, c) (INB_" + n + "(b, y, x, (c) >> 2) ? " + ld + " : 0.0f)\n";
+      }
+      if (a.kind == KernelBuilder::Arg::kOut) {
+        const std::string st = d.c % 4 == 0 ? "vstore4(wr_, 0, " + n + " + LIDX_" + n + "(wb_, wy_, wx_, ws_ * 4));"
+                                            : "tfg_st4_(" + n + ", LIDX_" + n + "(wb_, wy_, wx_, ws_ * 4), " + C + " - ws_ * 4, wr_);";
+        src += "#define WRITE_" + n + "(v_w, b_w, y_w, x_w, s_w) do { float4 wr_ = (v_w); int wb_ = (b_w), wy_ = (y_w), wx_ = (x_w), "
+               "ws_ = (s_w); " + a.post + (first_out ? kb.post_ops : std::string()) + st +
+               " (void)wb_; (void)wy_; (void)wx_; } while (0)\n";
+        first_out = false;
+      }
       continue;
     }
     if (v != views_.end()) {
@@ -810,6 +964,13 @@ Status Builder::Assemble() {
     const BHWC& s = m_->tensors[b.gpu_tensor].shape;
     GpuKernelDesc k;
     k.name = "to_phwc4";
+    if (IsLinear(b.gpu_tensor)) {  // a direct boundary: no kernel (an empty entry, see the runtime)
+      k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
+      k.local = DefaultLocalSize(k.global, caps_.max_work_group_size);
+      k.label = "direct input";
+      m_->kernels.push_back(std::move(k));
+      continue;
+    }
     // Host tensors are FLOAT32, or (for BOOL, quantized and FLOAT16 boundaries) values the device
     // holds as float: bools as 0/1, integers exactly, halves widened.
     const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
@@ -852,6 +1013,13 @@ Status Builder::Assemble() {
     const BHWC& s = m_->tensors[b.gpu_tensor].shape;
     GpuKernelDesc k;
     k.name = "from_phwc4";
+    if (IsLinear(b.gpu_tensor)) {
+      k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
+      k.local = DefaultLocalSize(k.global, caps_.max_work_group_size);
+      k.label = "direct output";
+      m_->kernels.push_back(std::move(k));
+      continue;
+    }
     const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
     k.source = FromDeviceSource(m_->tensor_precision(b.gpu_tensor), s, bt);
     k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
@@ -918,8 +1086,26 @@ void Builder::PlanMemory() {
 }  // namespace
 
 std::string BoundConversionSource(Precision precision, const BHWC& shape, bool to_device, bool half_buffer,
-                                  const std::string& snap) {
+                                  const std::string& snap, bool linear) {
   BoundaryType bt = half_buffer ? BoundaryType{"half", DType::kFloat16} : BoundaryType{"float", DType::kFloat32};
+  if (linear) {
+    // A direct boundary's device side is float32 BHWC too (its staging buffer): lanes move as they are.
+    const BHWC& s = shape;
+    const std::string in = to_device ? bt.cl_type : std::string("float"), out = to_device ? std::string("float") : bt.cl_type;
+    const BoundaryType dev{"float", DType::kFloat32};
+    const BoundaryType& rd = to_device ? bt : dev;
+    const BoundaryType& wr = to_device ? dev : bt;
+    std::string k = "__kernel void main_function(__global const " + in + "* src, __global " + out + "* dst) {\n"
+                    "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
+                    "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
+                    ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
+                    "if (x >= W || y >= H || bs >= S * B) return;\n"
+                    "int s = bs % S, b = bs / S;\n"
+                    "int base = ((b * H + y) * W + x) * C + s * 4;\n";
+    for (int l = 0; l < 4; ++l)
+      k += "if (s * 4 + " + std::to_string(l) + " < C) " + wr.Write("base + " + std::to_string(l), rd.Read("base + " + std::to_string(l))) + ";\n";
+    return k + "}\n";
+  }
   return to_device ? ToDeviceSource(precision, shape, bt, snap) : FromDeviceSource(precision, shape, bt);
 }
 
@@ -933,10 +1119,17 @@ std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& g, size_t ma
 
 Status BuildPartitionModel(Subgraph& sg, const std::vector<int>& nodes, Precision precision,
                            const GpuDeviceCaps& caps, GpuPartitionModel* out, int* failed_node) {
-  *out = GpuPartitionModel();
-  out->debug_sentinels = env::DebugSentinels();
-  Builder b(sg, precision, caps, out);
-  return b.Run(nodes, failed_node);
+  std::set<int> no_direct;
+  for (int attempt = 0;; ++attempt) {
+    *out = GpuPartitionModel();
+    out->debug_sentinels = env::DebugSentinels();
+    Builder b(sg, precision, caps, out);
+    b.no_direct_ = no_direct;
+    Status st = b.Run(nodes, failed_node);
+    // Inputs whose readers wanted their raw PHWC4 buffer: build again with their conversion kernels.
+    if (!st.ok() || b.plain_refused_.empty() || attempt > 0) return st;
+    no_direct = b.plain_refused_;
+  }
 }
 
 }  // namespace tflite_gpu::gpu

@@ -10,7 +10,9 @@
 //    whose other inputs exist before that kernel runs, is linked into that kernel's WRITE_ (no
 //    kernel launch, no intermediate buffer). Chains of such nodes link one after another.
 //  * Boundaries: each partition input (a CPU tensor, BHWC float32) is uploaded to a staging
-//    buffer and converted to PHWC4 by a kernel; each output is converted back and read.
+//    buffer and converted to PHWC4 by a kernel; each output is converted back and read. A float32
+//    boundary whose tensor only the model's kernels touch (through the access macros) is instead
+//    kept in BHWC in the staging buffer itself, with no conversion kernel (a direct boundary).
 //  * Memory: GPU tensors (not constants) share buffers by lifetime over the kernel sequence:
 //    in order of first use, a tensor takes the smallest free buffer that fits, else grows the
 //    largest free one, else gets a new one (TFLite's greedy-in-order strategy).
@@ -38,6 +40,11 @@ struct GpuKernelArg {
 
 struct GpuKernelDesc {
   std::string name;
+  // Empty for a direct boundary's conversion entry (partition_model.cc, DirectBoundaries): the
+  // tensor is kept in the host's layout in the boundary's staging buffer, which the model's
+  // kernels index (kStaging arguments); nothing is launched, but the entry keeps its place (the
+  // first inputs.size() kernels convert the inputs, the last outputs.size() the outputs) and its
+  // launch size (a bound buffer's conversion kernel takes it).
   std::string source;
   std::array<size_t, 3> global{1, 1, 1};
   std::array<size_t, 3> local{0, 0, 0};  // 0: the framework picks it (and may tune it)
@@ -88,8 +95,10 @@ Status BuildPartitionModel(Subgraph& sg, const std::vector<int>& nodes, Precisio
 // holding it in BHWC float32 (half_buffer: float16), with no (de)quantization (buffer binding:
 // quantized tensors are bound as their dequantized values). Same argument order and launch
 // geometry as the model's own conversion kernels (to_device: (buffer, tensor); else (tensor, buffer)).
+// linear: the device tensor is a direct boundary's (float32 BHWC in its staging buffer, see
+// GpuKernelDesc::source), so only the element type changes.
 std::string BoundConversionSource(Precision precision, const BHWC& shape, bool to_device, bool half_buffer,
-                                  const std::string& snap = std::string());
+                                  const std::string& snap = std::string(), bool linear = false);
 
 // Local work size for a grid (framework default).
 std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& grid, size_t max_wg);

@@ -83,6 +83,11 @@ Status PartitionRuntime::Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache
   // to compile, as a broken driver would.
   const std::string broken = env::DebugBreakKernel();
   for (const GpuKernelDesc& k : model_.kernels) {
+    if (k.source.empty()) {  // a direct boundary's entry: nothing to launch
+      programs_.push_back(nullptr);
+      kernels_.emplace_back();
+      continue;
+    }
     bool inject = !broken.empty() && k.op == broken;
     auto prog = cache->GetOrBuild(inject ? k.source + "\n#error injected compile failure\n" : k.source, "");
     if (!prog.ok()) {
@@ -133,13 +138,16 @@ Status PartitionRuntime::Bind(bool is_input, int index, cl::Buffer user, bool ha
   const auto& boundaries = is_input ? model_.inputs : model_.outputs;
   if (index < 0 || size_t(index) >= boundaries.size()) return Internal("bind: boundary index out of range");
   const int gpu_tensor = boundaries[index].gpu_tensor;
+  const bool linear = Direct(is_input ? size_t(index) : kernels_.size() - boundaries.size() + size_t(index));
   auto b = std::make_unique<Bound>();
   std::string src = BoundConversionSource(model_.tensor_precision(gpu_tensor), model_.tensors[gpu_tensor].shape, is_input, half,
-                                          boundaries[index].snap);
+                                          boundaries[index].snap, linear);
   TFG_ASSIGN_OR_RETURN(b->program, cache->GetOrBuild(src, ""));
   TFG_ASSIGN_OR_RETURN(b->kernel, cl::Kernel::Create(*b->program, "main_function"));
   b->buffer = std::move(user);
-  const cl::Buffer& dev = slots_[model_.tensor_slot[gpu_tensor]];
+  const int slot = model_.tensor_slot[size_t(gpu_tensor)];
+  if (!linear && slot < 0) return Internal("bind: the GPU tensor of the boundary has no buffer");
+  const cl::Buffer& dev = linear ? staging_[size_t(boundaries[index].staging)] : slots_[size_t(slot)];
   TFG_RETURN_IF_ERROR(b->kernel.SetBuffer(0, is_input ? b->buffer : dev));
   TFG_RETURN_IF_ERROR(b->kernel.SetBuffer(1, is_input ? dev : b->buffer));
   TFG_RETURN_IF_ERROR(Sync(cl::WaitMode::kPassive));  // the previous buffer may still be in use
@@ -161,7 +169,7 @@ Status PartitionRuntime::CopyOutputToHost(Subgraph& sg, int j, cl::WaitMode wait
   if (out_state_[j] == kOutHost) return OkStatus();
   const auto& b = model_.outputs[j];
   const size_t k = kernels_.size() - model_.outputs.size() + size_t(j);
-  if (out_state_[j] == kOutDevice)
+  if (out_state_[j] == kOutDevice && !Direct(k))  // a direct output's staging buffer holds it already
     TFG_RETURN_IF_ERROR(kernels_[k].Launch(*ctx_, launch_global_[k], launch_local_[k]));
   Tensor& t = sg.tensor(b.cpu_tensor);
   if (!t.data) return FailedPrecondition("GPU partition output tensor " + std::to_string(b.cpu_tensor) + " has no data");
@@ -217,9 +225,10 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
       const bool host = read_back.empty() || read_back[j];
       if (bound_out_[j])
         TFG_RETURN_IF_ERROR(bound_out_[j]->kernel.Launch(c, launch_global_[i], launch_local_[i], host ? nullptr : ev));
-      if (!bound_out_[j] || host) TFG_RETURN_IF_ERROR(kernels_[i].Launch(c, launch_global_[i], launch_local_[i], ev));
+      if ((!bound_out_[j] || host) && !Direct(i))
+        TFG_RETURN_IF_ERROR(kernels_[i].Launch(c, launch_global_[i], launch_local_[i], ev));
       out_state_[j] = host ? kOutHost : bound_out_[j] ? kOutDevice : kOutStaging;
-    } else {
+    } else if (!Direct(i)) {
       TFG_RETURN_IF_ERROR(kernels_[i].Launch(c, launch_global_[i], launch_local_[i], ev));
     }
   }
@@ -248,6 +257,7 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
     TFG_RETURN_IF_ERROR(Sync(cl::WaitMode::kPassive));
     times_.clear();
     for (size_t i = 0; i < evs.size(); ++i) {
+      if (!evs[i].valid()) continue;  // a direct boundary (nothing launched)
       auto tm = evs[i].Times();
       double us = tm.ok() ? double(tm.value().DurationNs()) / 1000.0 : 0.0;
       const GpuKernelDesc& k = model_.kernels[i];

@@ -53,6 +53,8 @@ class PartitionRuntime {
   std::vector<cl::Buffer> slots_, consts_, staging_;
   std::vector<std::shared_ptr<const cl::Program>> programs_;
   std::vector<cl::Kernel> kernels_;
+  // Kernel entry i is a direct boundary's (empty source): nothing to launch.
+  bool Direct(size_t i) const { return i < model_.kernels.size() && model_.kernels[i].source.empty(); }
   // Launch sizes per kernel (global rounded up to the work group), computed once: invoke does
   // no allocation per kernel.
   std::vector<std::vector<size_t>> launch_global_, launch_local_;

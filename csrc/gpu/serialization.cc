@@ -176,7 +176,7 @@ std::string EncodeSerializedPartition(const std::string& key, const SerializedPa
   for (const GpuKernelDesc& k : m.kernels) {
     uint32_t prog = 0;
     while (prog < p.sources.size() && p.sources[prog] != k.source) ++prog;
-    PutKernel(w, k, prog);
+    PutKernel(w, k, k.source.empty() ? kDirectBoundaryProgram : prog);
   }
   PutBoundaries(w, m.inputs);
   PutBoundaries(w, m.outputs);
@@ -273,8 +273,8 @@ Status DecodeSerializedPartition(const std::string& image, const std::string& ke
     GpuKernelDesc& k = m.kernels[ki];
     k.name = r.Str("kernel name");
     uint32_t prog = r.U32("program index");
-    if (r.ok() && prog >= nprog) r.Fail(Idx("program index out of range in kernel", ki));
-    if (r.ok()) k.source = p.sources[prog];
+    if (r.ok() && prog >= nprog && prog != kDirectBoundaryProgram) r.Fail(Idx("program index out of range in kernel", ki));
+    if (r.ok() && prog != kDirectBoundaryProgram) k.source = p.sources[prog];
     for (size_t& v : k.global) v = size_t(r.U64("global size"));
     for (size_t& v : k.local) v = size_t(r.U64("local size"));
     for (int d = 0; d < 3 && r.ok(); ++d)
@@ -345,6 +345,28 @@ Status ValidatePartitionModel(const GpuPartitionModel& m, const Subgraph& sg, co
       if (a.kind == GpuKernelArg::kTensor && m.tensor_slot[size_t(a.index)] < 0 && m.tensors[size_t(a.index)].const_index < 0)
         return InvalidArgument(Idx("an argument names a GPU tensor without a buffer in kernel", ki));
     }
+  // Direct boundaries (empty entries, see GpuKernelDesc::source): only in the boundary positions,
+  // with no arguments; the model's kernels index their staging buffers as float32 of the GPU
+  // tensor's element count, and no other staging buffer.
+  const size_t nk = m.kernels.size(), n_in = m.inputs.size(), n_out = m.outputs.size();
+  if (n_in + n_out > nk) return InvalidArgument("fewer kernels than boundary conversions");
+  std::set<int> direct_staging;
+  for (size_t ki = 0; ki < nk; ++ki) {
+    if (!m.kernels[ki].source.empty()) continue;
+    const bool in = ki < n_in, out = ki >= nk - n_out;
+    if ((!in && !out) || !m.kernels[ki].args.empty()) return InvalidArgument(Idx("an empty kernel is no boundary entry:", ki));
+    const auto& b = in ? m.inputs[ki] : m.outputs[ki - (nk - n_out)];
+    if (b.staging < 0 || size_t(b.staging) >= ns || b.gpu_tensor < 0 || size_t(b.gpu_tensor) >= nt)
+      return InvalidArgument("a direct boundary names no staging buffer or GPU tensor");
+    const BHWC& sh = m.tensors[size_t(b.gpu_tensor)].shape;
+    if (m.staging_bytes[size_t(b.staging)] != uint64_t(sh.b) * sh.h * sh.w * sh.c * 4)
+      return InvalidArgument(Idx("a direct boundary's staging size differs from its float32 tensor in kernel", ki));
+    direct_staging.insert(b.staging);
+  }
+  for (size_t ki = n_in; ki + n_out < nk; ++ki)
+    for (const GpuKernelArg& a : m.kernels[ki].args)
+      if (a.kind == GpuKernelArg::kStaging && !direct_staging.count(a.index))
+        return InvalidArgument(Idx("a model kernel names a staging buffer of no direct boundary in kernel", ki));
   for (const auto* list : {&m.inputs, &m.outputs})
     for (const auto& b : *list) {
       if (b.cpu_tensor < 0 || size_t(b.cpu_tensor) >= ncpu) return InvalidArgument("a boundary names no interpreter tensor");
@@ -459,6 +481,7 @@ void ModelSerializer::Save(const std::string& key, const GpuPartitionModel& mode
   p.tuned = tuned;
   std::string why;
   for (const GpuKernelDesc& k : model.kernels) {
+    if (k.source.empty()) continue;  // a direct boundary's entry (no program)
     bool known = false;
     for (const std::string& s : p.sources) known = known || s == k.source;
     if (known) continue;

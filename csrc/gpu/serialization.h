@@ -37,7 +37,10 @@ namespace tflite_gpu {
 class Subgraph;
 namespace gpu {
 
-constexpr uint32_t kSerializationFormatVersion = 3;  // 2: per-tensor storage flag (mixed fp16/float); 3: input snaps
+constexpr uint32_t kSerializationFormatVersion = 4;  // 2: per-tensor storage flag (mixed fp16/float); 3: input snaps;
+                                                     // 4: direct boundaries (empty entries, kStaging in model kernels)
+// The program index of a direct boundary's entry (no program).
+constexpr uint32_t kDirectBoundaryProgram = 0xFFFFFFFFu;
 constexpr size_t kMaxSerializedModelBytes = size_t(4) << 30;
 
 struct SerializedPartition {

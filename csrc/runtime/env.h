@@ -81,7 +81,9 @@ std::string DebugBreakKernel();
 // (for measuring each one): "dwpw" (DEPTHWISE_CONV_2D computed inside the following 1x1
 // CONV_2D), "tail" (a global AVERAGE_POOL_2D / MEAN computed inside the 1x1 CONV_2D /
 // FULLY_CONNECTED classifier after it), "elementwise" (elementwise ops linked into their producer's kernel), "view" (zero PAD
-// / RESHAPE read in place), "place" (CONCATENATION written in place by its producers), "all".
+// / RESHAPE read in place), "place" (CONCATENATION written in place by its producers), "boundary"
+// (float32 partition inputs read and outputs written by the model's kernels in the host's BHWC
+// layout, with no conversion kernels), "all".
 // "tail" is opt-in: off unless TFLITE_GPU_ENABLE_FUSION names it (or "all") and
 // TFLITE_GPU_DISABLE_FUSION does not. Measured on an NVIDIA H100 (gpu_compare, batch 1, fp32): with
 // dwpw and tail on, MobileNet v1 0.716 ms (18 kernels) vs 0.410 ms (32 kernels) with both off -- the

@@ -288,7 +288,8 @@ Status EmitPointwiseSplitK(GpuBuildContext& ctx, const std::string& name, const 
   const int TM = t.tm, TN = t.tn, RM = t.rm, RN = t.rn, KS = t.ks;
   const int PM = TM / RM, PN = TN / RN, PO = PM * PN, WG = PO * KS;
   const bool staged = ctx.computed(src);
-  const bool f4 = t.loads == 1 && ctx.precision() == gpu::Precision::kF32 && !staged;
+  // Raw float4 loads need src's own PHWC4 buffer (not a read view or a direct boundary).
+  const bool f4 = t.loads == 1 && ctx.precision() == gpu::Precision::kF32 && !staged && ctx.plain(src);
   const int TMP = TM + 1;  // staged rows of TM positions, padded (local memory banks)
   const int64_t P = int64_t(so.h) * so.w, PB = P * so.b;
   const int GN = int(CeilDiv(dS, TN)), NPS = GN * TN;  // padded destination slices
