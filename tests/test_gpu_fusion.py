@@ -259,18 +259,18 @@ def test_global_average_computed_in_classifier(precision, batch, monkeypatch):
 
 
 def boundary_model(batch=2):
-    """Direct boundaries: a float input (5 channels, batch 2) read by a 3x3 conv, by a 1x1 conv and
-    through a zero-PAD view (4 channels before, rows around) by another 1x1 conv; outputs of 6
-    channels (a conv + LOGISTIC), a conv -> RESHAPE [B, 63, 8] (the RESHAPE's kernel goes: the conv
-    writes the output's bytes), the padded-view conv, and a rank-2 input through FULLY_CONNECTED
-    to a 3-unit output."""
+    """Direct boundaries: a float input (5 channels, batch 2) read by two 3x3 convs and through a
+    zero-PAD view (4 channels before, rows around) by a 1x1 conv; outputs of 6 channels (a conv +
+    LOGISTIC), a conv -> RESHAPE [B, 63, 8] (the RESHAPE's kernel goes: the conv writes the output's
+    bytes), the padded-view conv, and a rank-2 input through TANH to a 10-channel output. (No reader
+    of an input here takes raw loads, which keep that input's conversion: see test_gpu_mma.)"""
     net = _Net(11, "float32", "direct boundaries")
     x = net.mb.add_input([batch, 9, 7, 5], name="x")
     v = net.mb.add_input([batch, 10], name="v")
     o1 = net.unary("LOGISTIC", net.conv(x, 6, k=3, act="NONE", gain=1.0, prefix="c1"))
-    o2 = net.reshape(net.conv(x, 8, k=1, act="RELU", gain=1.0, prefix="c2"), [batch, 63, 8])
+    o2 = net.reshape(net.conv(x, 8, k=3, act="RELU", gain=1.0, prefix="c2"), [batch, 63, 8])
     o3 = net.conv(pad(net, x, [[0, 0], [1, 1], [0, 0], [4, 0]]), 4, k=1, act="NONE", gain=1.0, prefix="c3")
-    o4 = net.fc(v, 3, act="NONE")
+    o4 = net.unary("TANH", v)
     return net.finish({"x": x, "v": v}, {"o1": o1, "o2": o2, "o3": o3, "o4": o4})
 
 
@@ -286,6 +286,23 @@ def test_direct_boundaries_run_no_conversion_kernel(precision, monkeypatch):
     off = check(boundary_model, feeds, precision)
     assert off.count("to_phwc4") == 2 and off.count("from_phwc4") == 4 and "RESHAPE" in off, off
     assert len(off) == len(names) + 7, (names, off)
+
+
+def test_direct_input_kept_for_raw_readers(monkeypatch):
+    """An input whose reader takes raw PHWC4 loads (the tensor-core kernel, forced onto its plain
+    path by TFLITE_GPU_CONV_MMA=plain on any device) keeps its conversion kernel: the partition is
+    built again with that input converted; its output stays direct."""
+    require_gpu()
+    monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION", raising=False)
+    monkeypatch.setenv("TFLITE_GPU_CONV_MMA", "plain")
+
+    def build():
+        net = _Net(13, "float32", "raw reader")
+        x = net.mb.add_input([1, 6, 5, 8], name="x")
+        return net.finish({"x": x}, {"y": net.conv(x, 12, k=1, act="NONE", gain=1.0, prefix="c")})
+    x = np.random.default_rng(13).standard_normal([1, 6, 5, 8]).astype(np.float32)
+    names = check(build, [x])
+    assert names == ["to_phwc4", "CONV_2D"], names
 
 
 def test_direct_boundaries_bound_buffers():

@@ -866,8 +866,11 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
       src += "#define LIDX_" + n + "(b, y, x, ch) (((((" + c[0] + ") * " + std::to_string(d.h) + " + " + c[1] + ") * " +
              std::to_string(d.w) + " + " + c[2] + ") * " + C + ") + (ch) - " + o3 + ")\n";
       src += "#define INB_" + n + "(b, y, x, s) (" + (cond.empty() ? std::string("1") : cond) + ")\n";
+      // Lanes left in the slice: C itself when there is one slice (a constant the compiler folds).
+      const bool one = d.slices() == 1 && o3 == "0";
       const std::string rd = d.c % 4 == 0 ? "vload4(0, " + n + " + LIDX_" + n + "(b, y, x, (s) * 4))"
-                                          : "tfg_ld4_(" + n + ", LIDX_" + n + "(b, y, x, (s) * 4), " + C + " - ((s) * 4 - " + o3 + "))";
+                                          : "tfg_ld4_(" + n + ", LIDX_" + n + "(b, y, x, (s) * 4), " +
+                                                (one ? C : C + " - ((s) * 4 - " + o3 + ")") + ")";
       const std::string ld = "(((c) - " + o3 + ") < " + C + " ? " + n + "[LIDX_" + n + "(b, y, x, (c))] : 0.0f)";
       if (cond.empty()) {
         src += "#define READ_" + n + "(b, y, x, s) " + rd + "\n";
@@ -878,7 +881,8 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
       }
       if (a.kind == KernelBuilder::Arg::kOut) {
         const std::string st = d.c % 4 == 0 ? "vstore4(wr_, 0, " + n + " + LIDX_" + n + "(wb_, wy_, wx_, ws_ * 4));"
-                                            : "tfg_st4_(" + n + ", LIDX_" + n + "(wb_, wy_, wx_, ws_ * 4), " + C + " - ws_ * 4, wr_);";
+                                            : "tfg_st4_(" + n + ", LIDX_" + n + "(wb_, wy_, wx_, ws_ * 4), " +
+                                                  (one ? C : C + " - ws_ * 4") + ", wr_);";
         src += "#define WRITE_" + n + "(v_w, b_w, y_w, x_w, s_w) do { float4 wr_ = (v_w); int wb_ = (b_w), wy_ = (y_w), wx_ = (x_w), "
                "ws_ = (s_w); " + a.post + (first_out ? kb.post_ops : std::string()) + st +
                " (void)wb_; (void)wy_; (void)wx_; } while (0)\n";
