@@ -262,8 +262,10 @@ def boundary_model(batch=2):
     """Direct boundaries: a float input (5 channels, batch 2) read by two 3x3 convs and through a
     zero-PAD view (4 channels before, rows around) by a 1x1 conv; outputs of 6 channels (a conv +
     LOGISTIC), a conv -> RESHAPE [B, 63, 8] (the RESHAPE's kernel goes: the conv writes the output's
-    bytes), the padded-view conv, and a rank-2 input through TANH to a 10-channel output. (No reader
-    of an input here takes raw loads, which keep that input's conversion: see test_gpu_mma.)"""
+    bytes), the padded-view conv, a rank-2 input through TANH to a 10-channel output, and two
+    CONCATENATION outputs written in place by their producers: channels 8 + 3 (11, a ragged last
+    slice) and, as BlazeFace's heads, RESHAPEs [B, 63, 8] + [B, 20, 8] along axis 1. (No reader of
+    an input here takes raw loads, which keep that input's conversion: see test_gpu_mma.)"""
     net = _Net(11, "float32", "direct boundaries")
     x = net.mb.add_input([batch, 9, 7, 5], name="x")
     v = net.mb.add_input([batch, 10], name="v")
@@ -271,7 +273,11 @@ def boundary_model(batch=2):
     o2 = net.reshape(net.conv(x, 8, k=3, act="RELU", gain=1.0, prefix="c2"), [batch, 63, 8])
     o3 = net.conv(pad(net, x, [[0, 0], [1, 1], [0, 0], [4, 0]]), 4, k=1, act="NONE", gain=1.0, prefix="c3")
     o4 = net.unary("TANH", v)
-    return net.finish({"x": x, "v": v}, {"o1": o1, "o2": o2, "o3": o3, "o4": o4})
+    o5 = net.concat([net.conv(x, 8, k=3, act="NONE", gain=1.0, prefix="c5"),
+                     net.conv(x, 3, k=3, act="RELU", gain=1.0, prefix="c6")], axis=3)
+    o6 = net.concat([net.reshape(net.conv(x, 8, k=3, act="NONE", gain=1.0, prefix="c7"), [batch, 63, 8]),
+                     net.reshape(net.conv(x, 8, k=3, stride=2, act="NONE", gain=1.0, prefix="c8"), [batch, 20, 8])], axis=1)
+    return net.finish({"x": x, "v": v}, {"o1": o1, "o2": o2, "o3": o3, "o4": o4, "o5": o5, "o6": o6})
 
 
 @pytest.mark.parametrize("precision", ["F32", "F32_F16"])
@@ -281,11 +287,18 @@ def test_direct_boundaries_run_no_conversion_kernel(precision, monkeypatch):
     rng = np.random.default_rng(11)
     feeds = [rng.standard_normal([2, 9, 7, 5]).astype(np.float32), rng.standard_normal([2, 10]).astype(np.float32)]
     names = check(boundary_model, feeds, precision)
-    assert not [n for n in names if n.startswith(("to_phwc4", "from_phwc4", "RESHAPE"))], names
+    assert not [n for n in names if n.startswith(("to_phwc4", "from_phwc4", "CONCATENATION"))], names
+    assert names.count("RESHAPE") == 2, names  # o6's parts (placed); o2's RESHAPE runs no kernel
+    on_out, _ = gpu_run(boundary_model(), feeds, precision)
     monkeypatch.setenv("TFLITE_GPU_DISABLE_FUSION", "boundary")
     off = check(boundary_model, feeds, precision)
-    assert off.count("to_phwc4") == 2 and off.count("from_phwc4") == 4 and "RESHAPE" in off, off
-    assert len(off) == len(names) + 7, (names, off)
+    # Bit-identical: the same values (F32_F16: direct boundaries round through half where the
+    # conversion kernels stored half).
+    off_out, _ = gpu_run(boundary_model(), feeds, precision)
+    for a, b in zip(on_out, off_out):
+        assert np.array_equal(a, b), (precision, float(np.max(np.abs(a - b))))
+    assert off.count("to_phwc4") == 2 and off.count("from_phwc4") == 6 and off.count("RESHAPE") == 3, off
+    assert len(off) == len(names) + 9, (names, off)
 
 
 def test_direct_input_kept_for_raw_readers(monkeypatch):

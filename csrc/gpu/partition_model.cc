@@ -263,6 +263,7 @@ class Builder : public GpuBuildContext {
   // kept in the host's BHWC layout in their boundary's staging buffer, tensor -> staging index.
   std::set<int> linear_in_;
   std::map<int, int> linear_;
+  std::set<int> linear_half_;  // direct boundaries of tensors the fp16 modes would store as half
   void DirectBoundaries();
   bool IsLinear(int gpu) const { return linear_.count(gpu) > 0; }
 };
@@ -744,7 +745,7 @@ void Builder::DirectBoundaries() {
       }
     }
     bool ok = !r.empty();
-    for (auto& [k, a] : r) ok = ok && a->kind == KernelBuilder::Arg::kOut && a->tensor == t && !a->placed;
+    for (auto& [k, a] : r) ok = ok && a->kind == KernelBuilder::Arg::kOut && a->tensor == t;  // placed parts too
     if (ok) linear_[t] = b.staging;
   }
   linear_in_.clear();
@@ -757,7 +758,12 @@ void Builder::ChooseStorage() {
   if (precision_ == Precision::kF32) return;
   for (const auto& [cpu, gpu] : gpu_of_cpu_)
     if (plan_.keep.count(cpu)) m_->tensor_f32[size_t(gpu)] = 1;
-  for (const auto& [gpu, staging] : linear_) m_->tensor_f32[size_t(gpu)] = 1;  // the host's float32
+  // A direct boundary's buffer holds the host's float32; where the tensor would be stored as half,
+  // its readers and writers round through half (Source), as the conversion kernels would.
+  for (const auto& [gpu, staging] : linear_) {
+    if (!m_->tensor_f32[size_t(gpu)]) linear_half_.insert(gpu);
+    m_->tensor_f32[size_t(gpu)] = 1;
+  }
   for (size_t t = 0; t < m_->tensors.size(); ++t) {
     const int c = m_->tensors[t].const_index;
     if (c < 0) continue;
@@ -846,32 +852,48 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
         src += "float4 tfg_ld4_(__global const float* p, int i, int left) { return (float4)(p[i], left > 1 ? p[i + 1] : "
                "0.0f, left > 2 ? p[i + 2] : 0.0f, left > 3 ? p[i + 3] : 0.0f); }\n"
                "void tfg_st4_(__global float* p, int i, int left, float4 v) { p[i] = v.x; if (left > 1) p[i + 1] = v.y; "
-               "if (left > 2) p[i + 2] = v.z; if (left > 3) p[i + 3] = v.w; }\n";
+               "if (left > 2) p[i + 2] = v.z; if (left > 3) p[i + 3] = v.w; }\n"
+               "float4 tfg_h4_(float4 v) { ushort h[4]; vstore_half4(v, 0, (__private half*)h); return vload_half4(0, (__private const half*)h); }\n"
+               "float tfg_h1_(float v) { ushort h; vstore_half(v, 0, (__private half*)&h); return vload_half(0, (__private const half*)&h); }\n";
       }
       const bool view = v != views_.end();
       const int base = view ? v->second.base : a.tensor;
       args->push_back({GpuKernelArg::kStaging, linear_.at(base)});
-      const BHWC& d = view ? m_->tensors[base].shape : s;
+      // A placed output (TryPlace) indexes the larger tensor at its offsets (shift -at); a read view
+      // its base at -off; lanes past either the tensor's or (placed) the part's channels are not
+      // touched.
+      const bool placed = a.kind == KernelBuilder::Arg::kOut && a.placed;
+      const BHWC& d = view ? m_->tensors[base].shape : placed ? real : s;
       static const char* kCoord[4] = {"(b)", "(y)", "(x)", "(s)"};
       const int64_t dims[4] = {d.b, d.h, d.w, d.slices()};
       std::string c[4], cond;
       for (int ax = 0; ax < 4; ++ax) {
-        const int64_t o = view ? v->second.off[ax] : 0;
-        c[ax] = o ? "(" + std::string(kCoord[ax]) + " - " + std::to_string(o) + ")" : kCoord[ax];
+        const int64_t o = view ? v->second.off[ax] : placed ? -(ax == 3 ? a.at[3] / 4 : a.at[ax]) : 0;
+        c[ax] = o ? "(" + std::string(kCoord[ax]) + " - (" + std::to_string(o) + "))" : kCoord[ax];
         const int64_t vd = ax == 0 ? s.b : ax == 1 ? s.h : ax == 2 ? s.w : s.slices();
-        if (o || vd > dims[ax])
+        if (!placed && (o || vd > dims[ax]))
           cond += std::string(cond.empty() ? "" : " && ") + "(uint)" + c[ax] + " < " + std::to_string(dims[ax]) + "u";
       }
-      const std::string C = std::to_string(d.c), o3 = std::to_string(view ? 4 * v->second.off[3] : 0);
-      src += "#define LIDX_" + n + "(b, y, x, ch) (((((" + c[0] + ") * " + std::to_string(d.h) + " + " + c[1] + ") * " +
-             std::to_string(d.w) + " + " + c[2] + ") * " + C + ") + (ch) - " + o3 + ")\n";
+      const std::string C = std::to_string(d.c), H = std::to_string(d.h), W = std::to_string(d.w);
+      const std::string o3 = std::to_string(view ? 4 * v->second.off[3] : placed ? -a.at[3] : 0);
+      src += "#define LIDX_" + n + "(b, y, x, ch) (((((" + c[0] + ") * " + H + " + " + c[1] + ") * " + W + " + " + c[2] +
+             ") * " + C + ") + (ch) - (" + o3 + "))\n";
       src += "#define INB_" + n + "(b, y, x, s) (" + (cond.empty() ? std::string("1") : cond) + ")\n";
       // Lanes left in the slice: C itself when there is one slice (a constant the compiler folds).
       const bool one = d.slices() == 1 && o3 == "0";
-      const std::string rd = d.c % 4 == 0 ? "vload4(0, " + n + " + LIDX_" + n + "(b, y, x, (s) * 4))"
-                                          : "tfg_ld4_(" + n + ", LIDX_" + n + "(b, y, x, (s) * 4), " +
-                                                (one ? C : C + " - ((s) * 4 - " + o3 + ")") + ")";
-      const std::string ld = "(((c) - " + o3 + ") < " + C + " ? " + n + "[LIDX_" + n + "(b, y, x, (c))] : 0.0f)";
+      const bool whole = d.c % 4 == 0 && (!placed || s.c % 4 == 0);  // float4 loads and stores
+      std::string left = one ? C : C + " - ((s) * 4 - (" + o3 + "))";
+      if (placed) left = "min(" + left + ", " + std::to_string(s.c) + " - (s) * 4)";
+      // Rounded through half where the tensor would be stored as half (linear_half_).
+      const bool rh = linear_half_.count(base) > 0;
+      std::string rd = whole ? "vload4(0, " + n + " + LIDX_" + n + "(b, y, x, (s) * 4))"
+                             : "tfg_ld4_(" + n + ", LIDX_" + n + "(b, y, x, (s) * 4), " + left + ")";
+      std::string one_ld = n + "[LIDX_" + n + "(b, y, x, (c))]";
+      if (rh) {
+        rd = "tfg_h4_(" + rd + ")";
+        one_ld = "tfg_h1_(" + one_ld + ")";
+      }
+      const std::string ld = "(((c) - (" + o3 + ")) < " + C + " ? " + one_ld + " : 0.0f)";
       if (cond.empty()) {
         src += "#define READ_" + n + "(b, y, x, s) " + rd + "\n";
         src += "#define LD_" + n + "(b, y, x, c) " + ld + "\n";
@@ -880,11 +902,27 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
         src += "#define LD_" + n + "(b, y, x, c) (INB_" + n + "(b, y, x, (c) >> 2) ? " + ld + " : 0.0f)\n";
       }
       if (a.kind == KernelBuilder::Arg::kOut) {
-        const std::string st = d.c % 4 == 0 ? "vstore4(wr_, 0, " + n + " + LIDX_" + n + "(wb_, wy_, wx_, ws_ * 4));"
-                                            : "tfg_st4_(" + n + ", LIDX_" + n + "(wb_, wy_, wx_, ws_ * 4), " +
-                                                  (one ? C : C + " - ws_ * 4") + ", wr_);";
+        std::string post_ops = first_out ? kb.post_ops : std::string(), idx = "LIDX_" + n + "(wb_, wy_, wx_, ws_ * 4)";
+        std::string wleft = one ? C : C + " - ws_ * 4";
+        if (placed) {
+          // As for PHWC4: the ops fused before placement see the kernel's coordinates, those after
+          // it (and the store) the larger tensor's.
+          static const char* kW[4] = {"wb_", "wy_", "wx_", "ws_"};
+          std::string shift;
+          for (int ax = 0; ax < 4; ++ax) {
+            const int64_t o = ax == 3 ? a.at[3] / 4 : a.at[ax];
+            if (o) shift += std::string(kW[ax]) + " += " + std::to_string(o) + "; ";
+          }
+          const size_t split = std::min(a.post_split, post_ops.size());
+          post_ops = post_ops.substr(0, split) + shift + post_ops.substr(split);
+          src += "#define LIDX0_" + n + "(b, y, x, ch) (((((b) * " + H + " + (y)) * " + W + " + (x)) * " + C + ") + (ch))\n";
+          idx = "LIDX0_" + n + "(wb_, wy_, wx_, ws_ * 4)";
+          wleft = "min(" + C + " - ws_ * 4, " + std::to_string(s.c) + " - (ws_ * 4 - " + std::to_string(a.at[3]) + "))";
+        }
+        const std::string st = whole ? "vstore4(wr_, 0, " + n + " + " + idx + ");"
+                                     : "tfg_st4_(" + n + ", " + idx + ", " + wleft + ", wr_);";
         src += "#define WRITE_" + n + "(v_w, b_w, y_w, x_w, s_w) do { float4 wr_ = (v_w); int wb_ = (b_w), wy_ = (y_w), wx_ = (x_w), "
-               "ws_ = (s_w); " + a.post + (first_out ? kb.post_ops : std::string()) + st +
+               "ws_ = (s_w); " + a.post + post_ops + (rh ? "wr_ = tfg_h4_(wr_); " : "") + st +
                " (void)wb_; (void)wy_; (void)wx_; } while (0)\n";
         first_out = false;
       }
