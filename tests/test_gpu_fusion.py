@@ -319,10 +319,11 @@ def test_direct_input_kept_for_raw_readers(monkeypatch):
 
 
 def test_direct_boundaries_bound_buffers():
-    """Buffer binding on direct boundaries: a bound input and output convert BHWC <-> BHWC (float32
-    buffers in F32, float16 in F32_F16), bit-exact with an unbound interpreter of the same options
-    fed the buffer's values (the float16 output: the unbound output rounded to half, as vstore_half
-    and numpy both round to nearest even)."""
+    """Buffer binding on direct boundaries, bit-exact with an unbound interpreter of the same options
+    fed the buffer's values: float32 buffers (F32) are read and written in place by the model's
+    kernels (no conversion kernel runs); float16 buffers (F32_F16) convert BHWC <-> BHWC, one kernel
+    each (the float16 output: the unbound output rounded to half, as vstore_half and numpy both
+    round to nearest even)."""
     require_gpu()
     cl = pytest.importorskip("pyopencl", reason="buffer binding needs pyopencl")
     model = boundary_model()
@@ -335,9 +336,11 @@ def test_direct_boundaries_bound_buffers():
         x = feeds[0].astype(dt)
 
         def interp():
-            d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=half, device=q))
+            d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=half, device=q,
+                                                                     enable_profiling=True))
             it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
             it.allocate_tensors()
+            it.enable_profiling(True)
             it.set_tensor(it.get_input_details()[1]["index"], feeds[1])
             return d, it
         _, ref = interp()
@@ -355,5 +358,7 @@ def test_direct_boundaries_bound_buffers():
         q.finish()
         want = [ref.get_tensor(o["index"]) for o in ref.get_output_details()]
         assert np.array_equal(got0, want[0].astype(dt)), half
+        names, ref_names = ([k["name"] for k in i._core.gpu_kernel_times()] for i in (it, ref))
+        assert len(names) == len(ref_names) + (2 if half else 0), (half, names, ref_names)
         for o, w in zip(outs[1:], want[1:]):
             assert np.array_equal(it.get_tensor(o["index"]), w), (half, o["name"])

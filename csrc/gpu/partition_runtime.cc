@@ -132,25 +132,45 @@ void PartitionRuntime::SizeIoState() {
   if (out_state_.size() != model_.outputs.size()) out_state_.assign(model_.outputs.size(), kOutHost);
 }
 
+Status PartitionRuntime::PointStaging(int staging, const cl::Buffer& buffer) {
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    if (Direct(k)) continue;
+    const auto& args = model_.kernels[k].args;
+    for (uint32_t i = 0; i < args.size(); ++i)
+      if (args[i].kind == GpuKernelArg::kStaging && args[i].index == staging) TFG_RETURN_IF_ERROR(kernels_[k].SetBuffer(i, buffer));
+  }
+  return OkStatus();
+}
+
 Status PartitionRuntime::Bind(bool is_input, int index, cl::Buffer user, bool half, cl::ProgramCache* cache) {
   SizeIoState();
   auto& slots = is_input ? bound_in_ : bound_out_;
   const auto& boundaries = is_input ? model_.inputs : model_.outputs;
   if (index < 0 || size_t(index) >= boundaries.size()) return Internal("bind: boundary index out of range");
   const int gpu_tensor = boundaries[index].gpu_tensor;
+  const int staging = boundaries[index].staging;
   const bool linear = Direct(is_input ? size_t(index) : kernels_.size() - boundaries.size() + size_t(index));
   auto b = std::make_unique<Bound>();
+  b->buffer = std::move(user);
+  TFG_RETURN_IF_ERROR(Sync(cl::WaitMode::kPassive));  // the previous buffer may still be in use
+  if (linear && !half) {
+    // A direct boundary bound to a float32 buffer: the model's kernels read or write the user's
+    // buffer itself (no conversion kernel, no copy).
+    TFG_RETURN_IF_ERROR(PointStaging(staging, b->buffer));
+    b->in_place = true;
+    slots[index] = std::move(b);
+    return OkStatus();
+  }
   std::string src = BoundConversionSource(model_.tensor_precision(gpu_tensor), model_.tensors[gpu_tensor].shape, is_input, half,
                                           boundaries[index].snap, linear);
   TFG_ASSIGN_OR_RETURN(b->program, cache->GetOrBuild(src, ""));
   TFG_ASSIGN_OR_RETURN(b->kernel, cl::Kernel::Create(*b->program, "main_function"));
-  b->buffer = std::move(user);
   const int slot = model_.tensor_slot[size_t(gpu_tensor)];
   if (!linear && slot < 0) return Internal("bind: the GPU tensor of the boundary has no buffer");
-  const cl::Buffer& dev = linear ? staging_[size_t(boundaries[index].staging)] : slots_[size_t(slot)];
+  const cl::Buffer& dev = linear ? staging_[size_t(staging)] : slots_[size_t(slot)];
   TFG_RETURN_IF_ERROR(b->kernel.SetBuffer(0, is_input ? b->buffer : dev));
   TFG_RETURN_IF_ERROR(b->kernel.SetBuffer(1, is_input ? dev : b->buffer));
-  TFG_RETURN_IF_ERROR(Sync(cl::WaitMode::kPassive));  // the previous buffer may still be in use
+  if (linear) TFG_RETURN_IF_ERROR(PointStaging(staging, dev));  // after an in-place binding
   slots[index] = std::move(b);
   return OkStatus();
 }
@@ -160,6 +180,10 @@ void PartitionRuntime::Unbind(bool is_input, int index) {
   auto& slots = is_input ? bound_in_ : bound_out_;
   if (index < 0 || size_t(index) >= slots.size() || !slots[index]) return;
   (void)Sync(cl::WaitMode::kPassive);
+  if (slots[index]->in_place) {
+    const int staging = (is_input ? model_.inputs : model_.outputs)[size_t(index)].staging;
+    (void)PointStaging(staging, staging_[size_t(staging)]);
+  }
   slots[index].reset();
 }
 
@@ -173,7 +197,7 @@ Status PartitionRuntime::CopyOutputToHost(Subgraph& sg, int j, cl::WaitMode wait
     TFG_RETURN_IF_ERROR(kernels_[k].Launch(*ctx_, launch_global_[k], launch_local_[k]));
   Tensor& t = sg.tensor(b.cpu_tensor);
   if (!t.data) return FailedPrecondition("GPU partition output tensor " + std::to_string(b.cpu_tensor) + " has no data");
-  TFG_RETURN_IF_ERROR(staging_[b.staging].Read(*ctx_, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/true));
+  TFG_RETURN_IF_ERROR(OutputBuffer(size_t(j)).Read(*ctx_, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/true));
   out_state_[j] = kOutHost;
   return OkStatus();
 }
@@ -219,11 +243,11 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
   for (size_t i = 0; i < kernels_.size(); ++i) {
     cl::Event* ev = profile ? &evs[i] : nullptr;
     if (i < n_in && bound_in_[i]) {
-      TFG_RETURN_IF_ERROR(bound_in_[i]->kernel.Launch(c, launch_global_[i], launch_local_[i], ev));
+      if (!bound_in_[i]->in_place) TFG_RETURN_IF_ERROR(bound_in_[i]->kernel.Launch(c, launch_global_[i], launch_local_[i], ev));
     } else if (i >= first_out) {
       const size_t j = i - first_out;
       const bool host = read_back.empty() || read_back[j];
-      if (bound_out_[j])
+      if (bound_out_[j] && !bound_out_[j]->in_place)
         TFG_RETURN_IF_ERROR(bound_out_[j]->kernel.Launch(c, launch_global_[i], launch_local_[i], host ? nullptr : ev));
       if ((!bound_out_[j] || host) && !Direct(i))
         TFG_RETURN_IF_ERROR(kernels_[i].Launch(c, launch_global_[i], launch_local_[i], ev));
@@ -241,8 +265,8 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
     const auto& b = model_.outputs[j];
     Tensor& t = sg.tensor(b.cpu_tensor);
     if (!t.data) return FailedPrecondition("GPU partition output tensor " + std::to_string(b.cpu_tensor) + " has no data");
-    TFG_RETURN_IF_ERROR(staging_[b.staging].Read(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false,
-                                                  defer && j == last_read ? &last_event_ : nullptr));
+    TFG_RETURN_IF_ERROR(OutputBuffer(j).Read(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false,
+                                             defer && j == last_read ? &last_event_ : nullptr));
   }
   pending_ = true;
   if (!defer) TFG_RETURN_IF_ERROR(Sync(wait));

@@ -5,7 +5,9 @@
 //
 // Bound user buffers (buffer binding): a boundary may be bound to a user's cl_mem holding the
 // tensor in BHWC float32/float16. A bound input's conversion kernel reads the user buffer (no
-// upload); a bound output's conversion kernel writes it (no read). An output is read to host
+// upload); a bound output's conversion kernel writes it (no read). A direct boundary (see
+// GpuKernelDesc::source) bound to a float32 buffer has no conversion kernel: the model's kernels
+// read or write the user's buffer in place. An output is read to host
 // memory at Run only when the caller asks (read_back); otherwise it stays on the device until
 // CopyOutputToHost (for a bound output, its host-typed conversion then runs first).
 #pragma once
@@ -55,12 +57,20 @@ class PartitionRuntime {
   std::vector<cl::Kernel> kernels_;
   // Kernel entry i is a direct boundary's (empty source): nothing to launch.
   bool Direct(size_t i) const { return i < model_.kernels.size() && model_.kernels[i].source.empty(); }
+  // Sets every model kernel argument that names staging buffer `staging` (a direct boundary's) to `buffer`.
+  Status PointStaging(int staging, const cl::Buffer& buffer);
+  // Where output j's BHWC values are read from: its in-place bound buffer, else its staging buffer.
+  const cl::Buffer& OutputBuffer(size_t j) const {
+    return j < bound_out_.size() && bound_out_[j] && bound_out_[j]->in_place ? bound_out_[j]->buffer
+                                                                             : staging_[size_t(model_.outputs[j].staging)];
+  }
   // Launch sizes per kernel (global rounded up to the work group), computed once: invoke does
   // no allocation per kernel.
   std::vector<std::vector<size_t>> launch_global_, launch_local_;
   void ComputeLaunchSizes();
   struct Bound {
     cl::Buffer buffer;  // retained user cl_mem
+    bool in_place = false;  // a direct boundary's float32 buffer: the model's kernels use it (no kernel here)
     std::shared_ptr<const cl::Program> program;
     cl::Kernel kernel;
   };
