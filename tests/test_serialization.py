@@ -224,6 +224,48 @@ def _resign(b):
     return b[:24] + hashlib.sha256(b[56:]).digest() + b[56:]
 
 
+def _program_index_at(b, kernel):
+    """(byte offset in the file of kernel record `kernel`'s program index, number of programs),
+    walking the payload as EncodeSerializedPartition writes it."""
+    pay, p = b[56:], 0
+
+    def take(n):
+        nonlocal p
+        p += n
+        return int.from_bytes(pay[p - n:p], "little")
+    take(take(8))                                          # key
+    take(4), take(1), take(1)                              # precision, sentinels, tuned
+    take(4 * take(8))                                      # nodes
+    nt = take(8)
+    take(24 * nt), take(nt)                                # tensors, their storage flags
+    for _ in range(take(8)):                               # constants
+        take(1), take(4 * take(8))
+    nprog = take(8)
+    for _ in range(nprog):                                 # programs: source, binary
+        take(take(8)), take(take(8))
+    for k in range(take(8)):
+        take(take(8))                                      # name
+        if k == kernel:
+            return 56 + p, nprog
+        take(4), take(48), take(1), take(8 * take(8)), take(4), take(take(8)), take(take(8))
+    raise AssertionError("no such kernel record")
+
+
+def _set_program_index(b, kernel, prog):
+    off, _ = _program_index_at(b, kernel)
+    return _resign(b[:off] + prog.to_bytes(4, "little") + b[off + 4:])
+
+
+def test_direct_boundaries_are_empty_entries(warm):
+    """The small model's input (read by the ADD through READ_) and output (written by SOFTMAX) are
+    direct boundaries: their entries (kernels 0 and 3) carry no program; the ADD's (kernel 1) names
+    one of the entry's programs."""
+    b = (warm / entries(warm)[0]).read_bytes()
+    idx = [int.from_bytes(b[o:o + 4], "little") for o, _ in (_program_index_at(b, k) for k in range(4))]
+    nprog = _program_index_at(b, 0)[1]
+    assert idx[0] == idx[3] == 0xFFFFFFFF and idx[1] < nprog and idx[2] < nprog, (idx, nprog)
+
+
 TAMPER = {
     "truncate": (lambda b: b[:len(b) // 2], "length mismatch"),
     "truncate_header": (lambda b: b[:20], "truncated"),
@@ -239,6 +281,9 @@ TAMPER = {
     "small_slot": (lambda b: _resign(b[:-8] + (4).to_bytes(8, "little")), "buffer slot too small"),
     "trailing": (lambda b: _resign(b[:16] + (len(b) - 56 + 4).to_bytes(8, "little") + b[24:] + b"\0\0\0\0"),
                  "trailing bytes"),
+    # kernel 1 (the ADD: entries 0 and 3 are the boundary conversions, direct or not) made an empty
+    # entry, which only a direct boundary's place may hold
+    "empty_model_kernel": (lambda b: _set_program_index(b, 1, 0xFFFFFFFF), "an empty kernel is no boundary entry"),
 }
 
 
