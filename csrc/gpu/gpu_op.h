@@ -156,6 +156,10 @@ class KernelBuilder {
     bool placed = false;
     int64_t at[4] = {0, 0, 0, 0};
     size_t post_split = 0;
+    // An output a direct boundary's RESHAPE-then-CONCATENATION part became (partition_model.cc,
+    // DirectBoundaries): written at this offset of each batch of the larger BHWC tensor, in its own
+    // shape's row-major order (-1: not such an output).
+    int64_t flat = -1;
   };
   const std::vector<Arg>& args() const { return args_; }
   const std::string& name() const { return name_; }

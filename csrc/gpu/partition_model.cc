@@ -708,41 +708,56 @@ void Builder::DirectBoundaries() {
         m_->tensors[size_t(t)].const_index >= 0)
       continue;
     auto r = refs(t);
-    // RESHAPE kernel -> output: its input's single producer writes the output instead.
-    if (r.size() == 1 && !env::FusionDisabled("view")) {
+    // RESHAPE kernel -> output (or -> its contiguous part of a CONCATENATION output, placed): the
+    // RESHAPE's input's single producer writes those bytes instead, and the RESHAPE runs no kernel.
+    for (size_t pass = 0; pass < r.size() && !env::FusionDisabled("view");) {
+      KernelBuilder::Arg* out = r[pass].second;
+      const size_t rk = r[pass].first;
+      ++pass;
+      if (out->kind != KernelBuilder::Arg::kOut || out->tensor != t || std::string(sg_.nodes()[size_t(kb_node_[rk])].op->name) != "RESHAPE" ||
+          !kbs_[rk]->post_ops.empty() || !out->post.empty())
+        continue;
       KernelBuilder::Arg* in = nullptr;
-      size_t rk = kbs_.size();
-      for (auto& [k, a] : r)
-        if (a->kind == KernelBuilder::Arg::kOut && a->tensor == t) rk = k;
-      if (rk < kbs_.size() && std::string(sg_.nodes()[size_t(kb_node_[rk])].op->name) == "RESHAPE") {
-        for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kbs_[rk]->args()))
-          if (a.kind == KernelBuilder::Arg::kIn) in = in ? nullptr : &a;
-      }
-      const int src = in && in->tensor == BaseOf(in->tensor) ? in->tensor : -1;
-      if (src >= 0 && !inlined_.count(src) && m_->tensors[size_t(src)].const_index < 0 && !boundaries_of(src) &&
-          !linear_in_.count(src) && m_->tensors[size_t(src)].shape.elements4() > 0) {
-        auto rs = refs(src);
-        KernelBuilder::Arg* w = nullptr;
-        size_t wk = kbs_.size();
-        int writers = 0, readers = 0;
-        for (auto& [k, a] : rs) {
-          if (a->kind == KernelBuilder::Arg::kOut && a->tensor == src && !a->placed && k != rk) {
-            w = a;
-            wk = k;
-            ++writers;
-          } else if (a != in) {
-            ++readers;
-          }
+      int ins = 0;
+      for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kbs_[rk]->args()))
+        if (a.kind == KernelBuilder::Arg::kIn) {
+          in = &a;
+          ++ins;
         }
-        const BHWC& ss = m_->tensors[size_t(src)].shape;
-        const BHWC& ts = m_->tensors[size_t(t)].shape;
-        if (writers == 1 && readers == 0 && wk < rk && int64_t(ss.b) * ss.h * ss.w * ss.c == int64_t(ts.b) * ts.h * ts.w * ts.c) {
-          w->tensor = t;  // keeps its shape (w->shape): the kernel computes src's shape
-          kbs_.erase(kbs_.begin() + std::ptrdiff_t(rk));
-          kb_node_.erase(kb_node_.begin() + std::ptrdiff_t(rk));
-          r = refs(t);
+      const int src = ins == 1 && in->tensor == BaseOf(in->tensor) ? in->tensor : -1;
+      if (src < 0 || inlined_.count(src) || m_->tensors[size_t(src)].const_index >= 0 || boundaries_of(src) || linear_in_.count(src))
+        continue;
+      KernelBuilder::Arg* w = nullptr;
+      size_t wk = kbs_.size();
+      int writers = 0, readers = 0;
+      for (auto& [k, a] : refs(src)) {
+        if (a->kind == KernelBuilder::Arg::kOut && a->tensor == src && !a->placed && a->flat < 0 && k != rk) {
+          w = a;
+          wk = k;
+          ++writers;
+        } else if (a != in) {
+          ++readers;
         }
       }
+      const BHWC& ss = m_->tensors[size_t(src)].shape;
+      const BHWC& ts = m_->tensors[size_t(t)].shape;
+      const BHWC& ps = out->placed ? out->shape : ts;  // the part the RESHAPE writes
+      const int64_t per_batch = int64_t(ss.h) * ss.w * ss.c;
+      if (writers != 1 || readers != 0 || wk >= rk || ss.b * per_batch != int64_t(ps.b) * ps.h * ps.w * ps.c ||
+          (out->placed && ss.b != ps.b))
+        continue;
+      if (!out->placed) {
+        w->tensor = t;  // keeps its shape (w->shape): the kernel computes src's shape
+      } else {
+        // Contiguous in each batch of the output: whole channels, and one row or whole rows.
+        if (out->at[0] || out->at[3] || ps.c != ts.c || (ps.h != 1 && ps.w != ts.w)) continue;
+        w->tensor = t;
+        w->flat = (out->at[1] * ts.w + out->at[2]) * int64_t(ts.c);
+      }
+      kbs_.erase(kbs_.begin() + std::ptrdiff_t(rk));
+      kb_node_.erase(kb_node_.begin() + std::ptrdiff_t(rk));
+      r = refs(t);
+      pass = 0;
     }
     bool ok = !r.empty();
     for (auto& [k, a] : r) ok = ok && a->kind == KernelBuilder::Arg::kOut && a->tensor == t;  // placed parts too
@@ -876,8 +891,13 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
       }
       const std::string C = std::to_string(d.c), H = std::to_string(d.h), W = std::to_string(d.w);
       const std::string o3 = std::to_string(view ? 4 * v->second.off[3] : placed ? -a.at[3] : 0);
-      src += "#define LIDX_" + n + "(b, y, x, ch) (((((" + c[0] + ") * " + H + " + " + c[1] + ") * " + W + " + " + c[2] +
-             ") * " + C + ") + (ch) - (" + o3 + "))\n";
+      if (a.flat >= 0)  // a RESHAPE-then-CONCATENATION part: its row-major order from an offset of each batch
+        src += "#define LIDX_" + n + "(b, y, x, ch) ((int)(b) * " +
+               std::to_string(int64_t(real.h) * real.w * real.c) + " + " + std::to_string(a.flat) + " + (((y) * " + W +
+               " + (x)) * " + C + ") + (ch))\n";
+      else
+        src += "#define LIDX_" + n + "(b, y, x, ch) (((((" + c[0] + ") * " + H + " + " + c[1] + ") * " + W + " + " + c[2] +
+               ") * " + C + ") + (ch) - (" + o3 + "))\n";
       src += "#define INB_" + n + "(b, y, x, s) (" + (cond.empty() ? std::string("1") : cond) + ")\n";
       // Lanes left in the slice: C itself when there is one slice (a constant the compiler folds).
       const bool one = d.slices() == 1 && o3 == "0";
