@@ -89,16 +89,21 @@ BoundaryType BoundaryTypeOf(const Tensor& tensor) {
   return b;
 }
 
-// Boundary conversion kernels: BHWC host-typed `src` -> PHWC4 device tensor, and back.
-std::string ToDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt, const std::string& snap) {
-  auto lane = [&](int l) { return bt.Read("base + " + std::to_string(l)); };
-  return PrecisionHeader(p) + "__kernel void main_function(__global const " + bt.cl_type + "* src, __global STORAGE* dst) {\n"
+// Boundary conversion kernels: BHWC host-typed `src` -> PHWC4 device tensor, and back. One item per
+// (x, y, slice of a batch); `base` is the BHWC offset of the slice's first channel.
+std::string ConversionHead(const BHWC& s, const std::string& params) {
+  return "__kernel void main_function(" + params + ") {\n"
          "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
          "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
          ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
          "if (x >= W || y >= H || bs >= S * B) return;\n"
          "int s = bs % S, b = bs / S;\n"
-         "int base = ((b * H + y) * W + x) * C + s * 4;\n"
+         "int base = ((b * H + y) * W + x) * C + s * 4;\n";
+}
+
+std::string ToDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt, const std::string& snap) {
+  auto lane = [&](int l) { return bt.Read("base + " + std::to_string(l)); };
+  return PrecisionHeader(p) + ConversionHead(s, "__global const " + bt.cl_type + "* src, __global STORAGE* dst") +
          "float4 v = (float4)(0.0f);\n"
          "if (s * 4 + 0 < C) v.x = " + lane(0) + ";\n if (s * 4 + 1 < C) v.y = " + lane(1) + ";\n"
          "if (s * 4 + 2 < C) v.z = " + lane(2) + ";\n if (s * 4 + 3 < C) v.w = " + lane(3) + ";\n" +
@@ -107,16 +112,40 @@ std::string ToDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt, c
 }
 
 std::string FromDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt) {
-  return PrecisionHeader(p) + "__kernel void main_function(__global const STORAGE* src, __global " + bt.cl_type + "* dst) {\n"
-         "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
-         "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
-         ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
-         "if (x >= W || y >= H || bs >= S * B) return;\n"
-         "int s = bs % S, b = bs / S;\n"
+  return PrecisionHeader(p) + ConversionHead(s, "__global const STORAGE* src, __global " + bt.cl_type + "* dst") +
          "float4 v = LOAD4(src, ((b * S + s) * H + y) * W + x);\n"
-         "int base = ((b * H + y) * W + x) * C + s * 4;\n"
          "if (s * 4 + 0 < C) " + bt.Write("base + 0", "v.x") + ";\n if (s * 4 + 1 < C) " + bt.Write("base + 1", "v.y") + ";\n"
          "if (s * 4 + 2 < C) " + bt.Write("base + 2", "v.z") + ";\n if (s * 4 + 3 < C) " + bt.Write("base + 3", "v.w") + ";\n}\n";
+}
+
+// The coordinates a read at (b, y, x, s) takes in a tensor of `dims` (b, h, w, slices) when
+// shifted by `off` (slices on the last axis), and (cond, unless null) where it must stay inside
+// dims: shifted axes, and those on which the reading shape `view` is larger.
+void ShiftedCoords(const int64_t off[4], const BHWC& view, const int64_t dims[4], std::string c[4], std::string* cond) {
+  static const char* kCoord[4] = {"(b)", "(y)", "(x)", "(s)"};
+  for (int ax = 0; ax < 4; ++ax) {
+    c[ax] = off[ax] ? "(" + std::string(kCoord[ax]) + " - (" + std::to_string(off[ax]) + "))" : kCoord[ax];
+    const int64_t vd = ax == 0 ? view.b : ax == 1 ? view.h : ax == 2 ? view.w : view.slices();
+    if (cond && (off[ax] || vd > dims[ax]))
+      *cond += std::string(cond->empty() ? "" : " && ") + "(uint)" + c[ax] + " < " + std::to_string(dims[ax]) + "u";
+  }
+}
+
+// A placed output (TryPlace): its shift into the larger tensor (negative offsets, slices on the
+// last axis), and its WRITE_ chain, where the ops fused before placement see the kernel's own
+// coordinates and those after it (and the store) the larger tensor's.
+void PlacedOffsets(const KernelBuilder::Arg& a, int64_t off[4]) {
+  for (int ax = 0; ax < 4; ++ax) off[ax] = -(ax == 3 ? a.at[3] / 4 : a.at[ax]);
+}
+std::string PlacedPostOps(const KernelBuilder::Arg& a, const std::string& post_ops) {
+  static const char* kW[4] = {"wb_", "wy_", "wx_", "ws_"};
+  std::string shift;
+  for (int ax = 0; ax < 4; ++ax) {
+    const int64_t o = ax == 3 ? a.at[3] / 4 : a.at[ax];
+    if (o) shift += std::string(kW[ax]) + " += " + std::to_string(o) + "; ";
+  }
+  const size_t split = std::min(a.post_split, post_ops.size());
+  return post_ops.substr(0, split) + shift + post_ops.substr(split);
 }
 
 class Builder : public GpuBuildContext {
@@ -879,16 +908,12 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
       // touched.
       const bool placed = a.kind == KernelBuilder::Arg::kOut && a.placed;
       const BHWC& d = view ? m_->tensors[base].shape : placed ? real : s;
-      static const char* kCoord[4] = {"(b)", "(y)", "(x)", "(s)"};
       const int64_t dims[4] = {d.b, d.h, d.w, d.slices()};
+      int64_t off[4] = {0, 0, 0, 0};
+      if (view) std::copy(v->second.off, v->second.off + 4, off);
+      if (placed) PlacedOffsets(a, off);
       std::string c[4], cond;
-      for (int ax = 0; ax < 4; ++ax) {
-        const int64_t o = view ? v->second.off[ax] : placed ? -(ax == 3 ? a.at[3] / 4 : a.at[ax]) : 0;
-        c[ax] = o ? "(" + std::string(kCoord[ax]) + " - (" + std::to_string(o) + "))" : kCoord[ax];
-        const int64_t vd = ax == 0 ? s.b : ax == 1 ? s.h : ax == 2 ? s.w : s.slices();
-        if (!placed && (o || vd > dims[ax]))
-          cond += std::string(cond.empty() ? "" : " && ") + "(uint)" + c[ax] + " < " + std::to_string(dims[ax]) + "u";
-      }
+      ShiftedCoords(off, s, dims, c, placed ? nullptr : &cond);
       const std::string C = std::to_string(d.c), H = std::to_string(d.h), W = std::to_string(d.w);
       const std::string o3 = std::to_string(view ? 4 * v->second.off[3] : placed ? -a.at[3] : 0);
       if (a.flat >= 0)  // a RESHAPE-then-CONCATENATION part: its row-major order from an offset of each batch
@@ -925,16 +950,7 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
         std::string post_ops = first_out ? kb.post_ops : std::string(), idx = "LIDX_" + n + "(wb_, wy_, wx_, ws_ * 4)";
         std::string wleft = one ? C : C + " - ws_ * 4";
         if (placed) {
-          // As for PHWC4: the ops fused before placement see the kernel's coordinates, those after
-          // it (and the store) the larger tensor's.
-          static const char* kW[4] = {"wb_", "wy_", "wx_", "ws_"};
-          std::string shift;
-          for (int ax = 0; ax < 4; ++ax) {
-            const int64_t o = ax == 3 ? a.at[3] / 4 : a.at[ax];
-            if (o) shift += std::string(kW[ax]) + " += " + std::to_string(o) + "; ";
-          }
-          const size_t split = std::min(a.post_split, post_ops.size());
-          post_ops = post_ops.substr(0, split) + shift + post_ops.substr(split);
+          post_ops = PlacedPostOps(a, post_ops);  // after it the coordinates are the larger tensor's
           src += "#define LIDX0_" + n + "(b, y, x, ch) (((((b) * " + H + " + (y)) * " + W + " + (x)) * " + C + ") + (ch))\n";
           idx = "LIDX0_" + n + "(wb_, wy_, wx_, ws_ * 4)";
           wleft = "min(" + C + " - ws_ * 4, " + std::to_string(s.c) + " - (ws_ * 4 - " + std::to_string(a.at[3]) + "))";
@@ -953,16 +969,9 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
       const View& vw = v->second;
       const BHWC& bs = m_->tensors[vw.base].shape;
       args->push_back({GpuKernelArg::kTensor, vw.base});
-      static const char* kCoord[4] = {"(b)", "(y)", "(x)", "(s)"};
       const int64_t dims[4] = {bs.b, bs.h, bs.w, bs.slices()};
       std::string c[4], cond;
-      for (int ax = 0; ax < 4; ++ax) {
-        c[ax] = vw.off[ax] ? "(" + std::string(kCoord[ax]) + " - " + std::to_string(vw.off[ax]) + ")" : kCoord[ax];
-        // Reads past the end happen only where the view is larger than its base.
-        const int64_t vd = ax == 0 ? s.b : ax == 1 ? s.h : ax == 2 ? s.w : s.slices();
-        if (vw.off[ax] || vd > dims[ax])
-          cond += std::string(cond.empty() ? "" : " && ") + "(uint)" + c[ax] + " < " + std::to_string(dims[ax]) + "u";
-      }
+      ShiftedCoords(vw.off, s, dims, c, &cond);
       src += "#define IDX_" + n + "(b, y, x, s) (((((" + c[0] + ") * " + std::to_string(bs.slices()) + " + " + c[3] + ") * " +
              std::to_string(bs.h) + " + " + c[1] + ") * " + std::to_string(bs.w) + ") + " + c[2] + ")\n";
       if (cond.empty()) cond = "1";
@@ -989,23 +998,15 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
         for (int l = real.c % 4; l < 4; ++l) pad += std::string(" wr_.") + "xyzw"[l] + " = 0.0f;";
         pad += " } ";
       }
-      // Placed: the ops fused before placement see the kernel's own coordinates, those after it
-      // (and the store) the coordinates in the larger tensor.
-      std::string post_ops = first_out ? kb.post_ops : std::string(), shift;
-      std::string rb = "b", ry = "y", rx = "x", rs = "s";
+      std::string post_ops = first_out ? kb.post_ops : std::string();
+      int64_t off[4] = {0, 0, 0, 0};
+      std::string r[4];
       if (a.placed) {
-        static const char* kW[4] = {"wb_", "wy_", "wx_", "ws_"};
-        std::string* r[4] = {&rb, &ry, &rx, &rs};
-        for (int ax = 0; ax < 4; ++ax) {
-          const int64_t o = ax == 3 ? a.at[3] / 4 : a.at[ax];
-          if (!o) continue;
-          shift += std::string(kW[ax]) + " += " + std::to_string(o) + "; ";
-          *r[ax] = "((" + *r[ax] + ") + " + std::to_string(o) + ")";
-        }
-        const size_t split = std::min(a.post_split, post_ops.size());
-        post_ops = post_ops.substr(0, split) + shift + post_ops.substr(split);
+        post_ops = PlacedPostOps(a, post_ops);
+        PlacedOffsets(a, off);
       }
-      src += "#define READ_" + n + "(b, y, x, s) " + L4 + n + ", IDX_" + n + "(" + rb + ", " + ry + ", " + rx + ", " + rs + "))\n";
+      ShiftedCoords(off, s, nullptr, r, nullptr);
+      src += "#define READ_" + n + "(b, y, x, s) " + L4 + n + ", IDX_" + n + "(" + r[0] + ", " + r[1] + ", " + r[2] + ", " + r[3] + "))\n";
       src += "#define WRITE_" + n + "(v_w, b_w, y_w, x_w, s_w) do { float4 wr_ = (v_w); int wb_ = (b_w), wy_ = (y_w), wx_ = (x_w), ws_ = (s_w); " +
              a.post + post_ops + pad + S4 + n + ", IDX_" + n +
              "(wb_, wy_, wx_, ws_), wr_); (void)wb_; (void)wy_; (void)wx_; } while (0)\n";
@@ -1021,16 +1022,21 @@ std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) 
 }
 
 Status Builder::Assemble() {
+  // A direct boundary's entry: no source (nothing launched, see the runtime), the conversion's
+  // launch size (a bound buffer's conversion kernel takes it).
+  auto direct_entry = [&](GpuKernelDesc k, const BHWC& s, const char* label) {
+    k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
+    k.local = DefaultLocalSize(k.global, caps_.max_work_group_size);
+    k.label = label;
+    m_->kernels.push_back(std::move(k));
+  };
   // Input conversions BHWC float32 -> PHWC4.
   for (auto& b : m_->inputs) {
     const BHWC& s = m_->tensors[b.gpu_tensor].shape;
     GpuKernelDesc k;
     k.name = "to_phwc4";
-    if (IsLinear(b.gpu_tensor)) {  // a direct boundary: no kernel (an empty entry, see the runtime)
-      k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
-      k.local = DefaultLocalSize(k.global, caps_.max_work_group_size);
-      k.label = "direct input";
-      m_->kernels.push_back(std::move(k));
+    if (IsLinear(b.gpu_tensor)) {
+      direct_entry(std::move(k), s, "direct input");
       continue;
     }
     // Host tensors are FLOAT32, or (for BOOL, quantized and FLOAT16 boundaries) values the device
@@ -1076,10 +1082,7 @@ Status Builder::Assemble() {
     GpuKernelDesc k;
     k.name = "from_phwc4";
     if (IsLinear(b.gpu_tensor)) {
-      k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
-      k.local = DefaultLocalSize(k.global, caps_.max_work_group_size);
-      k.label = "direct output";
-      m_->kernels.push_back(std::move(k));
+      direct_entry(std::move(k), s, "direct output");
       continue;
     }
     const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
@@ -1157,13 +1160,7 @@ std::string BoundConversionSource(Precision precision, const BHWC& shape, bool t
     const BoundaryType dev{"float", DType::kFloat32};
     const BoundaryType& rd = to_device ? bt : dev;
     const BoundaryType& wr = to_device ? dev : bt;
-    std::string k = "__kernel void main_function(__global const " + in + "* src, __global " + out + "* dst) {\n"
-                    "int x = get_global_id(0), y = get_global_id(1), bs = get_global_id(2);\n"
-                    "const int W = " + std::to_string(s.w) + ", H = " + std::to_string(s.h) + ", C = " + std::to_string(s.c) +
-                    ", S = " + std::to_string(s.slices()) + ", B = " + std::to_string(s.b) + ";\n"
-                    "if (x >= W || y >= H || bs >= S * B) return;\n"
-                    "int s = bs % S, b = bs / S;\n"
-                    "int base = ((b * H + y) * W + x) * C + s * 4;\n";
+    std::string k = ConversionHead(s, "__global const " + in + "* src, __global " + out + "* dst");
     for (int l = 0; l < 4; ++l)
       k += "if (s * 4 + " + std::to_string(l) + " < C) " + wr.Write("base + " + std::to_string(l), rd.Read("base + " + std::to_string(l))) + ";\n";
     return k + "}\n";
