@@ -30,7 +30,17 @@ SHAPES = [
     (2, 16, 16, 128, 64, "NONE"),   # exact multiples, 512 positions
     (1, 3, 2, 96, 256, "RELU"),     # 6 positions: less than one tile
     (1, 14, 14, 24, 12, "RELU6"),   # K = 24 (1.5 K steps, slices not a multiple of 4), N = 12
+    # Large enough for F32's 16x64 tiles (>= 128 channels, enough work groups for 144 compute units),
+    # whose k loop is unrolled by two: an odd count of 8-channel steps (K = 40: 5), then K = 36 (the
+    # last step reads past the last slice), each also on to the residual's 128 / 256 -> same conv.
+    (2, 48, 48, 40, 128, "RELU"),   # 4608 positions
+    (2, 40, 40, 36, 256, "NONE"),   # 3200 positions
 ]
+WIDE_TILE_CASES = (6, 7)
+
+
+def shape_row(shape):
+    return next(r for r in SHAPES if tuple(r[:5]) == tuple(shape))
 
 
 def cases():
@@ -76,6 +86,8 @@ def test_tensor_cores_match_reference_and_the_fp32_arithmetic_path(precision, mo
             pytest.skip(f"this device has no tensor-core path (NVIDIA compute capability 8.0+): kernels {kernels}")
         first = False
         assert sum("_mma" in k for k in kernels) == convs, (shape, kernels)
+        if precision == "F32" and SHAPES.index(shape_row(shape)) in WIDE_TILE_CASES:
+            assert any("_mmatf16x64" in k for k in kernels), (shape, kernels)
         want = run_tflite_gpu(model, [x], reference=True)[0]
         assert rel_l2(got, want) <= tol, (shape, rel_l2(got, want), kernels)
         monkeypatch.setenv("TFLITE_GPU_CONV_MMA", "0")
