@@ -162,6 +162,7 @@ class KernelBuilder {
     int64_t flat = -1;
   };
   const std::vector<Arg>& args() const { return args_; }
+  std::vector<Arg>& mutable_args() { return args_; }  // the framework's rewrites (partition_model.cc)
   const std::string& name() const { return name_; }
   const std::string& defines() const { return defines_; }
   std::vector<std::vector<float>>& consts() { return consts_; }

@@ -89,6 +89,10 @@ BoundaryType BoundaryTypeOf(const Tensor& tensor) {
   return b;
 }
 
+// A boundary the host holds as plain float32 (no quantization): the only kind that can be direct
+// (DirectBoundaries), its staging buffer holding the values the kernels compute on.
+bool HostFloat32(const Tensor& t) { return t.type == DType::kFloat32 && !IsQuantizedActivation(t); }
+
 // Boundary conversion kernels: BHWC host-typed `src` -> PHWC4 device tensor, and back. One item per
 // (x, y, slice of a batch); `base` is the BHWC offset of the slice's first channel.
 std::string ConversionHead(const BHWC& s, const std::string& params) {
@@ -421,7 +425,7 @@ bool Builder::TryPlace(const Node& n, const GpuOpSupport* g) {
     if (IsQuantizedActivation(to) && (ti.quant.scale != to.quant.scale || ti.quant.zero_point != to.quant.zero_point))
       return false;
     KernelBuilder::Arg* first = nullptr;
-    for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kbs_[p->second]->args()))
+    for (auto& a : kbs_[p->second]->mutable_args())
       if (a.kind == KernelBuilder::Arg::kOut) {
         first = &a;
         break;
@@ -558,7 +562,7 @@ bool Builder::FuseElementwise(const Node& n, const GpuOpSupport* g) {
     kb.fused_ops.push_back(n.op->name);
     int old_gpu = gpu_of_cpu_[t];
     GpuTensorRef o = output(0);
-    for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kb.args()))
+    for (auto& a : kb.mutable_args())
       if (a.kind == KernelBuilder::Arg::kOut && a.tensor == old_gpu) { a.tensor = o.id; a.shape = o.shape; break; }
     producer_kb_.erase(t);
     producer_kb_[n.outputs[0]] = kbi;
@@ -585,7 +589,7 @@ void Builder::SnapOutputs(const Node& n, int chain_kb) {
       continue;
     }
     for (auto& kb : kbs_)
-      for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kb->args()))
+      for (auto& a : kb->mutable_args())
         if (a.kind == KernelBuilder::Arg::kOut && a.tensor == it->second) a.post += code;
   }
 }
@@ -625,9 +629,7 @@ Status Builder::Run(const std::vector<int>& nodes, int* failed_node) {
     GpuTensorRef g = TensorFor(t);
     m_->staging_bytes.push_back(size_t(NumElements(sg_.tensor(t).shape)) * DTypeSize(sg_.tensor(t).type));
     m_->inputs.push_back({t, g.id, int(m_->staging_bytes.size()) - 1, std::string()});
-    const Tensor& ct = sg_.tensor(t);
-    if (ct.type == DType::kFloat32 && !IsQuantizedActivation(ct) && !env::FusionDisabled("boundary") && !no_direct_.count(t))
-      linear_in_.insert(g.id);
+    if (HostFloat32(sg_.tensor(t)) && !env::FusionDisabled("boundary") && !no_direct_.count(t)) linear_in_.insert(g.id);
   }
 
   for (int ni : nodes) {
@@ -710,7 +712,7 @@ void Builder::DirectBoundaries() {
   auto refs = [&](int t) {
     std::vector<std::pair<size_t, KernelBuilder::Arg*>> r;
     for (size_t k = 0; k < kbs_.size(); ++k)
-      for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kbs_[k]->args()))
+      for (auto& a : kbs_[k]->mutable_args())
         if (a.kind != KernelBuilder::Arg::kConst && (a.tensor == t || BaseOf(a.tensor) == t)) r.push_back({k, &a});
     return r;
   };
@@ -720,20 +722,16 @@ void Builder::DirectBoundaries() {
       for (const auto& b : *list) n += b.gpu_tensor == t;
     return n;
   };
-  auto host_float = [&](int cpu) {
-    const Tensor& ct = sg_.tensor(cpu);
-    return ct.type == DType::kFloat32 && !IsQuantizedActivation(ct);
-  };
   for (const auto& b : m_->inputs) {
     const int t = b.gpu_tensor;
-    if (!linear_in_.count(t) || !b.snap.empty() || boundaries_of(t) != 1 || !host_float(b.cpu_tensor)) continue;
+    if (!linear_in_.count(t) || !b.snap.empty() || boundaries_of(t) != 1) continue;  // (candidates: HostFloat32)
     bool ok = true;
     for (auto& [k, a] : refs(t)) ok = ok && a->kind == KernelBuilder::Arg::kIn && !inline_uses_.count({kbs_[k].get(), a->name});
     if (ok) linear_[t] = b.staging;
   }
   for (auto& b : m_->outputs) {
     int t = b.gpu_tensor;
-    if (!host_float(b.cpu_tensor) || boundaries_of(t) != 1 || views_.count(t) || inlined_.count(t) ||
+    if (!HostFloat32(sg_.tensor(b.cpu_tensor)) || boundaries_of(t) != 1 || views_.count(t) || inlined_.count(t) ||
         m_->tensors[size_t(t)].const_index >= 0)
       continue;
     auto r = refs(t);
@@ -748,7 +746,7 @@ void Builder::DirectBoundaries() {
         continue;
       KernelBuilder::Arg* in = nullptr;
       int ins = 0;
-      for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kbs_[rk]->args()))
+      for (auto& a : kbs_[rk]->mutable_args())
         if (a.kind == KernelBuilder::Arg::kIn) {
           in = &a;
           ++ins;
@@ -1067,7 +1065,7 @@ Status Builder::Assemble() {
       m_->consts.push_back(std::move(c));
       m_->const_exact.push_back(big);
     }
-    for (auto& a : const_cast<std::vector<KernelBuilder::Arg>&>(kb.args()))
+    for (auto& a : kb.mutable_args())
       if (a.kind == KernelBuilder::Arg::kConst) {
         if (a.exact) m_->const_exact[base + a.const_index] = true;
         a.const_index += int(base);

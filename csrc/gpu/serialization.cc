@@ -174,9 +174,10 @@ std::string EncodeSerializedPartition(const std::string& key, const SerializedPa
   }
   w.U64(m.kernels.size());
   for (const GpuKernelDesc& k : m.kernels) {
-    uint32_t prog = 0;
-    while (prog < p.sources.size() && p.sources[prog] != k.source) ++prog;
-    PutKernel(w, k, k.source.empty() ? kDirectBoundaryProgram : prog);
+    uint32_t prog = 0;  // a direct boundary's entry names no program
+    if (k.source.empty()) prog = kDirectBoundaryProgram;
+    else while (prog < p.sources.size() && p.sources[prog] != k.source) ++prog;
+    PutKernel(w, k, prog);
   }
   PutBoundaries(w, m.inputs);
   PutBoundaries(w, m.outputs);
