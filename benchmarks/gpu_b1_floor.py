@@ -1,0 +1,138 @@
+"""Where batch-1 GPU latency goes: host enqueue or device time (issue #11).
+
+For each model and setting, the wall median of invoke and its *gated device time*: a spin
+kernel (~1 ms) is queued first on the delegate's queue, so the host has enqueued the whole invoke
+before the device reaches it; device = wall(spin + invoke) - wall(spin). When device ~ wall, the
+invoke is device-bound (the host's enqueue cost is hidden behind the device), and the device time
+per kernel bounds what fewer launches can save. The same gating on a chain of empty kernels gives
+the device's cost of one dependent kernel launch on this driver (the floor per kernel).
+
+  python3 -P benchmarks/gpu_b1_floor.py [--models v1,v2,face_detector_like,...] [--runs 100]
+         [--rounds 2] [--fp16] [CONFIG ...]
+
+A CONFIG is NAME=VAR:VALUE[,VAR:VALUE...] (environment variables set while that setting's
+interpreter is built, e.g. tail=TFLITE_GPU_ENABLE_FUSION:tail); "default" is always measured
+first. Rounds interleave the settings; each row also gives the output's largest difference from
+the default setting's (fusion levers must not change results beyond rounding).
+Needs pyopencl (tflite_gpu.pyopencl_queue) and a GPU; on PoCL it runs but measures the CPU.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import tflite_gpu
+from tflite_gpu.testing import zoo
+
+SPIN_SRC = r"""
+__kernel void spin(__global float* io, int iters) {
+  float x = io[1];
+  for (int i = 0; i < iters; ++i) x = x * 0.9999999f + 1e-7f;
+  io[0] = x;
+}
+__kernel void empty(__global float* io) { if (get_global_id(0) > 1000000) io[0] = 1.0f; }
+"""
+
+ENV_VARS = set()
+
+
+def model_of(name):
+    fn = {"v1": zoo.mobilenet_v1, "v2": zoo.mobilenet_v2}.get(name)
+    return fn(batch=1) if fn else (zoo.ZOO[name]() if name in zoo.ZOO else getattr(zoo, name)())
+
+
+def median_us(q, fn, n):
+    ts = []
+    for _ in range(n):
+        q.finish()
+        t0 = time.perf_counter()
+        fn()
+        q.finish()
+        ts.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(ts)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default="v1,v2")
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--fp16", action="store_true")
+    ap.add_argument("configs", nargs="*")
+    a = ap.parse_args()
+    configs = [("default", {})]
+    for c in a.configs:
+        name, _, spec = c.partition("=")
+        env = {}
+        for kv in filter(None, spec.split(",")):
+            k, _, v = kv.partition(":")
+            if not k.startswith("TFLITE_GPU_"):
+                sys.exit(f"config {c!r}: {k!r} is not a TFLITE_GPU_ variable")
+            env[k] = v
+        configs.append((name, env))
+    for _, env in configs:
+        ENV_VARS.update(env)
+
+    import pyopencl as cl
+    q = tflite_gpu.pyopencl_queue()
+    prg = cl.Program(q.context, SPIN_SRC).build()
+    io = cl.Buffer(q.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=np.ones(4, np.float32))
+    spin, empty = cl.Kernel(prg, "spin"), cl.Kernel(prg, "empty")
+    empty.set_args(io)
+    launch = cl.enqueue_nd_range_kernel
+    # Calibrate the spin to ~1 ms (longer than any invoke's enqueue here).
+    spin.set_args(io, np.int32(100000))
+    t = median_us(q, lambda: launch(q, spin, (1,), (1,)), 10)
+    spin.set_args(io, np.int32(max(1000, int(100000 * 1000.0 / max(t, 1.0)))))
+    gate = lambda: launch(q, spin, (1,), (1,))  # noqa: E731
+    s = median_us(q, gate, 30)
+    chain = median_us(q, lambda: (gate(), [launch(q, empty, (64,), (64,)) for _ in range(30)]), 30) - s
+    dev = q.device
+    print(f"# {dev.name} ({dev.platform.name}, driver {dev.driver_version}); spin {s:.0f} us; 30 empty dependent "
+          f"kernels behind it: {chain:.1f} us = {chain / 30:.2f} us of device time per kernel", flush=True)
+
+    refs = {}
+    for rnd in range(a.rounds):
+        for name, env in configs:
+            for k in ENV_VARS:
+                os.environ.pop(k, None)
+            os.environ.update(env)
+            for m in a.models.split(","):
+                model = model_of(m)
+                d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=a.fp16, device=q))
+                it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+                it.allocate_tensors()
+                rng = np.random.default_rng(0)
+                for i in it.get_input_details():
+                    it.set_tensor(i["index"], rng.standard_normal(i["shape"]).astype(np.float32))
+                for _ in range(10):
+                    it.invoke()
+                inv = it.invoke
+                wall = median_us(q, inv, a.runs)
+                s0 = median_us(q, gate, 30)
+                gated = median_us(q, lambda: (gate(), inv()), a.runs)
+                s1 = median_us(q, gate, 30)
+                device = gated - (s0 + s1) / 2
+                y = it.get_tensor(it.get_output_details()[0]["index"]).copy()
+                if name == "default":
+                    refs[m] = y
+                diff = float(np.abs(y - refs[m]).max()) if m in refs else float("nan")
+                dp = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=a.fp16,
+                                                                           enable_profiling=True))
+                itp = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dp])
+                itp.allocate_tensors()
+                for i in itp.get_input_details():
+                    itp.set_tensor(i["index"], np.zeros(i["shape"], np.float32))
+                itp.enable_profiling(True)
+                itp.invoke()
+                kernels = len(itp._core.gpu_kernel_times())
+                print(f"round {rnd} {name:10s} {m:26s} wall {wall:7.1f} us | gated device {device:7.1f} us "
+                      f"({device / max(kernels, 1):5.2f} us/kernel) | {kernels} kernels | max|out - default| {diff:.1e}",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
