@@ -25,7 +25,10 @@ import time
 import numpy as np
 
 import tflite_gpu
-from tflite_gpu.testing import zoo
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_compare import shared_queue  # noqa: E402
+from gpu_env_sweep import model_of  # noqa: E402
 
 SPIN_SRC = r"""
 __kernel void spin(__global float* io, int iters) {
@@ -35,13 +38,6 @@ __kernel void spin(__global float* io, int iters) {
 }
 __kernel void empty(__global float* io) { if (get_global_id(0) > 1000000) io[0] = 1.0f; }
 """
-
-ENV_VARS = set()
-
-
-def model_of(name):
-    fn = {"v1": zoo.mobilenet_v1, "v2": zoo.mobilenet_v2}.get(name)
-    return fn(batch=1) if fn else (zoo.ZOO[name]() if name in zoo.ZOO else getattr(zoo, name)())
 
 
 def median_us(q, fn, n):
@@ -73,11 +69,9 @@ def main():
                 sys.exit(f"config {c!r}: {k!r} is not a TFLITE_GPU_ variable")
             env[k] = v
         configs.append((name, env))
-    for _, env in configs:
-        ENV_VARS.update(env)
+    env_vars = {k for _, env in configs for k in env}
 
-    import pyopencl as cl
-    q = tflite_gpu.pyopencl_queue()
+    cl, _, q = shared_queue()
     prg = cl.Program(q.context, SPIN_SRC).build()
     io = cl.Buffer(q.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=np.ones(4, np.float32))
     spin, empty = cl.Kernel(prg, "spin"), cl.Kernel(prg, "empty")
@@ -97,11 +91,11 @@ def main():
     refs = {}
     for rnd in range(a.rounds):
         for name, env in configs:
-            for k in ENV_VARS:
+            for k in env_vars:
                 os.environ.pop(k, None)
             os.environ.update(env)
             for m in a.models.split(","):
-                model = model_of(m)
+                model = model_of(m, 1)
                 d = tflite_gpu.GpuDelegate(tflite_gpu.GpuDelegateOptions(is_precision_loss_allowed=a.fp16, device=q))
                 it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
                 it.allocate_tensors()
