@@ -56,6 +56,8 @@ py::dict InfoDict(const GpuDelegateInfo& i) {
   d["partitions"] = i.partitions;
   d["partition_sizes"] = i.partition_sizes;
   d["profiling_queue"] = i.profiling_queue;
+  d["cuda_graph_runs"] = i.cuda_graph_runs;
+  d["cuda_graph_refused"] = i.cuda_graph_refused;
   return d;
 }
 

@@ -127,6 +127,8 @@ class GpuDelegateKernel : public DelegateKernel {
   }
   PartitionRuntime& runtime() { return *runtime_; }
   uint8_t* HostMemory(int tensor, size_t bytes) override;
+  // Adds this partition's CUDA graph runs to *runs; sets *refused (when empty) to why it was refused.
+  void CudaGraphState(uint64_t* runs, std::string* refused);
 
  private:
   std::vector<Dims> InputShapes(Subgraph& sg) const;
@@ -183,11 +185,7 @@ class GpuDelegate : public Delegate {
   }
   void MarkDeleted() { deleted_ = true; }
 
-  GpuDelegateInfo info() const {
-    GpuDelegateInfo i = info_;
-    i.profiling_queue = ctx_ && ctx_->profiling();
-    return i;
-  }
+  GpuDelegateInfo info() const;
   std::shared_ptr<cl::Context> context() { return ctx_; }
   const std::shared_ptr<KernelRegistry>& registry() const { return registry_; }
   Status BindBuffer(int tensor, cl_mem mem, bool half);
@@ -447,6 +445,21 @@ GpuDelegateKernel::~GpuDelegateKernel() {
   // the subgraph frees after its kernels) goes away.
   if (ctx_) (void)ctx_->Finish();
   host_.clear();
+}
+
+GpuDelegateInfo GpuDelegate::info() const {
+  GpuDelegateInfo i = info_;
+  i.profiling_queue = ctx_ && ctx_->profiling();
+  std::lock_guard<std::mutex> l(registry_->mu);
+  for (GpuDelegateKernel* k : registry_->kernels) k->CudaGraphState(&i.cuda_graph_runs, &i.cuda_graph_refused);
+  return i;
+}
+
+void GpuDelegateKernel::CudaGraphState(uint64_t* runs, std::string* refused) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!runtime_) return;
+  *runs += runtime_->cuda_graph_runs();
+  if (refused->empty()) *refused = runtime_->cuda_graph_refused();
 }
 
 uint8_t* GpuDelegateKernel::HostMemory(int t, size_t bytes) {

@@ -102,27 +102,95 @@ Status PartitionRuntime::Init(std::shared_ptr<cl::Context> ctx, cl::ProgramCache
     }
     cl::Kernel kk = std::move(kern.value());
     for (uint32_t i = 0; i < k.args.size(); ++i) {
-      const GpuKernelArg& a = k.args[i];
-      const cl::Buffer* b = nullptr;
-      if (a.kind == GpuKernelArg::kTensor) {
-        int slot = model_.tensor_slot[a.index];
-        if (slot >= 0) {
-          b = &slots_[slot];
-        } else {
-          int ci = model_.tensors[a.index].const_index;
-          if (ci < 0) return Internal("GPU tensor " + std::to_string(a.index) + " has no buffer");
-          b = &consts_[ci];
-        }
-      } else if (a.kind == GpuKernelArg::kConst) {
-        b = &consts_[a.index];
-      } else {
-        b = &staging_[a.index];
-      }
-      TFG_RETURN_IF_ERROR(kk.SetBuffer(i, *b));
+      const int b = ArgBuffer(k.args[i]);
+      if (b < 0) return Internal("GPU tensor " + std::to_string(k.args[i].index) + " has no buffer");
+      TFG_RETURN_IF_ERROR(kk.SetBuffer(i, BufferAt(b)));
     }
     kernels_.push_back(std::move(kk));
   }
   ComputeLaunchSizes();
+  return OkStatus();
+}
+
+int PartitionRuntime::ArgBuffer(const GpuKernelArg& a) const {
+  if (a.kind == GpuKernelArg::kTensor) {
+    const int slot = model_.tensor_slot[a.index];
+    if (slot >= 0) return slot;
+    const int ci = model_.tensors[a.index].const_index;
+    return ci < 0 ? -1 : int(slots_.size()) + ci;
+  }
+  if (a.kind == GpuKernelArg::kConst) return int(slots_.size()) + a.index;
+  return int(slots_.size() + consts_.size()) + a.index;
+}
+
+const cl::Buffer& PartitionRuntime::BufferAt(int i) const {
+  const size_t u = size_t(i);
+  if (u < slots_.size()) return slots_[u];
+  if (u < slots_.size() + consts_.size()) return consts_[u - slots_.size()];
+  return staging_[u - slots_.size() - consts_.size()];
+}
+
+bool PartitionRuntime::CudaEligible(bool defer, bool profile, const std::vector<bool>& read_back) const {
+  if (cuda_state_ < 0 || defer || profile || model_.debug_sentinels || !ctx_->owns_queue()) return false;
+  for (const auto& b : bound_in_)
+    if (b) return false;
+  for (const auto& b : bound_out_)
+    if (b) return false;
+  for (bool r : read_back)
+    if (!r) return false;
+  return true;
+}
+
+Status PartitionRuntime::BuildCuda() {
+  TFG_ASSIGN_OR_RETURN(const int device, cuda::DeviceOf(*ctx_));
+  const size_t n = slots_.size() + consts_.size() + staging_.size();
+  std::vector<size_t> bytes(n);
+  std::vector<std::vector<uint8_t>> init(n);
+  for (size_t i = 0; i < n; ++i) bytes[i] = BufferAt(int(i)).size();
+  for (size_t i = 0; i < consts_.size(); ++i) {  // constants as the OpenCL buffers hold them
+    auto& h = init[slots_.size() + i];
+    h.resize(consts_[i].size());
+    TFG_RETURN_IF_ERROR(consts_[i].Read(*ctx_, h.data(), h.size(), 0, /*blocking=*/true));
+  }
+  std::vector<cuda::GraphRunner::Kernel> ks;
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    if (Direct(k)) continue;
+    TFG_ASSIGN_OR_RETURN(std::vector<uint8_t> bin, programs_[k]->Binary());
+    cuda::GraphRunner::Kernel kd;
+    kd.ptx.assign(bin.begin(), bin.end());
+    while (!kd.ptx.empty() && kd.ptx.back() == 0) kd.ptx.pop_back();
+    if (kd.ptx.find(".entry main_function") == std::string::npos)
+      return Status(StatusCode::kUnimplemented, "kernel '" + model_.kernels[k].name + "': its binary is no PTX");
+    for (const GpuKernelArg& a : model_.kernels[k].args) kd.args.push_back(ArgBuffer(a));
+    for (int d = 0; d < 3; ++d) {
+      kd.block[d] = unsigned(launch_local_[k][d]);
+      kd.grid[d] = unsigned(launch_global_[k][d] / launch_local_[k][d]);
+    }
+    ks.push_back(std::move(kd));
+  }
+  TFG_ASSIGN_OR_RETURN(cuda_, cuda::GraphRunner::Create(device, bytes, init, ks));
+  return OkStatus();
+}
+
+Status PartitionRuntime::RunCuda(Subgraph& sg, cl::WaitMode wait) {
+  const int staging0 = int(slots_.size() + consts_.size());
+  cuda_in_.clear();
+  cuda_out_.clear();
+  for (const auto& b : model_.inputs) {
+    Tensor& t = sg.tensor(b.cpu_tensor);
+    if (!t.data) return FailedPrecondition("GPU partition input tensor " + std::to_string(b.cpu_tensor) + " has no data");
+    cuda_in_.push_back({staging0 + b.staging, t.data, model_.staging_bytes[b.staging]});
+  }
+  for (const auto& b : model_.outputs) {
+    Tensor& t = sg.tensor(b.cpu_tensor);
+    if (!t.data) return FailedPrecondition("GPU partition output tensor " + std::to_string(b.cpu_tensor) + " has no data");
+    cuda_out_.push_back({staging0 + b.staging, t.data, model_.staging_bytes[b.staging]});
+  }
+  TFG_RETURN_IF_ERROR(cuda_->Run(cuda_in_, cuda_out_, wait == cl::WaitMode::kActive));
+  for (const auto& c : cuda_in_) ctx_->CountTransfer(true, c.bytes);
+  for (const auto& c : cuda_out_) ctx_->CountTransfer(false, c.bytes);
+  for (int& st : out_state_) st = kOutHost;
+  ++cuda_runs_;
   return OkStatus();
 }
 
@@ -222,6 +290,26 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
   // Events (and so device timestamps) only when profiling: then the profiling queue, else the plain one.
   if (profile != c.profiling()) TFG_RETURN_IF_ERROR(ctx_->UseProfiling(profile));
   SizeIoState();
+  if (CudaEligible(defer, profile, read_back)) {
+    if (cuda_state_ == 0) {
+      Status st = BuildCuda();
+      cuda_state_ = st.ok() ? 1 : -1;
+      if (!st.ok()) cuda_refused_ = st.message();
+    }
+    if (cuda_state_ == 1) {
+      // A missing host tensor is the caller's error on either path; a CUDA failure leaves this
+      // partition on OpenCL from now on, and this invoke runs there.
+      for (const auto& b : model_.inputs)
+        if (!sg.tensor(b.cpu_tensor).data)
+          return FailedPrecondition("GPU partition input tensor " + std::to_string(b.cpu_tensor) + " has no data");
+      Status st = RunCuda(sg, wait);
+      if (st.ok()) return OkStatus();
+      if (st.code() == StatusCode::kFailedPrecondition) return st;
+      cuda_.reset();
+      cuda_state_ = -1;
+      cuda_refused_ = st.message();
+    }
+  }
   const size_t n_in = model_.inputs.size(), n_out = model_.outputs.size();
   const size_t first_out = kernels_.size() - n_out;
   // Per invoke: only enqueue calls, non-blocking, and one wait at the end (no events unless
@@ -334,6 +422,8 @@ Status PartitionRuntime::TuneWorkGroups(size_t device_max_wg) {
     k.local = best;
   }
   ComputeLaunchSizes();
+  cuda_.reset();  // built again with the tuned launch sizes
+  if (cuda_state_ == 1) cuda_state_ = 0;
   TFG_RETURN_IF_ERROR(ctx_->Finish());
   return ctx_->UseProfiling(was_profiling);
 }

@@ -16,6 +16,7 @@
 
 #include "gpu/cl/program_cache.h"
 #include "gpu/cl/runtime.h"
+#include "gpu/cuda_graph.h"
 #include "gpu/partition_model.h"
 
 namespace tflite_gpu {
@@ -45,6 +46,10 @@ class PartitionRuntime {
   Status TuneWorkGroups(size_t max_wg);
   bool pending() const { return pending_; }
   const GpuPartitionModel& model() const { return model_; }
+  // NVIDIA launch path (cuda_graph.h): invokes that ran as one CUDA graph, and why this partition
+  // stays on OpenCL launches when the path was refused ("" otherwise).
+  uint64_t cuda_graph_runs() const { return cuda_runs_; }
+  const std::string& cuda_graph_refused() const { return cuda_refused_; }
   // Per kernel: (node, name, device microseconds) of the last profiled run.
   struct KernelTime { int node; std::string name; double us; std::string kernel; };  // kernel: the generator's name
   const std::vector<KernelTime>& kernel_times() const { return times_; }
@@ -84,6 +89,21 @@ class PartitionRuntime {
   cl::Event last_event_;  // deferred runs only: the last output read (Sync waits for it)
   std::vector<KernelTime> times_;
   bool pending_ = false;
+  // Buffer i of the unified numbering the CUDA graph copies: slots, then constants, then staging.
+  int ArgBuffer(const GpuKernelArg& a) const;
+  const cl::Buffer& BufferAt(int i) const;
+  // The CUDA graph path: built at the first invoke that may take it (cuda_state_ 0: not tried,
+  // 1: built, -1: refused or failed, cuda_refused_ says why); an invoke takes it when nothing
+  // needs the OpenCL queue (no bound buffers, profiling, deferred or device-kept outputs, debug
+  // sentinels) and the queue is ours.
+  bool CudaEligible(bool defer, bool profile, const std::vector<bool>& read_back) const;
+  Status BuildCuda();
+  Status RunCuda(Subgraph& sg, cl::WaitMode wait);
+  std::unique_ptr<cuda::GraphRunner> cuda_;
+  int cuda_state_ = 0;
+  std::string cuda_refused_;
+  uint64_t cuda_runs_ = 0;
+  std::vector<cuda::GraphRunner::Copy> cuda_in_, cuda_out_;  // reused per invoke
 };
 
 }  // namespace gpu

@@ -66,6 +66,7 @@ bool Fp16AllHalf() {
 }
 
 bool PinnedHost() { return Get("TFLITE_GPU_PINNED_HOST") != "0"; }
+bool CudaGraph() { return Get("TFLITE_GPU_CUDA_GRAPH") != "0"; }
 bool CpuFusion() { return Get("TFLITE_GPU_CPU_FUSION") != "0"; }
 
 int CopyThreads() {

@@ -86,6 +86,8 @@ class Context {
   cl_command_queue queue() const { return queue_.load(std::memory_order_acquire); }
   cl_device_id device_id() const { return device_.device; }
   const DeviceInfo& device() const { return device_; }
+  // Whether the queue is ours (Create, or FromRaw without a queue) rather than a caller's.
+  bool owns_queue() const { return owns_queue_; }
   bool profiling() const { return profiling_.load(std::memory_order_acquire); }
   // A context that made its own queue keeps two: a plain one and, made on first need, one with
   // CL_QUEUE_PROFILING_ENABLE (device timestamps for work-group tuning and op profiling). Invokes
@@ -165,7 +167,9 @@ class Buffer {
 // driver's bounce buffer (NVIDIA's OpenCL: the "pinned, direct" transfer mode); on a CPU device
 // (PoCL) it is plain host memory. The buffer itself is never given to a kernel (mapped all along).
 // Holds the Context: the destructor unmaps on its queue (after everything enqueued before) and
-// waits, so a HostBuffer may outlive the delegate that made it.
+// waits, so a HostBuffer may outlive the delegate that made it. On an NVIDIA device with a CUDA
+// twin the memory is also registered with CUDA for its whole life (cuda_graph.h: the CUDA graph
+// path's copies are then direct DMA too).
 class HostBuffer {
  public:
   // Fails (never crashes) when the driver cannot allocate or map it; callers fall back to malloc.
@@ -181,6 +185,7 @@ class HostBuffer {
   std::shared_ptr<const Context> ctx_;
   Buffer buffer_;
   uint8_t* ptr_ = nullptr;
+  bool cuda_registered_ = false;
 };
 
 class Program {

@@ -143,6 +143,10 @@ struct GpuDelegateInfo {
   // Whether the OpenCL queue now in use records device timestamps (CL_QUEUE_PROFILING_ENABLE): with
   // enable_profiling, during op profiling and work-group tuning; invokes otherwise use a plain queue.
   bool profiling_queue = false;
+  // NVIDIA launch path (TFLITE_GPU_CUDA_GRAPH): invokes of this delegate's partitions that ran as
+  // one CUDA graph each, and why a partition stayed on OpenCL launches ("" when none was refused).
+  uint64_t cuda_graph_runs = 0;
+  std::string cuda_graph_refused;
 };
 // Details of a delegate created by TfLiteGpuDelegateV2Create (for reports and tools).
 TFLITE_GPU_API GpuDelegateInfo GetGpuDelegateInfo(const TfLiteDelegate* delegate);

@@ -1,0 +1,382 @@
+#include "gpu/cuda_graph.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "gpu/cl/runtime.h"
+#include "runtime/env.h"
+
+namespace tflite_gpu::gpu::cuda {
+namespace {
+
+// The CUDA driver API as we call it (public ABI of libcuda: handle types are pointers,
+// CUdeviceptr is 64-bit, CUresult an int with 0 = success).
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using Handle = void*;
+
+struct Api {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(Handle*, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxPushCurrent)(Handle);
+  CUresult (*cuCtxPopCurrent)(Handle*);
+  CUresult (*cuModuleLoadData)(Handle*, const void*);
+  CUresult (*cuModuleUnload)(Handle);
+  CUresult (*cuModuleGetFunction)(Handle*, Handle, const char*);
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, Handle);
+  CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, Handle);
+  CUresult (*cuMemHostRegister)(void*, size_t, unsigned);
+  CUresult (*cuMemHostUnregister)(void*);
+  CUresult (*cuStreamCreate)(Handle*, unsigned);
+  CUresult (*cuStreamDestroy)(Handle);
+  CUresult (*cuStreamSynchronize)(Handle);
+  CUresult (*cuStreamQuery)(Handle);
+  CUresult (*cuStreamBeginCapture)(Handle, int);
+  CUresult (*cuStreamEndCapture)(Handle, Handle*);
+  CUresult (*cuGraphInstantiateWithFlags)(Handle*, Handle, unsigned long long);
+  CUresult (*cuGraphLaunch)(Handle, Handle);
+  CUresult (*cuGraphExecDestroy)(Handle);
+  CUresult (*cuGraphDestroy)(Handle);
+  CUresult (*cuLaunchKernel)(Handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Handle,
+                             void**, void**);
+};
+
+constexpr CUresult kNotReady = 600;              // CUDA_ERROR_NOT_READY
+constexpr int kAttrPciBus = 33, kAttrPciDevice = 34, kAttrPciDomain = 50;
+constexpr unsigned kStreamNonBlocking = 1;       // CU_STREAM_NON_BLOCKING
+constexpr int kCaptureRelaxed = 2;               // CU_STREAM_CAPTURE_MODE_RELAXED
+constexpr unsigned kHostRegisterPortable = 1;    // CU_MEMHOSTREGISTER_PORTABLE
+// cl_nv_device_attribute_query
+constexpr uint32_t kClPciBusNv = 0x4008, kClPciSlotNv = 0x4009, kClPciDomainNv = 0x400A;
+
+std::string ErrorText(const Api* a, CUresult r) {
+  const char* name = nullptr;
+  if (a && a->cuGetErrorName && a->cuGetErrorName(r, &name) == 0 && name) return std::string(name) + " (" + std::to_string(r) + ")";
+  return "CUresult " + std::to_string(r);
+}
+
+// libcuda.so.1 and cuInit, once per process; null with *why when unavailable.
+const Api* LoadApi(std::string* why) {
+  static std::once_flag once;
+  static Api api;
+  static const Api* loaded = nullptr;
+  static std::string reason;
+  std::call_once(once, [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      reason = "libcuda.so.1 could not be opened";
+      return;
+    }
+    bool ok = true;
+    auto sym = [&](auto& fn, const char* name) {
+      void* p = dlsym(lib, name);
+      if (!p) ok = false;
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    sym(api.cuInit, "cuInit");
+    sym(api.cuGetErrorName, "cuGetErrorName");
+    sym(api.cuDeviceGetCount, "cuDeviceGetCount");
+    sym(api.cuDeviceGet, "cuDeviceGet");
+    sym(api.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+    sym(api.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    sym(api.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+    sym(api.cuCtxPushCurrent, "cuCtxPushCurrent_v2");
+    sym(api.cuCtxPopCurrent, "cuCtxPopCurrent_v2");
+    sym(api.cuModuleLoadData, "cuModuleLoadData");
+    sym(api.cuModuleUnload, "cuModuleUnload");
+    sym(api.cuModuleGetFunction, "cuModuleGetFunction");
+    sym(api.cuMemAlloc, "cuMemAlloc_v2");
+    sym(api.cuMemFree, "cuMemFree_v2");
+    sym(api.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+    sym(api.cuMemsetD8, "cuMemsetD8_v2");
+    sym(api.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+    sym(api.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+    sym(api.cuMemHostRegister, "cuMemHostRegister_v2");
+    sym(api.cuMemHostUnregister, "cuMemHostUnregister");
+    sym(api.cuStreamCreate, "cuStreamCreate");
+    sym(api.cuStreamDestroy, "cuStreamDestroy_v2");
+    sym(api.cuStreamSynchronize, "cuStreamSynchronize");
+    sym(api.cuStreamQuery, "cuStreamQuery");
+    sym(api.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+    sym(api.cuStreamEndCapture, "cuStreamEndCapture");
+    sym(api.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+    sym(api.cuGraphLaunch, "cuGraphLaunch");
+    sym(api.cuGraphExecDestroy, "cuGraphExecDestroy");
+    sym(api.cuGraphDestroy, "cuGraphDestroy");
+    sym(api.cuLaunchKernel, "cuLaunchKernel");
+    if (!ok) {
+      reason = "libcuda.so.1 lacks a CUDA 12 driver API function";
+      return;
+    }
+    CUresult r = api.cuInit(0);
+    if (r != 0) {
+      reason = "cuInit failed: " + ErrorText(&api, r);
+      return;
+    }
+    loaded = &api;
+  });
+  if (!loaded && why) *why = reason;
+  return loaded;
+}
+
+// The device's primary context made current for a scope (pushed, then popped: a caller's own
+// CUDA context, e.g. PyTorch's, is current again afterwards).
+class Scope {
+ public:
+  Scope(const Api* a, Handle ctx) : a_(a) { ok_ = a_->cuCtxPushCurrent(ctx) == 0; }
+  ~Scope() {
+    Handle old = nullptr;
+    if (ok_) a_->cuCtxPopCurrent(&old);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  const Api* a_;
+  bool ok_ = false;
+};
+
+// Primary contexts we retained, per device (released at exit by the driver's own teardown).
+Handle PrimaryContext(const Api* a, int device, std::string* why) {
+  static std::mutex mu;
+  static std::map<int, Handle> ctxs;
+  std::lock_guard<std::mutex> l(mu);
+  auto it = ctxs.find(device);
+  if (it != ctxs.end()) return it->second;
+  CUdevice d = 0;
+  Handle ctx = nullptr;
+  CUresult r = a->cuDeviceGet(&d, device);
+  if (r == 0) r = a->cuDevicePrimaryCtxRetain(&ctx, d);
+  if (r != 0) {
+    if (why) *why = "the CUDA device's primary context: " + ErrorText(a, r);
+    return nullptr;
+  }
+  ctxs[device] = ctx;
+  return ctx;
+}
+
+bool Enabled() { return env::CudaGraph(); }
+
+}  // namespace
+
+StatusOr<int> DeviceOf(const cl::Context& ctx) {
+  if (!Enabled()) return Status(StatusCode::kUnavailable, "TFLITE_GPU_CUDA_GRAPH=0");
+  const cl::DeviceInfo& info = ctx.device();
+  if (info.platform_name.find("NVIDIA") == std::string::npos)
+    return Status(StatusCode::kUnavailable, "not NVIDIA's OpenCL platform");
+  static std::mutex mu;
+  static std::map<cl::cl_device_id, StatusOr<int>> cache;
+  std::lock_guard<std::mutex> l(mu);
+  auto it = cache.find(ctx.device_id());
+  if (it != cache.end()) return it->second;
+  StatusOr<int> result = Status(StatusCode::kUnavailable, "no CUDA device");
+  std::string why;
+  const Api* a = LoadApi(&why);
+  if (!a) {
+    result = Status(StatusCode::kUnavailable, why);
+  } else {
+    int count = 0;
+    a->cuDeviceGetCount(&count);
+    uint32_t bus = 0, slot = 0, domain = 0;
+    const bool pci = ctx.api()->clGetDeviceInfo(ctx.device_id(), kClPciBusNv, 4, &bus, nullptr) == 0 &&
+                     ctx.api()->clGetDeviceInfo(ctx.device_id(), kClPciSlotNv, 4, &slot, nullptr) == 0 &&
+                     ctx.api()->clGetDeviceInfo(ctx.device_id(), kClPciDomainNv, 4, &domain, nullptr) == 0;
+    int found = -1;
+    for (int i = 0; i < count && pci; ++i) {
+      CUdevice d = 0;
+      int b = -1, dv = -1, dm = -1;
+      if (a->cuDeviceGet(&d, i) != 0) continue;
+      a->cuDeviceGetAttribute(&b, kAttrPciBus, d);
+      a->cuDeviceGetAttribute(&dv, kAttrPciDevice, d);
+      a->cuDeviceGetAttribute(&dm, kAttrPciDomain, d);
+      if (uint32_t(b) == bus && uint32_t(dm) == domain && (uint32_t(dv) == slot || uint32_t(dv) == (slot >> 3))) found = i;
+    }
+    if (found < 0 && !pci && count == 1) found = 0;  // no PCI query: only one device to be
+    if (found >= 0) result = found;
+    else result = Status(StatusCode::kUnavailable, "no CUDA device at the OpenCL device's PCI address");
+  }
+  cache.emplace(ctx.device_id(), result);
+  return result;
+}
+
+bool RegisterHost(const cl::Context& ctx, void* p, size_t bytes) {
+  auto dev = DeviceOf(ctx);
+  if (!dev.ok() || !p || bytes == 0) return false;
+  const Api* a = LoadApi(nullptr);
+  Handle pc = PrimaryContext(a, dev.value(), nullptr);
+  if (!pc) return false;
+  Scope s(a, pc);
+  return s.ok() && a->cuMemHostRegister(p, bytes, kHostRegisterPortable) == 0;
+}
+
+void UnregisterHost(void* p) {
+  const Api* a = LoadApi(nullptr);
+  if (a && p) a->cuMemHostUnregister(p);  // portable registration: no context needed to drop it
+}
+
+struct GraphRunner::State {
+  const Api* a = nullptr;
+  Handle ctx = nullptr;
+  Handle stream = nullptr, graph = nullptr, exec = nullptr;
+  std::vector<Handle> modules;
+  std::vector<CUdeviceptr> buffers;
+  ~State() {
+    if (!a || !ctx) return;
+    Scope s(a, ctx);
+    if (stream) a->cuStreamSynchronize(stream);
+    if (exec) a->cuGraphExecDestroy(exec);
+    if (graph) a->cuGraphDestroy(graph);
+    if (stream) a->cuStreamDestroy(stream);
+    for (Handle m : modules) a->cuModuleUnload(m);
+    for (CUdeviceptr b : buffers)
+      if (b) a->cuMemFree(b);
+  }
+};
+
+GraphRunner::~GraphRunner() = default;
+
+namespace {
+// NVIDIA OpenCL's environment registers -> what they hold for our launches (see the header).
+Status RewritePtx(const std::string& in, std::string* out) {
+  if (in.find(".ptr .shared") != std::string::npos)
+    return Status(StatusCode::kUnimplemented, "a __local pointer argument");
+  static const char kReg[] = "%envreg";
+  out->clear();
+  out->reserve(in.size());
+  size_t last = 0, at = 0;
+  while ((at = in.find(kReg, last)) != std::string::npos) {
+    size_t end = at + sizeof(kReg) - 1;
+    int n = 0, digits = 0;
+    while (end < in.size() && in[end] >= '0' && in[end] <= '9' && digits < 4) n = n * 10 + (in[end++] - '0'), ++digits;
+    const char* with = nullptr;
+    if (digits == 0) return Status(StatusCode::kUnimplemented, "an unnamed environment register");
+    if (n <= 5) with = "0";
+    else if (n == 6) with = "%nctaid.x";
+    else if (n == 7) with = "%nctaid.y";
+    else if (n == 8) with = "%nctaid.z";
+    else if (n == 9) with = "3";
+    else return Status(StatusCode::kUnimplemented, "environment register %envreg" + std::to_string(n));
+    out->append(in, last, at - last);
+    out->append(with);
+    last = end;
+  }
+  out->append(in, last, std::string::npos);
+  return OkStatus();
+}
+}  // namespace
+
+StatusOr<std::unique_ptr<GraphRunner>> GraphRunner::Create(int device, const std::vector<size_t>& buffers,
+                                                           const std::vector<std::vector<uint8_t>>& init,
+                                                           const std::vector<Kernel>& kernels) {
+  std::string why;
+  const Api* a = LoadApi(&why);
+  if (!a) return Status(StatusCode::kUnavailable, why);
+  std::unique_ptr<GraphRunner> g(new GraphRunner());
+  g->s_ = std::make_unique<State>();
+  State& s = *g->s_;
+  s.a = a;
+  s.ctx = PrimaryContext(a, device, &why);
+  if (!s.ctx) return Status(StatusCode::kUnavailable, why);
+  Scope scope(a, s.ctx);
+  if (!scope.ok()) return Internal("CUDA graph: cannot make the device's context current");
+  auto check = [&](CUresult r, const std::string& what) -> Status {
+    return r == 0 ? OkStatus() : Internal("CUDA graph: " + what + " failed: " + ErrorText(a, r));
+  };
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    CUdeviceptr p = 0;
+    const size_t bytes = std::max<size_t>(buffers[i], 4);
+    TFG_RETURN_IF_ERROR(check(a->cuMemAlloc(&p, bytes), "cuMemAlloc(" + std::to_string(bytes) + ")"));
+    s.buffers.push_back(p);
+    if (i < init.size() && !init[i].empty())
+      TFG_RETURN_IF_ERROR(check(a->cuMemcpyHtoD(p, init[i].data(), std::min(bytes, init[i].size())), "cuMemcpyHtoD"));
+    else
+      TFG_RETURN_IF_ERROR(check(a->cuMemsetD8(p, 0, bytes), "cuMemsetD8"));
+  }
+  // One module per distinct PTX (kernels of one cached program share it).
+  std::map<std::string, Handle> funcs;
+  std::vector<Handle> fn(kernels.size(), nullptr);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    auto f = funcs.find(kernels[k].ptx);
+    if (f == funcs.end()) {
+      std::string ptx;
+      Status st = RewritePtx(kernels[k].ptx, &ptx);
+      if (!st.ok()) return Status(st.code(), "CUDA graph: kernel " + std::to_string(k) + ": " + st.message());
+      Handle m = nullptr;
+      TFG_RETURN_IF_ERROR(check(a->cuModuleLoadData(&m, ptx.c_str()), "cuModuleLoadData (kernel " + std::to_string(k) + ")"));
+      s.modules.push_back(m);
+      Handle h = nullptr;
+      TFG_RETURN_IF_ERROR(check(a->cuModuleGetFunction(&h, m, "main_function"), "cuModuleGetFunction"));
+      f = funcs.emplace(kernels[k].ptx, h).first;
+    }
+    fn[k] = f->second;
+    for (int b : kernels[k].args)
+      if (b < 0 || size_t(b) >= s.buffers.size()) return Internal("CUDA graph: kernel argument names no buffer");
+  }
+  TFG_RETURN_IF_ERROR(check(a->cuStreamCreate(&s.stream, kStreamNonBlocking), "cuStreamCreate"));
+  TFG_RETURN_IF_ERROR(check(a->cuStreamBeginCapture(s.stream, kCaptureRelaxed), "cuStreamBeginCapture"));
+  Status launched = OkStatus();
+  for (size_t k = 0; k < kernels.size() && launched.ok(); ++k) {
+    const Kernel& kd = kernels[k];
+    std::vector<CUdeviceptr> vals(kd.args.size());
+    std::vector<void*> params(kd.args.size());
+    for (size_t i = 0; i < kd.args.size(); ++i) {
+      vals[i] = s.buffers[size_t(kd.args[i])];
+      params[i] = &vals[i];
+    }
+    launched = check(a->cuLaunchKernel(fn[k], kd.grid[0], kd.grid[1], kd.grid[2], kd.block[0], kd.block[1], kd.block[2],
+                                       0, s.stream, params.empty() ? nullptr : params.data(), nullptr),
+                     "cuLaunchKernel (kernel " + std::to_string(k) + ")");
+  }
+  CUresult end = a->cuStreamEndCapture(s.stream, &s.graph);
+  TFG_RETURN_IF_ERROR(launched);
+  TFG_RETURN_IF_ERROR(check(end, "cuStreamEndCapture"));
+  TFG_RETURN_IF_ERROR(check(a->cuGraphInstantiateWithFlags(&s.exec, s.graph, 0), "cuGraphInstantiateWithFlags"));
+  return g;
+}
+
+Status GraphRunner::Run(const std::vector<Copy>& in, const std::vector<Copy>& out, bool spin) {
+  State& s = *s_;
+  const Api* a = s.a;
+  Scope scope(a, s.ctx);
+  if (!scope.ok()) return Internal("CUDA graph: cannot make the device's context current");
+  auto check = [&](CUresult r, const char* what) -> Status {
+    return r == 0 ? OkStatus() : Internal(std::string("CUDA graph: ") + what + " failed: " + ErrorText(a, r));
+  };
+  Status st = OkStatus();
+  for (const Copy& c : in) {
+    if (c.buffer < 0 || size_t(c.buffer) >= s.buffers.size()) return Internal("CUDA graph: copy names no buffer");
+    st = check(a->cuMemcpyHtoDAsync(s.buffers[size_t(c.buffer)], c.host, c.bytes, s.stream), "cuMemcpyHtoDAsync");
+    if (!st.ok()) break;
+  }
+  if (st.ok()) st = check(a->cuGraphLaunch(s.exec, s.stream), "cuGraphLaunch");
+  for (const Copy& c : out) {
+    if (!st.ok()) break;
+    if (c.buffer < 0 || size_t(c.buffer) >= s.buffers.size()) return Internal("CUDA graph: copy names no buffer");
+    st = check(a->cuMemcpyDtoHAsync(c.host, s.buffers[size_t(c.buffer)], c.bytes, s.stream), "cuMemcpyDtoHAsync");
+  }
+  // Whatever was enqueued finishes before the host memory is the caller's again.
+  CUresult r = 0;
+  if (spin) {
+    while ((r = a->cuStreamQuery(s.stream)) == kNotReady) {
+    }
+  } else {
+    r = a->cuStreamSynchronize(s.stream);
+  }
+  TFG_RETURN_IF_ERROR(st);
+  return check(r, "waiting for the stream");
+}
+
+}  // namespace tflite_gpu::gpu::cuda
