@@ -51,12 +51,30 @@ struct Api {
   CUresult (*cuGraphLaunch)(Handle, Handle);
   CUresult (*cuGraphExecDestroy)(Handle);
   CUresult (*cuGraphDestroy)(Handle);
+  CUresult (*cuLaunchKernelEx)(const void*, Handle, void**, void**);  // optional (CUDA 12+)
   CUresult (*cuLaunchKernel)(Handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Handle,
                              void**, void**);
 };
 
 constexpr CUresult kNotReady = 600;              // CUDA_ERROR_NOT_READY
-constexpr int kAttrPciBus = 33, kAttrPciDevice = 34, kAttrPciDomain = 50;
+constexpr int kAttrPciBus = 33, kAttrPciDevice = 34, kAttrPciDomain = 50, kAttrCcMajor = 75;
+constexpr int kLaunchAttrProgrammaticSerialization = 6;  // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+
+// cuLaunchKernelEx's CUlaunchConfig and CUlaunchAttribute (64-byte value union).
+struct LaunchAttr {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int value;
+  } v;
+};
+struct LaunchConfig {
+  unsigned grid[3], block[3], shared;
+  Handle stream;
+  LaunchAttr* attrs;
+  unsigned num_attrs;
+};
 constexpr unsigned kStreamNonBlocking = 1;       // CU_STREAM_NON_BLOCKING
 constexpr int kCaptureRelaxed = 2;               // CU_STREAM_CAPTURE_MODE_RELAXED
 constexpr unsigned kHostRegisterPortable = 1;    // CU_MEMHOSTREGISTER_PORTABLE
@@ -118,6 +136,7 @@ const Api* LoadApi(std::string* why) {
     sym(api.cuGraphExecDestroy, "cuGraphExecDestroy");
     sym(api.cuGraphDestroy, "cuGraphDestroy");
     sym(api.cuLaunchKernel, "cuLaunchKernel");
+    api.cuLaunchKernelEx = reinterpret_cast<decltype(api.cuLaunchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
     if (!ok) {
       reason = "libcuda.so.1 lacks a CUDA 12 driver API function";
       return;
@@ -168,7 +187,7 @@ Handle PrimaryContext(const Api* a, int device, std::string* why) {
   return ctx;
 }
 
-bool Enabled() { return env::CudaGraph(); }
+bool Enabled() { return env::CudaGraph() != 0; }
 
 }  // namespace
 
@@ -249,6 +268,29 @@ struct GraphRunner::State {
 GraphRunner::~GraphRunner() = default;
 
 namespace {
+// Programmatic dependent launch (compute capability 9.0+, see the header): griddepcontrol.wait
+// as the kernel's first instruction (after the entry's leading declarations), so that the kernel
+// may be launched before the one it depends on has finished and touches memory only after it.
+Status InsertGridDepWait(std::string* ptx) {
+  const size_t entry = ptx->find(".entry main_function");
+  size_t at = entry == std::string::npos ? entry : ptx->find("\n{", entry);
+  if (at == std::string::npos) return Status(StatusCode::kUnimplemented, "no main_function body in the PTX");
+  at += 2;
+  for (;;) {  // at: the end of the line last kept before the insertion point
+    const size_t eol = ptx->find('\n', at + 1);
+    if (eol == std::string::npos) return Status(StatusCode::kUnimplemented, "the PTX entry body ends early");
+    size_t b = at + 1;
+    while (b < eol && ((*ptx)[b] == ' ' || (*ptx)[b] == '\t')) ++b;
+    const std::string line = ptx->substr(b, eol - b);
+    if (!(line.empty() || line.rfind(".reg", 0) == 0 || line.rfind(".local", 0) == 0 || line.rfind(".shared", 0) == 0 ||
+          line.rfind("//", 0) == 0))
+      break;
+    at = eol;
+  }
+  ptx->insert(at, "\n\tgriddepcontrol.wait;");
+  return OkStatus();
+}
+
 // NVIDIA OpenCL's environment registers -> what they hold for our launches (see the header).
 Status RewritePtx(const std::string& in, std::string* out) {
   if (in.find(".ptr .shared") != std::string::npos)
@@ -305,6 +347,14 @@ StatusOr<std::unique_ptr<GraphRunner>> GraphRunner::Create(int device, const std
     else
       TFG_RETURN_IF_ERROR(check(a->cuMemsetD8(p, 0, bytes), "cuMemsetD8"));
   }
+  // Programmatic dependent launches where the device has them (and TFLITE_GPU_CUDA_GRAPH is not
+  // "serial"): each kernel after the first may launch while its predecessor finishes.
+  int cc_major = 0;
+  {
+    CUdevice d = 0;
+    if (a->cuDeviceGet(&d, device) == 0) a->cuDeviceGetAttribute(&cc_major, kAttrCcMajor, d);
+  }
+  const bool pdl = env::CudaGraph() == 2 && cc_major >= 9 && a->cuLaunchKernelEx;
   // One module per distinct PTX (kernels of one cached program share it).
   std::map<std::string, Handle> funcs;
   std::vector<Handle> fn(kernels.size(), nullptr);
@@ -313,6 +363,7 @@ StatusOr<std::unique_ptr<GraphRunner>> GraphRunner::Create(int device, const std
     if (f == funcs.end()) {
       std::string ptx;
       Status st = RewritePtx(kernels[k].ptx, &ptx);
+      if (st.ok() && pdl) st = InsertGridDepWait(&ptx);
       if (!st.ok()) return Status(st.code(), "CUDA graph: kernel " + std::to_string(k) + ": " + st.message());
       Handle m = nullptr;
       TFG_RETURN_IF_ERROR(check(a->cuModuleLoadData(&m, ptx.c_str()), "cuModuleLoadData (kernel " + std::to_string(k) + ")"));
@@ -336,9 +387,19 @@ StatusOr<std::unique_ptr<GraphRunner>> GraphRunner::Create(int device, const std
       vals[i] = s.buffers[size_t(kd.args[i])];
       params[i] = &vals[i];
     }
-    launched = check(a->cuLaunchKernel(fn[k], kd.grid[0], kd.grid[1], kd.grid[2], kd.block[0], kd.block[1], kd.block[2],
-                                       0, s.stream, params.empty() ? nullptr : params.data(), nullptr),
-                     "cuLaunchKernel (kernel " + std::to_string(k) + ")");
+    if (pdl && k > 0) {
+      LaunchAttr attr;
+      std::memset(&attr, 0, sizeof(attr));
+      attr.id = kLaunchAttrProgrammaticSerialization;
+      attr.v.value = 1;
+      LaunchConfig cfg{{kd.grid[0], kd.grid[1], kd.grid[2]}, {kd.block[0], kd.block[1], kd.block[2]}, 0, s.stream, &attr, 1};
+      launched = check(a->cuLaunchKernelEx(&cfg, fn[k], params.empty() ? nullptr : params.data(), nullptr),
+                       "cuLaunchKernelEx (kernel " + std::to_string(k) + ")");
+    } else {
+      launched = check(a->cuLaunchKernel(fn[k], kd.grid[0], kd.grid[1], kd.grid[2], kd.block[0], kd.block[1],
+                                         kd.block[2], 0, s.stream, params.empty() ? nullptr : params.data(), nullptr),
+                       "cuLaunchKernel (kernel " + std::to_string(k) + ")");
+    }
   }
   CUresult end = a->cuStreamEndCapture(s.stream, &s.graph);
   TFG_RETURN_IF_ERROR(launched);

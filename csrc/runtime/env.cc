@@ -66,7 +66,10 @@ bool Fp16AllHalf() {
 }
 
 bool PinnedHost() { return Get("TFLITE_GPU_PINNED_HOST") != "0"; }
-bool CudaGraph() { return Get("TFLITE_GPU_CUDA_GRAPH") != "0"; }
+int CudaGraph() {
+  const std::string v = Get("TFLITE_GPU_CUDA_GRAPH");
+  return v == "0" ? 0 : v == "serial" ? 1 : 2;
+}
 bool CpuFusion() { return Get("TFLITE_GPU_CPU_FUSION") != "0"; }
 
 int CopyThreads() {

@@ -145,9 +145,11 @@ bool PinnedHost();
 // TFLITE_GPU_CUDA_GRAPH: "0" keeps NVIDIA GPUs on the OpenCL launch path. By default a GPU
 // partition on NVIDIA's OpenCL platform, invoked without bound buffers, profiling or deferred
 // outputs, replays its kernels (the OpenCL driver's PTX) as one CUDA graph through libcuda when
-// that is present (gpu/cuda_graph.h: the launch floor per kernel falls from ~3.5 to ~1.2 us);
-// anything that stops it leaves the partition on OpenCL. Read when a partition is built.
-bool CudaGraph();
+// that is present (gpu/cuda_graph.h: the launch floor per kernel falls from ~3.5 to ~1.2 us), with
+// programmatic dependent launches on compute capability 9.0+; "serial" keeps the graph but drops
+// those (A/B). Anything that stops the path leaves the partition on OpenCL. Read when a partition
+// is built. Returns 0 (off), 1 (serial) or 2 (default).
+int CudaGraph();
 
 // TFLITE_GPU_COPY_THREADS: most threads one tensor-data copy of 8 MB or more uses (CopyTensorData:
 // Python set_tensor / get_tensor); a positive integer up to 64; unset or malformed: 4. Read per copy.
