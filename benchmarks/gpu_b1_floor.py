@@ -8,12 +8,20 @@ per kernel bounds what fewer launches can save. The same gating on a chain of em
 the device's cost of one dependent kernel launch on this driver (the floor per kernel).
 
   python3 -P benchmarks/gpu_b1_floor.py [--models v1,v2,face_detector_like,...] [--runs 100]
-         [--rounds 2] [--fp16] [CONFIG ...]
+         [--rounds 2] [--fp16] [--cuda] [CONFIG ...]
 
 A CONFIG is NAME=VAR:VALUE[,VAR:VALUE...] (environment variables set while that setting's
 interpreter is built, e.g. tail=TFLITE_GPU_ENABLE_FUSION:tail); "default" is always measured
 first. Rounds interleave the settings; each row also gives the output's largest difference from
 the default setting's (fusion levers must not change results beyond rounding).
+Each row splits the device time into the launch floor (kernels x the empty-kernel cost) and the
+rest (compute). --cuda also measures the floor of the same GPU through CUDA (PyTorch, when it
+is installed with a CUDA device): 30 tiny dependent kernels gated the same way behind
+torch.cuda._sleep, on a stream and replayed as a CUDA graph -- what the OpenCL driver's floor
+compares to.
+The delegate runs on pyopencl's queue (the gate must share it), so on NVIDIA the rows measure the
+OpenCL launch path, not the CUDA graph path the delegate takes on its own queue (README,
+TFLITE_GPU_CUDA_GRAPH); benchmarks/gpu_compare.py times that one.
 Needs pyopencl (tflite_gpu.pyopencl_queue) and a GPU; on PoCL it runs but measures the CPU.
 """
 import argparse
@@ -51,12 +59,53 @@ def median_us(q, fn, n):
     return statistics.median(ts)
 
 
+def cuda_floor(n=30, runs=50):
+    """Per-kernel device cost of n tiny dependent CUDA kernels (PyTorch add_ on 64 floats) gated
+    behind a ~1 ms torch.cuda._sleep: (stream us, graph us) per kernel, or None without CUDA."""
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            return None
+    except ImportError:
+        return None
+    x = torch.zeros(64, device="cuda")
+
+    def med(fn):
+        ts = []
+        for _ in range(runs):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            ts.append((time.perf_counter() - t0) * 1e6)
+        return statistics.median(ts)
+
+    def chain():
+        for _ in range(n):
+            x.add_(1.0)
+
+    sleep = lambda: torch.cuda._sleep(2_000_000)  # noqa: E731  (cycles: ~1 ms)
+    graph = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        chain()
+        torch.cuda.synchronize()
+        with torch.cuda.graph(graph):
+            chain()
+    torch.cuda.synchronize()
+    s = med(sleep)
+    stream_us = (med(lambda: (sleep(), chain())) - s) / n
+    graph_us = (med(lambda: (sleep(), graph.replay())) - med(sleep)) / n
+    return stream_us, graph_us
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="v1,v2")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--fp16", action="store_true")
+    ap.add_argument("--cuda", action="store_true", help="also the CUDA floor of the same GPU (PyTorch)")
     ap.add_argument("configs", nargs="*")
     a = ap.parse_args()
     configs = [("default", {})]
@@ -87,6 +136,12 @@ def main():
     dev = q.device
     print(f"# {dev.name} ({dev.platform.name}, driver {dev.driver_version}); spin {s:.0f} us; 30 empty dependent "
           f"kernels behind it: {chain:.1f} us = {chain / 30:.2f} us of device time per kernel", flush=True)
+    floor = chain / 30
+    if a.cuda:
+        c = cuda_floor()
+        print("# CUDA on the same GPU: " + ("PyTorch with CUDA not available" if c is None else
+              f"30 tiny dependent kernels behind torch.cuda._sleep: {c[0]:.2f} us per kernel on a stream, "
+              f"{c[1]:.2f} us replayed as a CUDA graph"), flush=True)
 
     refs = {}
     for rnd in range(a.rounds):
@@ -124,7 +179,8 @@ def main():
                 itp.invoke()
                 kernels = len(itp._core.gpu_kernel_times())
                 print(f"round {rnd} {name:10s} {m:26s} wall {wall:7.1f} us | gated device {device:7.1f} us "
-                      f"({device / max(kernels, 1):5.2f} us/kernel) | {kernels} kernels | max|out - default| {diff:.1e}",
+                      f"({device / max(kernels, 1):5.2f} us/kernel) | {kernels} kernels: floor {kernels * floor:5.1f} + "
+                      f"rest {device - kernels * floor:5.1f} us | max|out - default| {diff:.1e}",
                       flush=True)
 
 
