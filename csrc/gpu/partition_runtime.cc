@@ -297,11 +297,9 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
       if (!st.ok()) cuda_refused_ = st.message();
     }
     if (cuda_state_ == 1) {
-      // A missing host tensor is the caller's error on either path; a CUDA failure leaves this
-      // partition on OpenCL from now on, and this invoke runs there.
-      for (const auto& b : model_.inputs)
-        if (!sg.tensor(b.cpu_tensor).data)
-          return FailedPrecondition("GPU partition input tensor " + std::to_string(b.cpu_tensor) + " has no data");
+      // A missing host tensor (FailedPrecondition, checked before anything runs) is the caller's
+      // error on either path; a CUDA failure leaves this partition on OpenCL from now on, and
+      // this invoke runs there.
       Status st = RunCuda(sg, wait);
       if (st.ok()) return OkStatus();
       if (st.code() == StatusCode::kFailedPrecondition) return st;
