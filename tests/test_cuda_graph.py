@@ -4,7 +4,10 @@ with the same arguments and launch sizes as the OpenCL path, so its outputs must
 path's bit for bit (TFLITE_GPU_CUDA_GRAPH=0 is the reference here; both are checked against the CPU
 reference kernels by the rest of the suite). What must fall back to OpenCL launches: bound buffers,
 profiling, outputs kept on the device, deferred (DO_NOT_WAIT) invokes, a caller's queue, and every
-device that is not NVIDIA's (where delegate.info() says why).
+device that is not NVIDIA's (where delegate.info() says why). Checked here: profiling, a caller's
+queue, bound buffers and the refusal off NVIDIA. DO_NOT_WAIT and device-kept outputs are not
+asserted here; test_pinned_host and test_buffer_binding run them on NVIDIA, where they must take
+the OpenCL path (PartitionRuntime::CudaEligible) to keep their results.
 
 On a machine without NVIDIA's OpenCL platform (PoCL in CI) only the refusal is checked; the rest
 skips and says so. On an NVIDIA GPU the whole file runs (the device runs of issue #11).
