@@ -48,13 +48,14 @@ __kernel void empty(__global float* io) { if (get_global_id(0) > 1000000) io[0] 
 """
 
 
-def median_us(q, fn, n):
+def median_us(sync, fn, n):
+    """Median wall microseconds of fn() over n runs, each between two sync() calls (the device idle)."""
     ts = []
     for _ in range(n):
-        q.finish()
+        sync()
         t0 = time.perf_counter()
         fn()
-        q.finish()
+        sync()
         ts.append((time.perf_counter() - t0) * 1e6)
     return statistics.median(ts)
 
@@ -71,14 +72,7 @@ def cuda_floor(n=30, runs=50):
     x = torch.zeros(64, device="cuda")
 
     def med(fn):
-        ts = []
-        for _ in range(runs):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            fn()
-            torch.cuda.synchronize()
-            ts.append((time.perf_counter() - t0) * 1e6)
-        return statistics.median(ts)
+        return median_us(torch.cuda.synchronize, fn, runs)
 
     def chain():
         for _ in range(n):
@@ -128,11 +122,11 @@ def main():
     launch = cl.enqueue_nd_range_kernel
     # Calibrate the spin to ~1 ms (longer than any invoke's enqueue here).
     spin.set_args(io, np.int32(100000))
-    t = median_us(q, lambda: launch(q, spin, (1,), (1,)), 10)
+    t = median_us(q.finish, lambda: launch(q, spin, (1,), (1,)), 10)
     spin.set_args(io, np.int32(max(1000, int(100000 * 1000.0 / max(t, 1.0)))))
     gate = lambda: launch(q, spin, (1,), (1,))  # noqa: E731
-    s = median_us(q, gate, 30)
-    chain = median_us(q, lambda: (gate(), [launch(q, empty, (64,), (64,)) for _ in range(30)]), 30) - s
+    s = median_us(q.finish, gate, 30)
+    chain = median_us(q.finish, lambda: (gate(), [launch(q, empty, (64,), (64,)) for _ in range(30)]), 30) - s
     dev = q.device
     print(f"# {dev.name} ({dev.platform.name}, driver {dev.driver_version}); spin {s:.0f} us; 30 empty dependent "
           f"kernels behind it: {chain:.1f} us = {chain / 30:.2f} us of device time per kernel", flush=True)
@@ -160,10 +154,10 @@ def main():
                 for _ in range(10):
                     it.invoke()
                 inv = it.invoke
-                wall = median_us(q, inv, a.runs)
-                s0 = median_us(q, gate, 30)
-                gated = median_us(q, lambda: (gate(), inv()), a.runs)
-                s1 = median_us(q, gate, 30)
+                wall = median_us(q.finish, inv, a.runs)
+                s0 = median_us(q.finish, gate, 30)
+                gated = median_us(q.finish, lambda: (gate(), inv()), a.runs)
+                s1 = median_us(q.finish, gate, 30)
                 device = gated - (s0 + s1) / 2
                 y = it.get_tensor(it.get_output_details()[0]["index"]).copy()
                 if name == "default":

@@ -58,6 +58,7 @@ py::dict InfoDict(const GpuDelegateInfo& i) {
   d["profiling_queue"] = i.profiling_queue;
   d["cuda_graph_runs"] = i.cuda_graph_runs;
   d["cuda_graph_refused"] = i.cuda_graph_refused;
+  d["cuda_graph_programmatic"] = i.cuda_graph_programmatic;
   return d;
 }
 

@@ -27,7 +27,6 @@ struct Api {
   CUresult (*cuDeviceGet)(CUdevice*, int);
   CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
   CUresult (*cuDevicePrimaryCtxRetain)(Handle*, CUdevice);
-  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
   CUresult (*cuCtxPushCurrent)(Handle);
   CUresult (*cuCtxPopCurrent)(Handle*);
   CUresult (*cuModuleLoadData)(Handle*, const void*);
@@ -87,6 +86,10 @@ std::string ErrorText(const Api* a, CUresult r) {
   return "CUresult " + std::to_string(r);
 }
 
+Status Check(const Api* a, CUresult r, const std::string& what) {
+  return r == 0 ? OkStatus() : Internal("CUDA graph: " + what + " failed: " + ErrorText(a, r));
+}
+
 // libcuda.so.1 and cuInit, once per process; null with *why when unavailable.
 const Api* LoadApi(std::string* why) {
   static std::once_flag once;
@@ -111,7 +114,6 @@ const Api* LoadApi(std::string* why) {
     sym(api.cuDeviceGet, "cuDeviceGet");
     sym(api.cuDeviceGetAttribute, "cuDeviceGetAttribute");
     sym(api.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-    sym(api.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
     sym(api.cuCtxPushCurrent, "cuCtxPushCurrent_v2");
     sym(api.cuCtxPopCurrent, "cuCtxPopCurrent_v2");
     sym(api.cuModuleLoadData, "cuModuleLoadData");
@@ -231,19 +233,22 @@ StatusOr<int> DeviceOf(const cl::Context& ctx) {
   return result;
 }
 
-bool RegisterHost(const cl::Context& ctx, void* p, size_t bytes) {
+int RegisterHost(const cl::Context& ctx, void* p, size_t bytes) {
   auto dev = DeviceOf(ctx);
-  if (!dev.ok() || !p || bytes == 0) return false;
+  if (!dev.ok() || !p || bytes == 0) return -1;
   const Api* a = LoadApi(nullptr);
   Handle pc = PrimaryContext(a, dev.value(), nullptr);
-  if (!pc) return false;
+  if (!pc) return -1;
   Scope s(a, pc);
-  return s.ok() && a->cuMemHostRegister(p, bytes, kHostRegisterPortable) == 0;
+  return s.ok() && a->cuMemHostRegister(p, bytes, kHostRegisterPortable) == 0 ? dev.value() : -1;
 }
 
-void UnregisterHost(void* p) {
+void UnregisterHost(int device, void* p) {
   const Api* a = LoadApi(nullptr);
-  if (a && p) a->cuMemHostUnregister(p);  // portable registration: no context needed to drop it
+  Handle pc = a && p ? PrimaryContext(a, device, nullptr) : nullptr;
+  if (!pc) return;
+  Scope s(a, pc);
+  if (s.ok()) a->cuMemHostUnregister(p);
 }
 
 struct GraphRunner::State {
@@ -252,6 +257,8 @@ struct GraphRunner::State {
   Handle stream = nullptr, graph = nullptr, exec = nullptr;
   std::vector<Handle> modules;
   std::vector<CUdeviceptr> buffers;
+  std::vector<size_t> sizes;  // bytes of each buffer
+  bool programmatic = false;
   ~State() {
     if (!a || !ctx) return;
     Scope s(a, ctx);
@@ -334,14 +341,13 @@ StatusOr<std::unique_ptr<GraphRunner>> GraphRunner::Create(int device, const std
   if (!s.ctx) return Status(StatusCode::kUnavailable, why);
   Scope scope(a, s.ctx);
   if (!scope.ok()) return Internal("CUDA graph: cannot make the device's context current");
-  auto check = [&](CUresult r, const std::string& what) -> Status {
-    return r == 0 ? OkStatus() : Internal("CUDA graph: " + what + " failed: " + ErrorText(a, r));
-  };
+  auto check = [a](CUresult r, const std::string& what) { return Check(a, r, what); };
   for (size_t i = 0; i < buffers.size(); ++i) {
     CUdeviceptr p = 0;
     const size_t bytes = std::max<size_t>(buffers[i], 4);
     TFG_RETURN_IF_ERROR(check(a->cuMemAlloc(&p, bytes), "cuMemAlloc(" + std::to_string(bytes) + ")"));
     s.buffers.push_back(p);
+    s.sizes.push_back(bytes);
     if (i < init.size() && !init[i].empty())
       TFG_RETURN_IF_ERROR(check(a->cuMemcpyHtoD(p, init[i].data(), std::min(bytes, init[i].size())), "cuMemcpyHtoD"));
     else
@@ -355,6 +361,7 @@ StatusOr<std::unique_ptr<GraphRunner>> GraphRunner::Create(int device, const std
     if (a->cuDeviceGet(&d, device) == 0) a->cuDeviceGetAttribute(&cc_major, kAttrCcMajor, d);
   }
   const bool pdl = env::CudaGraph() == 2 && cc_major >= 9 && a->cuLaunchKernelEx;
+  s.programmatic = pdl;
   // One module per distinct PTX (kernels of one cached program share it).
   std::map<std::string, Handle> funcs;
   std::vector<Handle> fn(kernels.size(), nullptr);
@@ -408,26 +415,27 @@ StatusOr<std::unique_ptr<GraphRunner>> GraphRunner::Create(int device, const std
   return g;
 }
 
+bool GraphRunner::programmatic() const { return s_->programmatic; }
+
 Status GraphRunner::Run(const std::vector<Copy>& in, const std::vector<Copy>& out, bool spin) {
   State& s = *s_;
   const Api* a = s.a;
+  // Every copy is checked before anything is enqueued: an early return must not leave a copy in
+  // flight into or out of the caller's memory.
+  for (const auto* list : {&in, &out})
+    for (const Copy& c : *list)
+      if (c.buffer < 0 || size_t(c.buffer) >= s.buffers.size() || c.bytes > s.sizes[size_t(c.buffer)])
+        return Internal("CUDA graph: a copy names no buffer or overruns it");
   Scope scope(a, s.ctx);
   if (!scope.ok()) return Internal("CUDA graph: cannot make the device's context current");
-  auto check = [&](CUresult r, const char* what) -> Status {
-    return r == 0 ? OkStatus() : Internal(std::string("CUDA graph: ") + what + " failed: " + ErrorText(a, r));
-  };
   Status st = OkStatus();
-  for (const Copy& c : in) {
-    if (c.buffer < 0 || size_t(c.buffer) >= s.buffers.size()) return Internal("CUDA graph: copy names no buffer");
-    st = check(a->cuMemcpyHtoDAsync(s.buffers[size_t(c.buffer)], c.host, c.bytes, s.stream), "cuMemcpyHtoDAsync");
-    if (!st.ok()) break;
-  }
-  if (st.ok()) st = check(a->cuGraphLaunch(s.exec, s.stream), "cuGraphLaunch");
-  for (const Copy& c : out) {
-    if (!st.ok()) break;
-    if (c.buffer < 0 || size_t(c.buffer) >= s.buffers.size()) return Internal("CUDA graph: copy names no buffer");
-    st = check(a->cuMemcpyDtoHAsync(c.host, s.buffers[size_t(c.buffer)], c.bytes, s.stream), "cuMemcpyDtoHAsync");
-  }
+  for (size_t i = 0; i < in.size() && st.ok(); ++i)
+    st = Check(a, a->cuMemcpyHtoDAsync(s.buffers[size_t(in[i].buffer)], in[i].host, in[i].bytes, s.stream),
+               "cuMemcpyHtoDAsync");
+  if (st.ok()) st = Check(a, a->cuGraphLaunch(s.exec, s.stream), "cuGraphLaunch");
+  for (size_t i = 0; i < out.size() && st.ok(); ++i)
+    st = Check(a, a->cuMemcpyDtoHAsync(out[i].host, s.buffers[size_t(out[i].buffer)], out[i].bytes, s.stream),
+               "cuMemcpyDtoHAsync");
   // Whatever was enqueued finishes before the host memory is the caller's again.
   CUresult r = 0;
   if (spin) {
@@ -437,7 +445,7 @@ Status GraphRunner::Run(const std::vector<Copy>& in, const std::vector<Copy>& ou
     r = a->cuStreamSynchronize(s.stream);
   }
   TFG_RETURN_IF_ERROR(st);
-  return check(r, "waiting for the stream");
+  return Check(a, r, "waiting for the stream");
 }
 
 }  // namespace tflite_gpu::gpu::cuda

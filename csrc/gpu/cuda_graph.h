@@ -52,10 +52,12 @@ namespace gpu::cuda {
 StatusOr<int> DeviceOf(const cl::Context& ctx);
 
 // Pins [p, p + bytes) for CUDA copies (cuMemHostRegister, portable) when ctx's device has a CUDA
-// twin; false when not (the memory then stays usable, CUDA copies bounce it). Pair with
-// UnregisterHost before the memory is unmapped.
-bool RegisterHost(const cl::Context& ctx, void* p, size_t bytes);
-void UnregisterHost(void* p);
+// twin: returns that CUDA device, or -1 when not (the memory then stays usable, CUDA copies bounce
+// it). Pair with UnregisterHost(device, p) before the memory is unmapped; it drops the
+// registration in the same device's context (a CUDA call needs a current context, and a
+// registration left behind would keep pinning pages another allocation may reuse the address of).
+int RegisterHost(const cl::Context& ctx, void* p, size_t bytes);
+void UnregisterHost(int device, void* p);
 
 class GraphRunner {
  public:
@@ -79,6 +81,8 @@ class GraphRunner {
   // Copies `in` to the device, replays the graph, copies `out` back, waits (spin: polls the
   // stream instead of blocking).
   Status Run(const std::vector<Copy>& in, const std::vector<Copy>& out, bool spin);
+  // Whether the graph's kernels are programmatic dependent launches (compute capability 9.0+).
+  bool programmatic() const;
 
  private:
   GraphRunner() = default;

@@ -127,8 +127,9 @@ class GpuDelegateKernel : public DelegateKernel {
   }
   PartitionRuntime& runtime() { return *runtime_; }
   uint8_t* HostMemory(int tensor, size_t bytes) override;
-  // Adds this partition's CUDA graph runs to *runs; sets *refused (when empty) to why it was refused.
-  void CudaGraphState(uint64_t* runs, std::string* refused);
+  // Adds this partition's CUDA graph runs to *runs; sets *refused (when empty) to why it was
+  // refused, and *programmatic when its graph uses programmatic dependent launches.
+  void CudaGraphState(uint64_t* runs, std::string* refused, bool* programmatic);
 
  private:
   std::vector<Dims> InputShapes(Subgraph& sg) const;
@@ -451,14 +452,16 @@ GpuDelegateInfo GpuDelegate::info() const {
   GpuDelegateInfo i = info_;
   i.profiling_queue = ctx_ && ctx_->profiling();
   std::lock_guard<std::mutex> l(registry_->mu);
-  for (GpuDelegateKernel* k : registry_->kernels) k->CudaGraphState(&i.cuda_graph_runs, &i.cuda_graph_refused);
+  for (GpuDelegateKernel* k : registry_->kernels)
+    k->CudaGraphState(&i.cuda_graph_runs, &i.cuda_graph_refused, &i.cuda_graph_programmatic);
   return i;
 }
 
-void GpuDelegateKernel::CudaGraphState(uint64_t* runs, std::string* refused) {
+void GpuDelegateKernel::CudaGraphState(uint64_t* runs, std::string* refused, bool* programmatic) {
   std::lock_guard<std::mutex> l(mu_);
   if (!runtime_) return;
   *runs += runtime_->cuda_graph_runs();
+  *programmatic = *programmatic || runtime_->cuda_graph_programmatic();
   if (refused->empty()) *refused = runtime_->cuda_graph_refused();
 }
 

@@ -50,6 +50,7 @@ class PartitionRuntime {
   // stays on OpenCL launches when the path was refused ("" otherwise).
   uint64_t cuda_graph_runs() const { return cuda_runs_; }
   const std::string& cuda_graph_refused() const { return cuda_refused_; }
+  bool cuda_graph_programmatic() const { return cuda_ && cuda_->programmatic(); }
   // Per kernel: (node, name, device microseconds) of the last profiled run.
   struct KernelTime { int node; std::string name; double us; std::string kernel; };  // kernel: the generator's name
   const std::vector<KernelTime>& kernel_times() const { return times_; }

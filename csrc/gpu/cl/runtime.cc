@@ -339,7 +339,7 @@ StatusOr<std::unique_ptr<HostBuffer>> HostBuffer::Create(std::shared_ptr<const C
   TFG_RETURN_IF_ERROR(ClStatus(err, "clEnqueueMapBuffer(" + std::to_string(bytes) + " bytes)"));
   if (!p) return Internal("clEnqueueMapBuffer returned a null pointer");
   h->ptr_ = static_cast<uint8_t*>(p);
-  h->cuda_registered_ = gpu::cuda::RegisterHost(*ctx, p, bytes);
+  h->cuda_device_ = gpu::cuda::RegisterHost(*ctx, p, bytes);
   h->ctx_ = std::move(ctx);
   h->ctx_->CountHostBuffer(+1, bytes);
   return h;
@@ -348,7 +348,7 @@ StatusOr<std::unique_ptr<HostBuffer>> HostBuffer::Create(std::shared_ptr<const C
 HostBuffer::~HostBuffer() {
   if (!ptr_) return;
   const ClApi* api = ctx_->api();
-  if (cuda_registered_) gpu::cuda::UnregisterHost(ptr_);
+  if (cuda_device_ >= 0) gpu::cuda::UnregisterHost(cuda_device_, ptr_);
   // In-order queue: the unmap runs after every command enqueued before it (a read still landing
   // in this memory included); the wait makes the memory's release follow the unmap.
   if (api->clEnqueueUnmapMemObject(ctx_->queue(), buffer_.get(), ptr_, 0, nullptr, nullptr) == CL_SUCCESS)

@@ -185,7 +185,7 @@ class HostBuffer {
   std::shared_ptr<const Context> ctx_;
   Buffer buffer_;
   uint8_t* ptr_ = nullptr;
-  bool cuda_registered_ = false;
+  int cuda_device_ = -1;  // the CUDA device the memory is registered with (cuda_graph.h), or -1
 };
 
 class Program {

@@ -147,6 +147,7 @@ struct GpuDelegateInfo {
   // one CUDA graph each, and why a partition stayed on OpenCL launches ("" when none was refused).
   uint64_t cuda_graph_runs = 0;
   std::string cuda_graph_refused;
+  bool cuda_graph_programmatic = false;  // a partition's graph uses programmatic dependent launches
 };
 // Details of a delegate created by TfLiteGpuDelegateV2Create (for reports and tools).
 TFLITE_GPU_API GpuDelegateInfo GetGpuDelegateInfo(const TfLiteDelegate* delegate);
