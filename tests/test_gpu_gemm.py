@@ -14,7 +14,8 @@ shape.
 The split-K kernel of 1x1 convolutions at small M (EmitPointwiseSplitK, TFLITE_GPU_CONV_SPLITK)
 is checked the same way: every per-item tile shape forced (TMxTNxRMxRN, incl. 1 position x 1
 slice, a source-slice loop the split does not divide, K and N not multiples of 4, M = 1, a
-fused residual ADD) and its rule over every 1x1 layer ("all").
+fused residual ADD), its rule over every 1x1 layer ("all"), and its default choice on layers too
+small for the rule's tiles (ChooseSplitKSmall: the classifier row, 7x7 and 14x14 projections).
 
 Tolerances as in test_gpu_ops.py: F32 rel-L2 <= 1e-5, fp16 storage 5e-3.
 """
@@ -140,6 +141,41 @@ def test_pointwise_splitk_matches_reference(tile, precision, monkeypatch):
             assert all(k.rsplit("x", 1)[0].endswith("_splitk" + want_tile) for k in splitk), kernels
             if tile.count("x") >= 4 and tile.split("x")[4] != "0":
                 assert all(k.endswith("x" + tile.split("x")[4]) for k in splitk), kernels
+
+
+# Layers below 2.5 work groups of the rule's tiles per compute unit (ChooseSplitKSmall): the
+# classifier row (1 position: the 1x2x1x1 tile, split 32 ways), a 7x7 projection and a 14x14 one,
+# and a layer of 3 source slices (12 channels), which keeps the direct kernel.
+SMALL_SHAPES = [(1, 1, 1, 300, 1001, "NONE"), (1, 7, 7, 256, 320, "RELU6"), (1, 14, 14, 96, 64, "NONE"),
+                (1, 6, 6, 12, 40, "RELU")]
+
+
+@pytest.mark.parametrize("precision", ["F32", "F32_F16"])
+def test_splitk_small_layers(precision, monkeypatch):
+    require_gpu()
+    monkeypatch.delenv("TFLITE_GPU_CONV_SPLITK", raising=False)
+    # The GEMM declines these layers on a GPU of many compute units (an H100: fewer than 2 waves of
+    # its tiles); on a device of few (PoCL: 2) it would take them first.
+    monkeypatch.setenv("TFLITE_GPU_CONV_GEMM", "0")
+    monkeypatch.setenv("TFLITE_GPU_CONV_MMA", "0")  # NVIDIA's fp16 storage would take the 14x14 layer
+    for i, shape, kernels in checked_runs(SMALL_SHAPES, precision, 8, "rule"):
+        splitk = [k for k in kernels if "_splitk" in k]
+        if shape[3] < 16:  # fewer than 4 source slices
+            assert not splitk, (shape, kernels)
+            continue
+        assert len(splitk) == (2 if i % 2 == 0 else 1), (shape, kernels)
+        if shape[1:3] == (1, 1):  # the classifier: 1 position x 2 slices per work group, K split 32 ways
+            assert all("_splitk1x2x1x1x32" in k for k in splitk), kernels
+
+
+def test_splitk_nosmall_keeps_the_direct_kernel(monkeypatch):
+    """TFLITE_GPU_CONV_SPLITK=nosmall (measurements) drops the small-layer tiles: the classifier row
+    runs the direct kernel, as before them, with the same results."""
+    require_gpu()
+    monkeypatch.setenv("TFLITE_GPU_CONV_SPLITK", "nosmall")
+    monkeypatch.setenv("TFLITE_GPU_CONV_GEMM", "0")
+    for _, _, kernels in checked_runs(SMALL_SHAPES[:1], "F32", 9, "nosmall"):
+        assert not any("_splitk" in k for k in kernels), kernels
 
 
 def test_splitk_off_keeps_the_old_choice(monkeypatch):

@@ -122,8 +122,10 @@ std::string ConvMma();
 // local memory): "0" turns it off (the GEMM / direct choice above runs), "all" lets its rule
 // take also the layers the GEMM would take, "TMxTNxRMxRN" (e.g. "16x8x2x2": positions x
 // destination slices per work group, per item) forces that tile on every 1x1 layer it fits, and
-// "TMxTNxRMxRNxKSxU" also the K split (0: the generator's) and the loop's unroll; unset: the rule
-// (layers the GEMM declines). For measuring; part of the serialization key.
+// "TMxTNxRMxRNxKSxU" also the K split (0: the generator's) and the loop's unroll, "nosmall" drops
+// the small-layer tiles (ChooseSplitKSmall: those layers keep the direct kernel, as before
+// 2026-11-27); unset: the rule (layers the GEMM declines). For measuring; part of the
+// serialization key.
 std::string ConvSplitK();
 
 // TFLITE_GPU_SPIN_US: how long (microseconds) an idle worker of the CPU thread pool spins before it

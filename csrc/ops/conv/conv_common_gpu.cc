@@ -176,6 +176,8 @@ constexpr int kSplitKMaxRecompute = 16;
 // The rule's limits (ChooseSplitK): output items per work group (PM x PN) and source slices.
 constexpr int kSplitKMinItems = 16;
 constexpr int kSplitKMinSlices = 16;
+// ChooseSplitKSmall: layers of fewer source slices keep the direct kernel.
+constexpr int kSplitKSmallMinSlices = 4;
 
 // Completes a tile (TM, TN, RM, RN) with its KS; {} when the tile does not fit the device or the layer.
 SplitKTile SplitKOf(int tm, int tn, int rm, int rn, int SS, size_t max_wg, int force_ks = 0) {
@@ -207,8 +209,10 @@ SplitKTile SplitKDefault(int tm, int tn, int SS, size_t max_wg) {
 // "TMxTNxRMxRNxKSxU" also the unroll of the source-slice loop, default 2; a 7th field 1: aligned
 // float4 loads in F32). Rule: among tiles of 8+ positions, 2-8 slices and 16+ output items per
 // work group (KS <= 16), on layers of 16+ source slices, the largest tile that gives 2.5 work
-// groups per compute unit, else the largest that gives one; least padding, then fewest float4
-// reads per source slice (TM + 4 TN), among equals; else {}.
+// groups per compute unit; least padding, then fewest float4 reads per source slice (TM + 4 TN),
+// among equals. Fewer work groups than that (or fewer than 16 source slices): ChooseSplitKSmall's
+// tile on layers of 4+ source slices, else {}. "nosmall" (measurements): without ChooseSplitKSmall,
+// the largest tile that gives one work group per compute unit, else {}.
 // F32 reads its operands as aligned float4s (each buffer is a float array aligned to its base),
 // not through vload4. Measured on an NVIDIA H100 (v1/v2 batch 1, every tile forced per layer,
 // gpusk-1/2 sweeps): tiles of < 16 items (KS 32) and layers of K < 64 lost to the direct kernel
@@ -221,6 +225,48 @@ SplitKTile SplitKDefault(int tm, int tn, int SS, size_t max_wg) {
 bool SplitKForced() {
   int a, b, c, d;
   return std::sscanf(env::ConvSplitK().c_str(), "%dx%dx%dx%d", &a, &b, &c, &d) == 4;
+}
+
+// The split-K tile of layers too small for 2.5 work groups of the rule below per compute unit,
+// where the tile's parallelism and reads decide. Estimated device time in microseconds, fitted to
+// every 1x1 layer of MobileNet v1 and v2 at batch 1 on an NVIDIA H100 (CUDA graph launches, each
+// kernel's time from CUPTI, 8 tiles forced per layer, gpu sweep of 2026-11-27):
+//   2.0 + 0.017 x (float4 reads per item: ceil(SS / KS) x (RM + 4 RN))
+//       + 0.387 x (thousands of distinct float4 reads per compute unit: ceil(groups / CU) x (TM + 4 TN) x SS).
+// The candidates are the measured family: 4 positions per item row (PM = 4) in tiles of 8 or 16
+// positions x 2, 4 or 8 slices, and 1 position x 2 slices split 32 ways (a 64-item work group, for
+// the classifier's single position). Measured there against the previous choices (the direct
+// kernel, or split-K tiles of >= 16 items with one work group per compute unit): v2's 7x7 and
+// 14x14 projections 9.4 -> 3.9 us (14x14x576->96), 5.0 -> 2.7 (14x14x384->64), 8.8 -> 5.1
+// (7x7x960->320); v1's 7x7x1024->1024 10.5 -> 7.9; the 1x1 classifiers 6.1 -> 4.0 (v1) and
+// 7.6 -> 5.7 (v2); every 1x1 layer of both: 247 -> 200 us in all, the best tile per layer 192.
+double SplitKEstimateUs(const SplitKTile& t, int64_t M, int dS, int SS, int64_t cu) {
+  const int64_t groups = CeilDiv(M, t.tm) * CeilDiv(dS, t.tn);
+  const double per_item = double(CeilDiv(SS, t.ks)) * (t.rm + 4 * t.rn);
+  const double distinct = double(CeilDiv(groups, cu)) * (t.tm + 4 * t.tn) * SS / 1000.0;
+  return 2.0 + 0.017 * per_item + 0.387 * distinct;
+}
+
+SplitKTile ChooseSplitKSmall(int64_t M, int dS, int SS, size_t max_wg, int64_t cu) {
+  struct Cand { int tm, tn, rm, rn, ks; };
+  static constexpr Cand kCands[] = {{16, 4, 4, 2, 0}, {16, 4, 4, 1, 0}, {16, 2, 4, 1, 0}, {8, 4, 2, 2, 0},
+                                    {8, 2, 2, 1, 0},  {16, 8, 4, 2, 0}, {8, 8, 2, 2, 0},  {1, 2, 1, 1, 32}};
+  if (SS < kSplitKSmallMinSlices) return {};
+  SplitKTile best;
+  double best_us = 0;
+  for (const Cand& c : kCands) {
+    int ks = c.ks;  // a forced split: at most the layer's source slices
+    while (ks > 1 && ks > SS) ks /= 2;
+    SplitKTile t = SplitKOf(c.tm, c.tn, c.rm, c.rn, SS, max_wg, ks);
+    if (t.tm == 0) continue;
+    const double us = SplitKEstimateUs(t, M, dS, SS, cu);
+    if (best.tm == 0 || us < best_us) {
+      best = t;
+      best_us = us;
+    }
+  }
+  if (best.tm > 0) best.loads = 1;  // aligned float4 loads (F32 precision only)
+  return best;
 }
 
 bool StageFits(int tm, int SS) { return int64_t(SS) * (tm + 1) * 16 <= kSplitKMaxStage; }
@@ -238,8 +284,9 @@ SplitKTile ChooseSplitK(int64_t M, int dS, int SS, bool gemm_chosen, bool comput
     return t;
   }
   if (gemm_chosen && v != "all") return {};
-  if (!computed && SS < kSplitKMinSlices) return {};
   const int64_t cu = caps.compute_units > 0 ? caps.compute_units : 16;
+  const bool small = v != "nosmall";  // "nosmall": the rule's tiles only (the choice before 2026-11-27)
+  if (!computed && SS < kSplitKMinSlices) return small ? ChooseSplitKSmall(M, dS, SS, max_wg, cu) : SplitKTile{};
   SplitKTile best;
   int64_t best_area = 0, best_reads = 0, best_pad = 0, best_groups = 0;
   int best_level = -1;  // 2: 2.5+ work groups per compute unit, 1: one or more, 0: fewer
@@ -276,8 +323,11 @@ SplitKTile ChooseSplitK(int64_t M, int dS, int SS, bool gemm_chosen, bool comput
     }
   }
   if (best.tm > 0 && !computed) best.loads = 1;  // aligned float4 loads (F32 precision only)
-  if (!computed && best_level < 1) return {};
-  return best;
+  if (computed || best_level == 2) return best;
+  if (!small) return best_level == 1 ? best : SplitKTile{};
+  // Less than 2.5 work groups per compute unit (batch-1 layers of 28x28 and less, narrow layers,
+  // the classifier): the tile of least estimated time (SplitKEstimateUs).
+  return ChooseSplitKSmall(M, dS, SS, max_wg, cu);
 }
 
 Status EmitPointwiseSplitK(GpuBuildContext& ctx, const std::string& name, const GpuTensorRef& src,
