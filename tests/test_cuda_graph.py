@@ -75,6 +75,9 @@ def test_switch_off_says_so(monkeypatch):
 def test_bit_identical_to_opencl_launches(name, precision, monkeypatch):
     _nvidia()
     m = _model(name)
+    # The same kernels on both paths: the depthwise + 1x1 fusion's default differs between them
+    # (test_dwpw_default_follows_the_launch_path).
+    monkeypatch.setenv("TFLITE_GPU_FUSION_DWPW_MAX_TIMES", "2")
     want, off, _, _ = _run(m, monkeypatch, cuda=False, precision=precision)
     got, on, _, _ = _run(m, monkeypatch, cuda=True, precision=precision)
     assert off["cuda_graph_runs"] == 0
@@ -84,6 +87,31 @@ def test_bit_identical_to_opencl_launches(name, precision, monkeypatch):
             assert x.shape == y.shape
             assert np.array_equal(x, y), f"{name} {precision}: max |diff| {np.abs(x - y).max()}"
     assert not np.array_equal(got[0][0], got[1][0])  # the second input reached the device
+
+
+def _kernel_labels(it):
+    it.enable_profiling(True)
+    it.invoke()
+    return [k["name"] for k in it._core.gpu_kernel_times()]
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "face_detector_like"])
+def test_dwpw_default_follows_the_launch_path(name, monkeypatch):
+    """Where partitions launch as CUDA graphs the depthwise + 1x1 fusion is off by default (its
+    recomputation costs more than the ~1.2 us launch it saves); with OpenCL launches its default
+    fuses the pairs computed at most twice. Both plans give the reference's values (checked by the
+    zoo and fusion tests); here the plans themselves."""
+    _nvidia()
+    monkeypatch.delenv("TFLITE_GPU_FUSION_DWPW_MAX_TIMES", raising=False)
+    monkeypatch.delenv("TFLITE_GPU_DISABLE_FUSION", raising=False)
+    m = _model(name)
+    _, off, it_off, _ = _run(m, monkeypatch, cuda=False, invokes=1)
+    _, on, it_on, _ = _run(m, monkeypatch, cuda=True, invokes=1)
+    assert on["cuda_graph_runs"] >= 1 and off["cuda_graph_runs"] == 0
+    fused_off = [k for k in _kernel_labels(it_off) if k.startswith("DEPTHWISE_CONV_2D+CONV_2D")]
+    fused_on = [k for k in _kernel_labels(it_on) if k.startswith("DEPTHWISE_CONV_2D+CONV_2D")]
+    assert fused_off, "OpenCL launches: the default fuses some depthwise + 1x1 pairs"
+    assert not fused_on, fused_on
 
 
 @pytest.mark.parametrize("name", ["mobilenet_v2", "pose_landmark_like"])

@@ -41,6 +41,7 @@
 #include "gpu/cl/device.h"
 #include "gpu/cl/program_cache.h"
 #include "gpu/cl/runtime.h"
+#include "gpu/cuda_graph.h"
 #include "gpu/gpu_op.h"
 #include "gpu/partition_model.h"
 #include "gpu/partition_runtime.h"
@@ -261,6 +262,7 @@ Status GpuDelegate::InitLocked() {
   caps_.is_gpu = d.type == cl::DeviceType::kGpu;
   caps_.vendor = d.vendor;
   caps_.nv_compute_capability = d.nv_compute_capability;
+  caps_.cuda_graph = cuda::DeviceOf(*ctx_).ok();
   bool loss = opts_.is_precision_loss_allowed != 0;
   for (int p : {opts_.inference_priority1, opts_.inference_priority2, opts_.inference_priority3}) {
     if (p == TFLITE_GPU_INFERENCE_PRIORITY_AUTO) continue;

@@ -305,8 +305,15 @@ class Builder : public GpuBuildContext {
 // pairs at batch 1 need 7-15M (224x224); at batch 32 they keep two kernels.
 constexpr int64_t kDefaultInlineMacs = int64_t(1) << 25;
 // Most times one depthwise value may be computed by the 1x1 conv's work groups (see TryInline and
-// env.h's TFLITE_GPU_FUSION_DWPW_MAX_TIMES for the measurement).
+// env.h's TFLITE_GPU_FUSION_DWPW_MAX_TIMES for the measurement) where kernels launch through
+// OpenCL. Where they launch as a CUDA graph (GpuDeviceCaps::cuda_graph) the launch a fusion saves
+// costs less than its recomputation: 0 there. Measured on an NVIDIA H100 (batch 1, interleaved in
+// one process, two interpreters per setting, with ChooseSplitKSmall's tiles): CUDA graph, no
+// fusion vs 2: geomean 0.94x fp32 and fp16 over v1, v2 and the six real-shaped zoo models
+// (face_detector 0.89x, selfie 0.90x, hand 0.91-0.93x, v1 unchanged: no pair within 2); OpenCL
+// launches (TFLITE_GPU_CUDA_GRAPH=0): 1.03-1.06x, so 2 stays there.
 constexpr int64_t kDefaultDwPwMaxTimes = 2;
+constexpr int64_t kDefaultDwPwMaxTimesCudaGraph = 0;
 
 // A producer with GpuInlineFn whose only reader is a consumer that accepts computing it: no kernel,
 // the consumer's kernel computes each value it reads, within the recomputation budget.
@@ -351,7 +358,8 @@ bool Builder::TryInline(const Node& n, const GpuOpSupport* g) {
   const int64_t times = reader->op->gpu->accept_inline(*this, input);
   node_ = &n;
   if (times <= 0) return false;
-  if (dwpw && times > env::FusionDwPwMaxTimes(kDefaultDwPwMaxTimes)) return false;
+  if (dwpw && times > env::FusionDwPwMaxTimes(caps_.cuda_graph ? kDefaultDwPwMaxTimesCudaGraph : kDefaultDwPwMaxTimes))
+    return false;
   KernelBuilder probe("probe");
   std::string body;
   int64_t macs = 0;

@@ -561,7 +561,8 @@ std::unique_ptr<ModelSerializer> MakeModelSerializer(const TfLiteGpuDelegateOpti
   AppendKeyField(&k, "debug", std::string(env::DebugSentinels() ? "sentinels" : "") + "|" + env::DebugBreakKernel());
   AppendKeyField(&k, "caps", std::to_string(caps.fp16) + "," + std::to_string(caps.fp16_storage) + "," +
                                  std::to_string(caps.enable_quant) + "," + std::to_string(caps.max_work_group_size) +
-                                 "," + std::to_string(caps.is_gpu) + "," + std::to_string(caps.nv_compute_capability));
+                                 "," + std::to_string(caps.is_gpu) + "," + std::to_string(caps.nv_compute_capability) +
+                                 "," + std::to_string(caps.cuda_graph));
   AppendKeyField(&k, "device_name", d.name);
   AppendKeyField(&k, "device_vendor", d.vendor);
   AppendKeyField(&k, "device_version", d.device_version);

@@ -100,7 +100,8 @@ int64_t FusionDwPwMaxMacs(int64_t dflt);
 
 // TFLITE_GPU_FUSION_DWPW_MAX_TIMES: most times the 1x1 conv's kernel may compute each depthwise
 // value (its work groups along the output channels) in a DEPTHWISE_CONV_2D + CONV_2D fusion; 0
-// fuses none. A non-negative integer; unset or malformed: `dflt` (2: measured on an NVIDIA H100,
+// fuses none. A non-negative integer; unset or malformed: `dflt` (0 where partitions launch as
+// CUDA graphs, see partition_model.cc; else 2: measured on an NVIDIA H100 with OpenCL launches,
 // batch 1 fp32, interleaved in one process, vs no dwpw fusion: MobileNet v1 1.02x (noise), v2 0.93x,
 // the six real-shaped zoo models 0.84-0.98x, geomean 0.94x; 4 gave 0.93x but hand_landmark 1.09x;
 // 16 (the earlier limit) 1.02x with v1 1.53x; batch 32 unchanged: its 1x1 layers run the GEMM).
