@@ -424,7 +424,8 @@ std::string ModelSerializer::PartitionKey(Subgraph& sg, const std::vector<int>& 
                                   ? std::string()
                                   : "/times=" + env::Get("TFLITE_GPU_FUSION_DWPW_MAX_TIMES")) +
                              "/enable=" + env::Get("TFLITE_GPU_ENABLE_FUSION") + env::ConvGemm() + "/mma=" + env::ConvMma() +
-                             (env::ConvSplitK().empty() ? "" : "/splitk=" + env::ConvSplitK());
+                             (env::ConvSplitK().empty() ? "" : "/splitk=" + env::ConvSplitK()) +
+                             (env::DwRows() == 0 ? "" : "/dwrows=" + std::to_string(env::DwRows()));
   if (fusion != "//enable=") AppendKeyField(&key, "fusion", fusion);
   return key;
 }

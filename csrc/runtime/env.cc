@@ -107,6 +107,10 @@ bool FusionDisabled(const char* lever) {
 std::string ConvGemm() { return Get("TFLITE_GPU_CONV_GEMM"); }
 std::string ConvMma() { return Get("TFLITE_GPU_CONV_MMA"); }
 std::string ConvSplitK() { return Get("TFLITE_GPU_CONV_SPLITK"); }
+int DwRows() {
+  const std::string v = Get("TFLITE_GPU_DW_ROWS");
+  return v == "1" ? 1 : v == "2" ? 2 : v == "4" ? 4 : 0;
+}
 
 int64_t FusionDwPwMaxMacs(int64_t dflt) {
   const int64_t v = Digits("TFLITE_GPU_FUSION_DWPW_MAX_MACS");

@@ -129,6 +129,11 @@ std::string ConvMma();
 // serialization key.
 std::string ConvSplitK();
 
+// TFLITE_GPU_DW_ROWS: output rows per work item of the DEPTHWISE_CONV_2D kernel (1, 2 or 4;
+// depthwise_gpu.cc); unset or other values: the generator's choice. For measuring; part of the
+// serialization key.
+int DwRows();
+
 // TFLITE_GPU_SPIN_US: how long (microseconds) an idle worker of the CPU thread pool spins before it
 // blocks, after the last job of an invoke (during an invoke it spins throughout); 0 blocks at once.
 // A non-negative integer, capped at 100000; unset or malformed: 200. Read when a pool starts.

@@ -66,7 +66,12 @@ constexpr int64_t kTargetItems = 131072;
 constexpr int kMaxXT = 4;  // positions per item (8 measured slower on an H200)
 constexpr int kMaxSplit = 16;
 constexpr int kMinSplitWork = 8;  // source slices x taps per item when the loop is split
-constexpr int64_t kDwTargetItems = 16384;
+// DEPTHWISE_CONV_2D halves its rows per item (4, 2, 1) while it has fewer items than this.
+// Measured on an NVIDIA H100 (MobileNet v1/v2 batch 1, CUDA graph, each kernel's time from CUPTI,
+// rows forced per layer, TFLITE_GPU_DW_ROWS): the fastest row count gave each layer 37K-56K items
+// where it could, else the most (112x112x32 4 -> 2 rows: 4.6 -> 3.7 us; 56x56x96 stride 2: 6.3 ->
+// 5.2; 28x28x192 2 -> 1: 3.3 -> 2.7); 16384 (before) stopped at 12K-28K.
+constexpr int64_t kDwTargetItems = 32768;
 // A 1x1 conv computing its depthwise input (DEPTHWISE_CONV_2D + CONV_2D fusion): destination
 // slices per item (each item group recomputes the depthwise values it reads, so the fused work is
 // pointwise x (1 + taps / (4 * ST))), and at most this many positions per item (ST x XT float4

@@ -5,6 +5,8 @@
 // CPU kernel: depthwise.cc.
 #include "ops/conv/conv_common_gpu.h"
 
+#include "runtime/env.h"
+
 namespace tflite_gpu {
 namespace {
 
@@ -62,6 +64,7 @@ Status BuildDepthwise(GpuBuildContext& ctx) {
   // (sharing columns) measured slower on an H200.
   int YT = std::min(so.h, 4);
   while (YT > 1 && int64_t(so.w) * CeilDiv(so.h, YT) * dS * so.b < kDwTargetItems) YT /= 2;
+  if (env::DwRows() > 0) YT = std::min(so.h, env::DwRows());
   const int64_t max_y = CeilDiv(so.h, YT) * YT - 1;
   const bool need_y = PT > 0 || max_y * SH - PT + int64_t(KH - 1) * DH >= si.h;
   const bool need_x = PL > 0 || int64_t(so.w - 1) * SW - PL + int64_t(KW - 1) * DW >= si.w;
