@@ -230,7 +230,8 @@ bool SplitKForced() {
 // The split-K tile of layers too small for 2.5 work groups of the rule below per compute unit,
 // where the tile's parallelism and reads decide. Estimated device time in microseconds, fitted to
 // every 1x1 layer of MobileNet v1 and v2 at batch 1 on an NVIDIA H100 (CUDA graph launches, each
-// kernel's time from CUPTI, 8 tiles forced per layer, gpu sweep of 2026-11-27):
+// kernel's time from CUPTI, 15 tile settings forced per layer, fitted on the 8 of the family below,
+// sweep of 2026-11-27):
 //   2.0 + 0.017 x (float4 reads per item: ceil(SS / KS) x (RM + 4 RN))
 //       + 0.387 x (thousands of distinct float4 reads per compute unit: ceil(groups / CU) x (TM + 4 TN) x SS).
 // The candidates are the measured family: 4 positions per item row (PM = 4) in tiles of 8 or 16
