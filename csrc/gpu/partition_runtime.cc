@@ -27,6 +27,12 @@ Status CheckSentinel(const cl::Context& c, const cl::Buffer& b, size_t offset, c
   return OkStatus();
 }
 
+// A partition boundary tensor must have host memory to copy from or into (every launch path).
+Status HostDataCheck(const Tensor& t, int tensor, const char* role) {
+  if (t.data) return OkStatus();
+  return FailedPrecondition(std::string("GPU partition ") + role + " tensor " + std::to_string(tensor) + " has no data");
+}
+
 }  // namespace
 
 Status PartitionRuntime::CheckSentinels() {
@@ -178,12 +184,12 @@ Status PartitionRuntime::RunCuda(Subgraph& sg, cl::WaitMode wait) {
   cuda_out_.clear();
   for (const auto& b : model_.inputs) {
     Tensor& t = sg.tensor(b.cpu_tensor);
-    if (!t.data) return FailedPrecondition("GPU partition input tensor " + std::to_string(b.cpu_tensor) + " has no data");
+    TFG_RETURN_IF_ERROR(HostDataCheck(t, b.cpu_tensor, "input"));
     cuda_in_.push_back({staging0 + b.staging, t.data, model_.staging_bytes[b.staging]});
   }
   for (const auto& b : model_.outputs) {
     Tensor& t = sg.tensor(b.cpu_tensor);
-    if (!t.data) return FailedPrecondition("GPU partition output tensor " + std::to_string(b.cpu_tensor) + " has no data");
+    TFG_RETURN_IF_ERROR(HostDataCheck(t, b.cpu_tensor, "output"));
     cuda_out_.push_back({staging0 + b.staging, t.data, model_.staging_bytes[b.staging]});
   }
   TFG_RETURN_IF_ERROR(cuda_->Run(cuda_in_, cuda_out_, wait == cl::WaitMode::kActive));
@@ -264,7 +270,7 @@ Status PartitionRuntime::CopyOutputToHost(Subgraph& sg, int j, cl::WaitMode wait
   if (out_state_[j] == kOutDevice && !Direct(k))  // a direct output's staging buffer holds it already
     TFG_RETURN_IF_ERROR(kernels_[k].Launch(*ctx_, launch_global_[k], launch_local_[k]));
   Tensor& t = sg.tensor(b.cpu_tensor);
-  if (!t.data) return FailedPrecondition("GPU partition output tensor " + std::to_string(b.cpu_tensor) + " has no data");
+  TFG_RETURN_IF_ERROR(HostDataCheck(t, b.cpu_tensor, "output"));
   TFG_RETURN_IF_ERROR(OutputBuffer(size_t(j)).Read(*ctx_, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/true));
   out_state_[j] = kOutHost;
   return OkStatus();
@@ -321,7 +327,7 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
     if (bound_in_[i]) continue;  // its conversion kernel reads the user's buffer
     const auto& b = model_.inputs[i];
     Tensor& t = sg.tensor(b.cpu_tensor);
-    if (!t.data) return FailedPrecondition("GPU partition input tensor " + std::to_string(b.cpu_tensor) + " has no data");
+    TFG_RETURN_IF_ERROR(HostDataCheck(t, b.cpu_tensor, "input"));
     TFG_RETURN_IF_ERROR(staging_[b.staging].Write(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false,
                                                   defer && i == last_write ? &input_done : nullptr));
   }
@@ -350,7 +356,7 @@ Status PartitionRuntime::Run(Subgraph& sg, cl::WaitMode wait, bool defer, bool p
     if (out_state_[j] != kOutHost) continue;
     const auto& b = model_.outputs[j];
     Tensor& t = sg.tensor(b.cpu_tensor);
-    if (!t.data) return FailedPrecondition("GPU partition output tensor " + std::to_string(b.cpu_tensor) + " has no data");
+    TFG_RETURN_IF_ERROR(HostDataCheck(t, b.cpu_tensor, "output"));
     TFG_RETURN_IF_ERROR(OutputBuffer(j).Read(c, t.data, model_.staging_bytes[b.staging], 0, /*blocking=*/false,
                                              defer && j == last_read ? &last_event_ : nullptr));
   }
