@@ -12,6 +12,8 @@ the OpenCL path (PartitionRuntime::CudaEligible) to keep their results.
 On a machine without NVIDIA's OpenCL platform (PoCL in CI) only the refusal is checked; the rest
 skips and says so. On an NVIDIA GPU the whole file runs (the device runs of issue #11).
 """
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -112,6 +114,11 @@ def test_dwpw_default_follows_the_launch_path(name, monkeypatch):
     fused_on = [k for k in _kernel_labels(it_on) if k.startswith("DEPTHWISE_CONV_2D+CONV_2D")]
     assert fused_off, "OpenCL launches: the default fuses some depthwise + 1x1 pairs"
     assert not fused_on, fused_on
+    # A caller's queue always launches through OpenCL: it gets that path's plan.
+    if importlib.util.find_spec("pyopencl") is not None:
+        _, caller, it_q, _ = _run(m, monkeypatch, cuda=True, invokes=1, device=tflite_gpu.pyopencl_queue())
+        assert caller["cuda_graph_runs"] == 0
+        assert [k for k in _kernel_labels(it_q) if k.startswith("DEPTHWISE_CONV_2D+CONV_2D")] == fused_off
 
 
 @pytest.mark.parametrize("name", ["mobilenet_v2", "pose_landmark_like"])
@@ -161,6 +168,8 @@ def test_profiling_and_bound_buffers_use_opencl(monkeypatch):
     pytest.importorskip("pyopencl", reason="binding needs pyopencl buffers")
     m = zoo.ZOO["selfie_segmentation_like"]()
     monkeypatch.setenv("TFLITE_GPU_CUDA_GRAPH", "1")
+    # The same kernels whatever the path (a caller's queue gets the OpenCL launches' dwpw default).
+    monkeypatch.setenv("TFLITE_GPU_FUSION_DWPW_MAX_TIMES", "2")
     # Profiling: per-kernel device times need the OpenCL events.
     d = delegate(enable_profiling=True)
     it = tflite_gpu.Interpreter(model_content=m, experimental_delegates=[d])

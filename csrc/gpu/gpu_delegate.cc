@@ -262,7 +262,8 @@ Status GpuDelegate::InitLocked() {
   caps_.is_gpu = d.type == cl::DeviceType::kGpu;
   caps_.vendor = d.vendor;
   caps_.nv_compute_capability = d.nv_compute_capability;
-  caps_.cuda_graph = cuda::DeviceOf(*ctx_).ok();
+  // Invokes on a caller's queue always launch through OpenCL (PartitionRuntime::CudaEligible).
+  caps_.cuda_graph = ctx_->owns_queue() && cuda::DeviceOf(*ctx_).ok();
   bool loss = opts_.is_precision_loss_allowed != 0;
   for (int p : {opts_.inference_priority1, opts_.inference_priority2, opts_.inference_priority3}) {
     if (p == TFLITE_GPU_INFERENCE_PRIORITY_AUTO) continue;

@@ -84,7 +84,8 @@ struct GpuDeviceCaps {
   bool is_gpu = true;
   std::string vendor;
   int nv_compute_capability = 0;  // NVIDIA: major * 10 + minor (80+: mma.sync through inline PTX); 0 elsewhere
-  // The device has a CUDA twin (cuda_graph.h DeviceOf): partitions launch as CUDA graphs, whose
+  // The device has a CUDA twin (cuda_graph.h DeviceOf) and the delegate's queue is its own (a
+  // caller's queue keeps OpenCL launches): partitions launch as CUDA graphs, whose
   // per-kernel floor (~1.2 us on an H100) is a third of an OpenCL launch's, which moves the
   // kernel-count levers' break-even (see partition_model.cc's kDefaultDwPwMaxTimes).
   bool cuda_graph = false;
