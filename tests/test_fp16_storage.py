@@ -180,3 +180,30 @@ def test_mixed_storage_boundaries(monkeypatch, caplog):
     monkeypatch.setenv("TFLITE_GPU_FP16_ALL_HALF", "1")
     got, _, kept, _, _ = _gpu_run(model, feeds, caplog)
     assert kept == 0 and not np.all(np.isfinite(got[2]))  # all half: the big values are inf
+
+
+@pytest.mark.parametrize("precision", ["F32", "F32_F16"])
+def test_aligned_vector_access_matches_the_builtins(precision, monkeypatch):
+    """Tensors and weights are read and written as aligned float4 / 4-half vectors
+    (partition_model.cc); TFLITE_GPU_VLOAD=1 goes through OpenCL's vload4 / vload_half4 instead.
+    The same values move either way, so the outputs must be bit-identical: on a small MobileNet
+    (every kernel family reads through them) and on the mixed float / half boundary model."""
+    require_gpu()
+    rng = np.random.default_rng(4)
+    models = [zoo.mobilenet_v1(input_size=96, alpha=0.25), _mixed_boundary_model().build()]
+    for model in models:
+        it0 = tflite_gpu.Interpreter(model_content=model)
+        feeds = [rng.standard_normal(d["shape"]).astype(np.float32) for d in it0.get_input_details()]
+        outs = []
+        for vload in ("0", "1"):
+            monkeypatch.setenv("TFLITE_GPU_VLOAD", vload)
+            it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[delegate(precision)])
+            it.allocate_tensors()
+            rep = it.delegation_report()
+            assert rep["delegated_nodes"] == rep["total_nodes"], rep["unsupported"]
+            for d, x in zip(it.get_input_details(), feeds):
+                it.set_tensor(d["index"], x)
+            it.invoke()
+            outs.append([it.get_tensor(d["index"]) for d in it.get_output_details()])
+        for a, b in zip(*outs):
+            assert np.array_equal(a, b, equal_nan=True), (precision, np.abs(a - b).max())

@@ -93,7 +93,8 @@ def test_tensor_cores_match_reference_and_the_fp32_arithmetic_path(precision, mo
 
 @pytest.mark.parametrize("precision", ["F32", "F32_F16"])
 def test_tensor_core_rule_takes_large_layers_only(precision, monkeypatch):
-    """Unset: 1024 positions with N >= K run on the tensor cores, 6 positions keep the other kernels."""
+    """Unset: 1024 positions with N >= K run on the tensor cores, 6 positions keep the other kernels,
+    and projections (K > N) keep them in fp16 storage only from 2048 positions."""
     require_gpu()
     monkeypatch.delenv("TFLITE_GPU_CONV_MMA", raising=False)
     monkeypatch.delenv("TFLITE_GPU_CONV_GEMM", raising=False)
@@ -113,3 +114,12 @@ def test_tensor_core_rule_takes_large_layers_only(precision, monkeypatch):
     _, small, xs, _ = all_cases[4]
     _, kernels = gpu_run(small, xs, precision)
     assert not any("_mma" in k for k in kernels), kernels
+    # Projections (more input than output channels): fp16 storage takes the tensor cores from 2048
+    # positions only (MobileNet v2's 56x56x96->24), the split-K kernel below (14x14x384->64); F32
+    # never (N < K).
+    rng = np.random.default_rng(11)
+    for (b, h, w, ci, co), f16_mma in (((1, 56, 56, 96, 24), True), ((1, 14, 14, 384, 64), False)):
+        proj = pointwise_model(b, h, w, ci, co, "NONE", residual=False)
+        _, kernels = gpu_run(proj, rng.standard_normal([b, h, w, ci]).astype(np.float32), precision)
+        want = 1 if (f16_mma and precision != "F32") else 0
+        assert sum("_mma" in k for k in kernels) == want, ((b, h, w, ci, co), kernels)

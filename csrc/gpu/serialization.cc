@@ -425,7 +425,8 @@ std::string ModelSerializer::PartitionKey(Subgraph& sg, const std::vector<int>& 
                                   : "/times=" + env::Get("TFLITE_GPU_FUSION_DWPW_MAX_TIMES")) +
                              "/enable=" + env::Get("TFLITE_GPU_ENABLE_FUSION") + env::ConvGemm() + "/mma=" + env::ConvMma() +
                              (env::ConvSplitK().empty() ? "" : "/splitk=" + env::ConvSplitK()) +
-                             (env::DwRows() == 0 ? "" : "/dwrows=" + std::to_string(env::DwRows()));
+                             (env::DwRows() == 0 ? "" : "/dwrows=" + std::to_string(env::DwRows())) +
+                             (env::Vload() ? "/vload" : "");
   if (fusion != "//enable=") AppendKeyField(&key, "fusion", fusion);
   return key;
 }

@@ -107,6 +107,8 @@ bool FusionDisabled(const char* lever) {
 std::string ConvGemm() { return Get("TFLITE_GPU_CONV_GEMM"); }
 std::string ConvMma() { return Get("TFLITE_GPU_CONV_MMA"); }
 std::string ConvSplitK() { return Get("TFLITE_GPU_CONV_SPLITK"); }
+bool Vload() { return Get("TFLITE_GPU_VLOAD") == "1"; }
+
 int DwRows() {
   const std::string v = Get("TFLITE_GPU_DW_ROWS");
   return v == "1" ? 1 : v == "2" ? 2 : v == "4" ? 4 : 0;

@@ -134,6 +134,11 @@ std::string ConvSplitK();
 // serialization key.
 int DwRows();
 
+// TFLITE_GPU_VLOAD=1: tensors and weights are read and written through OpenCL's vload4 /
+// vload_half4 (and the stores alike) instead of aligned vector loads (partition_model.cc); for
+// measuring the difference; part of the serialization key.
+bool Vload();
+
 // TFLITE_GPU_SPIN_US: how long (microseconds) an idle worker of the CPU thread pool spins before it
 // blocks, after the last job of an invoke (during an invoke it spins throughout); 0 blocks at once.
 // A non-negative integer, capped at 100000; unset or malformed: 200. Read when a pool starts.

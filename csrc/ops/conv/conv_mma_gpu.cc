@@ -39,6 +39,7 @@ namespace {
 
 struct MmaTile { int wm = 0, wn = 0; };  // per warp; the work group covers 2 wm x 2 wn
 constexpr int64_t kMmaMinPositions = 128;
+constexpr int64_t kMmaProjMinPositions = 2048;  // f16, more input than output channels
 constexpr int64_t kTf32MinPositions = 1024;
 
 // Round to TF32 (10 mantissa bits) to nearest, ties away from zero, as PTX cvt.rna.tf32.f32.
@@ -92,8 +93,16 @@ bool WantMma(GpuBuildContext& ctx, const GpuTensorRef& src, const GpuTensorRef& 
   // kernel (which splits K over its items) is faster. Measured on an H100 (MobileNet v1/v2, fp16,
   // batch 1): 14x14 layers (196 positions) 22 -> 13 us, 28x28 17 -> 8 us; 7x7 (49) 17 -> 31 us,
   // the 1x1 classifier (1) 8 -> 17 us.
+  // Fewer input than output channels, or many positions: otherwise (projections of up to ~2K
+  // positions) a work group walks the whole K loop for few output channels, and the split-K
+  // kernel, which splits that loop, is faster. Measured on an H100 (fp16 storage, batch 1, CUDA
+  // graph launches, CUPTI kernel times, with the aligned half loads of partition_model.cc):
+  // v2 14x14x384->64+ADD 8.7 -> 2.7 us, 14x14x576->96+ADD 7.4 -> 4.5, 28x28x192->32+ADD
+  // 4.2 -> 2.7, 28x28x144->32 3.4 -> 2.8; but 56x56x96->24 (3136 positions) 2.8 on the tensor
+  // cores vs 3.2 split, and expansions keep them (28x28x32->192 1.7 vs 2.2).
   const int64_t M = int64_t(dst.shape.b) * dst.shape.h * dst.shape.w;
-  if (ctx.precision() != gpu::Precision::kF32) return M >= kMmaMinPositions;
+  if (ctx.precision() != gpu::Precision::kF32)
+    return M >= kMmaMinPositions && (src.shape.c <= dst.shape.c || M >= kMmaProjMinPositions);
   // 3xTF32 issues three mma per tile and reads float operands: it wins where the fp32 kernels are
   // compute-bound, i.e. many positions and at least as many output as input channels. Measured on an
   // H100 (MobileNets, batch 32, fp32): 14x14x512->512 109 -> 74 us, 7x7x1024 143 -> 81, v2 expansions
