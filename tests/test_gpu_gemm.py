@@ -114,7 +114,7 @@ SPLITK_SHAPES = SHAPES + [(1, 1, 1, 37, 10, "RELU"), (1, 1, 1, 300, 1001, "NONE"
 
 
 @pytest.mark.parametrize("tile", ["16x8x2x2", "32x8x4x2", "8x2x2x2", "1x1x1x1", "4x16x1x2", "64x4x4x1", "16x8x2x2x2",
-                                  "16x8x2x2x0x4x1", "all"])
+                                  "16x8x2x2x0x4", "all"])
 @pytest.mark.parametrize("precision", ["F32", "F32_F16"])
 def test_pointwise_splitk_matches_reference(tile, precision, monkeypatch):
     require_gpu()
@@ -124,8 +124,6 @@ def test_pointwise_splitk_matches_reference(tile, precision, monkeypatch):
     if not full and precision != "F32" and tile not in ("all", "16x8x2x2"):
         pytest.skip("sampled: fp16 storage runs the rule and 16x8x2x2 (TFLITE_GPU_TEST_FULL=1: all)")
     shapes = SPLITK_SHAPES if full or tile == "all" else [SPLITK_SHAPES[i] for i in (0, 2, 5, 6)]
-    if tile.count("x") == 6 and precision != "F32":
-        pytest.skip("the aligned-float4 load variant (7th field) exists in F32 only")
     for i, shape, kernels in checked_runs(shapes, precision, 5, tile):
         # Forced tiles fit every layer here (at most 8 float4 partial sums per item): every conv of
         # the case runs the split-K kernel. The rule ("all": also where the GEMM would run) takes
@@ -166,6 +164,25 @@ def test_splitk_small_layers(precision, monkeypatch):
         assert len(splitk) == (2 if i % 2 == 0 else 1), (shape, kernels)
         if shape[1:3] == (1, 1):  # the classifier: 1 position x 2 slices per work group, K split 32 ways
             assert all("_splitk1x2x1x1x32" in k for k in splitk), kernels
+
+
+def test_splitk_estimate_decides_up_to_256_positions(monkeypatch):
+    """Layers of at most 256 positions take ChooseSplitKSmall's estimate even where the rule's tiles
+    fill the device: on an H100 (132 compute units, where the estimate was fitted) MobileNet v1's
+    14x14x512 -> 512 runs 16x8x4x2 (the rule's 8x8x2x2 before), also in fp16 storage, where the
+    tensor cores no longer take it (more than 128 input channels at <= 256 positions)."""
+    require_gpu()
+    monkeypatch.delenv("TFLITE_GPU_CONV_SPLITK", raising=False)
+    monkeypatch.delenv("TFLITE_GPU_CONV_GEMM", raising=False)
+    monkeypatch.delenv("TFLITE_GPU_CONV_MMA", raising=False)
+    name = tflite_gpu.GpuDelegate().info()["device_name"]
+    units = {d["name"]: d["compute_units"] for d in tflite_gpu._core.list_devices()}.get(name, 0)
+    if units < 100:
+        pytest.skip(f"the tile estimate is fitted to an H100's 132 compute units; {name} has {units}")
+    for precision in ("F32", "F32_F16"):
+        for _, shape, kernels in checked_runs([(1, 14, 14, 512, 512, "RELU6")], precision, 10, "rule"):
+            assert any("_splitk16x8x4x2x16" in k for k in kernels), (precision, kernels)
+            assert not any("_mma" in k for k in kernels), (precision, kernels)
 
 
 def test_splitk_nosmall_keeps_the_direct_kernel(monkeypatch):

@@ -118,7 +118,9 @@ def test_tensor_core_rule_takes_large_layers_only(precision, monkeypatch):
     # positions only (MobileNet v2's 56x56x96->24), the split-K kernel below (14x14x384->64); F32
     # never (N < K).
     rng = np.random.default_rng(11)
-    for (b, h, w, ci, co), f16_mma in (((1, 56, 56, 96, 24), True), ((1, 14, 14, 384, 64), False)):
+    # Up to 256 positions also K > 128 leaves them (14x14x256->512), K <= 128 keeps them (14x14x96->576).
+    for (b, h, w, ci, co), f16_mma in (((1, 56, 56, 96, 24), True), ((1, 14, 14, 384, 64), False),
+                                       ((1, 14, 14, 256, 512), False), ((1, 14, 14, 96, 576), True)):
         proj = pointwise_model(b, h, w, ci, co, "NONE", residual=False)
         _, kernels = gpu_run(proj, rng.standard_normal([b, h, w, ci]).astype(np.float32), precision)
         want = 1 if (f16_mma and precision != "F32") else 0

@@ -160,9 +160,6 @@ Status EmitPointwiseGemm(GpuBuildContext& ctx, const std::string& name, const Gp
 struct SplitKTile {
   int tm = 0, tn = 0, rm = 0, rn = 0, ks = 0;
   int unroll = 2;  // of the source-slice loop
-  // Measurement only (forced tiles): 1 reads weights and input as aligned float4 (F32 precision),
-  // not through vload4.
-  int loads = 0;
 };
 
 // Items per work group of the split-K kernel, and the most partial sums one keeps in local memory.
@@ -176,8 +173,10 @@ constexpr int kSplitKMaxRecompute = 16;
 // The rule's limits (ChooseSplitK): output items per work group (PM x PN) and source slices.
 constexpr int kSplitKMinItems = 16;
 constexpr int kSplitKMinSlices = 16;
-// ChooseSplitKSmall: layers of fewer source slices keep the direct kernel.
+// ChooseSplitKSmall: layers of fewer source slices keep the direct kernel; layers of at most this
+// many positions take its estimate even where the rule's tiles fill the device.
 constexpr int kSplitKSmallMinSlices = 4;
+constexpr int64_t kSplitKSmallMaxPositions = 256;
 
 // Completes a tile (TM, TN, RM, RN) with its KS; {} when the tile does not fit the device or the layer.
 SplitKTile SplitKOf(int tm, int tn, int rm, int rn, int SS, size_t max_wg, int force_ks = 0) {
@@ -206,18 +205,18 @@ SplitKTile SplitKDefault(int tm, int tn, int SS, size_t max_wg) {
 // existing choices: the GEMM or the direct kernel). TFLITE_GPU_CONV_SPLITK: "0" off; "all" also
 // where the GEMM would run; "TMxTNxRMxRN" forces that tile on every 1x1 layer it fits
 // ("TMxTNxRMxRNxKS" also the split, up to the device's work-group size; KS 0: the generator's;
-// "TMxTNxRMxRNxKSxU" also the unroll of the source-slice loop, default 2; a 7th field 1: aligned
-// float4 loads in F32). Rule: among tiles of 8+ positions, 2-8 slices and 16+ output items per
+// "TMxTNxRMxRNxKSxU" also the unroll of the source-slice loop, default 2). Rule: among tiles of 8+ positions, 2-8 slices and 16+ output items per
 // work group (KS <= 16), on layers of 16+ source slices, the largest tile that gives 2.5 work
 // groups per compute unit; least padding, then fewest float4 reads per source slice (TM + 4 TN),
 // among equals. Fewer work groups than that (or fewer than 16 source slices): ChooseSplitKSmall's
 // tile on layers of 4+ source slices, else {}. "nosmall" (measurements): without ChooseSplitKSmall,
 // the largest tile that gives one work group per compute unit, else {}.
-// F32 reads its operands as aligned float4s (each buffer is a float array aligned to its base),
-// not through vload4. Measured on an NVIDIA H100 (v1/v2 batch 1, every tile forced per layer,
+// Measured on an NVIDIA H100 (v1/v2 batch 1, every tile forced per layer,
 // gpusk-1/2 sweeps): tiles of < 16 items (KS 32) and layers of K < 64 lost to the direct kernel
 // (v2 7x7x960->160: 12 -> 17 us); v1's 14x14x512->512 went 22-24 -> 16.5-18.5 us with 16x8 tiles
-// and to 11.7-12.9 us with 8x8 tiles and float4 loads (16x8 tiles gained nothing from them),
+// and to 11.7-12.9 us with 8x8 tiles and aligned float4 loads (those are every kernel's since
+// partition_model.cc's VectorAccess; a flat float4 path of this kernel, kept for them until then,
+// is gone: per layer it was 0.8 us faster or 1.2 us slower than READ_src, CUPTI, H100),
 // 14x14x256->512 10.2 -> 7.6, 28x28x128/256->256 (16x8, float4) 10.6 / 13.7 -> 6.6 / 9.3,
 // 7x7x1024->1024 24.9 -> 17.1-17.3 (16x4 or 8x8); unroll 2 beat 1, 4 and 8. A computed input
 // (the fused depthwise) takes the rule without those limits (the alternative there is no
@@ -266,7 +265,6 @@ SplitKTile ChooseSplitKSmall(int64_t M, int dS, int SS, size_t max_wg, int64_t c
       best_us = us;
     }
   }
-  if (best.tm > 0) best.loads = 1;  // aligned float4 loads (F32 precision only)
   return best;
 }
 
@@ -276,12 +274,11 @@ SplitKTile ChooseSplitK(int64_t M, int dS, int SS, bool gemm_chosen, bool comput
   const std::string v = env::ConvSplitK();
   if (v == "0") return {};
   const size_t max_wg = caps.max_work_group_size;
-  int tm = 0, tn = 0, rm = 0, rn = 0, ks = 0, unroll = 0, loads = 0;
-  if (std::sscanf(v.c_str(), "%dx%dx%dx%dx%dx%dx%d", &tm, &tn, &rm, &rn, &ks, &unroll, &loads) >= 4) {
+  int tm = 0, tn = 0, rm = 0, rn = 0, ks = 0, unroll = 0;
+  if (std::sscanf(v.c_str(), "%dx%dx%dx%dx%dx%d", &tm, &tn, &rm, &rn, &ks, &unroll) >= 4) {
     if (computed && (!StageFits(tm, SS) || CeilDiv(dS, tn) > kSplitKMaxRecompute)) return {};
     SplitKTile t = SplitKOf(tm, tn, rm, rn, SS, max_wg, ks);
     if (unroll > 0) t.unroll = std::min(unroll, 64);
-    t.loads = loads == 1 ? 1 : 0;
     return t;
   }
   if (gemm_chosen && v != "all") return {};
@@ -323,8 +320,11 @@ SplitKTile ChooseSplitK(int64_t M, int dS, int SS, bool gemm_chosen, bool comput
       }
     }
   }
-  if (best.tm > 0 && !computed) best.loads = 1;  // aligned float4 loads (F32 precision only)
-  if (computed || best_level == 2) return best;
+  // Up to 256 positions (batch-1 layers of 16x16 and less) the estimate decides even where the
+  // rule's tile fills the device: v1's 14x14x512->512 layers 8x8x2x2 (the rule) 7.3 us ->
+  // 16x8x4x2 (the estimate) 6.8, 14x14x256->512 4.5 -> 4.3 (H100, CUPTI, fp32; fp16 storage
+  // 6.8 / 4.3, where the tensor cores took 8.5 / 5.5).
+  if (computed || (best_level == 2 && M > kSplitKSmallMaxPositions)) return best;
   if (!small) return best_level == 1 ? best : SplitKTile{};
   // Less than 2.5 work groups per compute unit (batch-1 layers of 28x28 and less, narrow layers,
   // the classifier): the tile of least estimated time (SplitKEstimateUs).
@@ -339,8 +339,6 @@ Status EmitPointwiseSplitK(GpuBuildContext& ctx, const std::string& name, const 
   const int TM = t.tm, TN = t.tn, RM = t.rm, RN = t.rn, KS = t.ks;
   const int PM = TM / RM, PN = TN / RN, PO = PM * PN, WG = PO * KS;
   const bool staged = ctx.computed(src);
-  // Raw float4 loads need src's own PHWC4 buffer (not a read view or a direct boundary).
-  const bool f4 = t.loads == 1 && ctx.precision() == gpu::Precision::kF32 && !staged && ctx.plain(src);
   const int TMP = TM + 1;  // staged rows of TM positions, padded (local memory banks)
   const int64_t P = int64_t(so.h) * so.w, PB = P * so.b;
   const int GN = int(CeilDiv(dS, TN)), NPS = GN * TN;  // padded destination slices
@@ -389,9 +387,6 @@ Status EmitPointwiseSplitK(GpuBuildContext& ctx, const std::string& name, const 
   for (int r = 0; r < RM; ++r) {
     if (staged)
       b += "  const float4 v" + I(r) + " = lds[s * " + I(TMP) + " + pm + " + I(r * PM) + "];\n";
-    else if (f4)  // F32: every buffer is a float array aligned to its base; flat: y = 0, x = q
-      b += "  const float4 v" + I(r) + " = ((__global const float4*)src)[(b" + I(r) + " * " + I(SS) + " + s) * " + sP +
-           " + q" + I(r) + "];\n";
     else
       b += "  const float4 v" + I(r) + " = READ_src(b" + I(r) + ", 0, q" + I(r) + ", s);\n";
   }
@@ -399,8 +394,7 @@ Status EmitPointwiseSplitK(GpuBuildContext& ctx, const std::string& name, const 
   for (int q = 0; q < RN; ++q) {
     b += "  {\n";
     for (int i = 0; i < 4; ++i)
-      b += "    const float4 w" + I(i) + " = " + (f4 ? "((__global const float4*)w)[" : "LOADW4_w(") + "wi + " +
-           I(i * NPS + q * PN) + (f4 ? "];\n" : ");\n");
+      b += "    const float4 w" + I(i) + " = LOADW4_w(wi + " + I(i * NPS + q * PN) + ");\n";
     for (int r = 0; r < RM; ++r) {
       const std::string a = "a" + I(r) + "_" + I(q), v = "v" + I(r);
       b += "    " + a + " += " + v + ".x * w0; " + a + " += " + v + ".y * w1; " + a + " += " + v + ".z * w2; " + a +

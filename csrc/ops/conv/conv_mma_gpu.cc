@@ -40,6 +40,7 @@ namespace {
 struct MmaTile { int wm = 0, wn = 0; };  // per warp; the work group covers 2 wm x 2 wn
 constexpr int64_t kMmaMinPositions = 128;
 constexpr int64_t kMmaProjMinPositions = 2048;  // f16, more input than output channels
+constexpr int64_t kMmaLongKMaxPositions = 256;  // f16, more than 128 input channels
 constexpr int64_t kTf32MinPositions = 1024;
 
 // Round to TF32 (10 mantissa bits) to nearest, ties away from zero, as PTX cvt.rna.tf32.f32.
@@ -101,8 +102,12 @@ bool WantMma(GpuBuildContext& ctx, const GpuTensorRef& src, const GpuTensorRef& 
   // 4.2 -> 2.7, 28x28x144->32 3.4 -> 2.8; but 56x56x96->24 (3136 positions) 2.8 on the tensor
   // cores vs 3.2 split, and expansions keep them (28x28x32->192 1.7 vs 2.2).
   const int64_t M = int64_t(dst.shape.b) * dst.shape.h * dst.shape.w;
+  // Up to 256 positions, also more than 128 input channels (a long K loop per work group) leave
+  // them: v1's 14x14x512->512 8.5 -> 6.8 us (split-K 16x8x4x2), 14x14x256->512 5.5 -> 4.3; v2's
+  // 14x14x96->576 keeps them (2.5 vs 2.9).
   if (ctx.precision() != gpu::Precision::kF32)
-    return M >= kMmaMinPositions && (src.shape.c <= dst.shape.c || M >= kMmaProjMinPositions);
+    return M >= kMmaProjMinPositions ||
+           (M >= kMmaMinPositions && src.shape.c <= dst.shape.c && (M > kMmaLongKMaxPositions || src.shape.c <= 128));
   // 3xTF32 issues three mma per tile and reads float operands: it wins where the fp32 kernels are
   // compute-bound, i.e. many positions and at least as many output as input channels. Measured on an
   // H100 (MobileNets, batch 32, fp32): 14x14x512->512 109 -> 74 us, 7x7x1024 143 -> 81, v2 expansions
