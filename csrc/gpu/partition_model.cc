@@ -17,31 +17,38 @@ namespace {
 
 // The vector reads and writes of tensors and weights. Each is a buffer of its own (no sub-buffers),
 // and every LOAD4/STORE4 index counts whole float4 / half4 elements from its base, so the address is
-// aligned to the vector: read through a float4* (uint2* for 4 halves) instead of vload4 /
-// vload_half4, which the OpenCL built-ins may only assume element-aligned. NVIDIA's compiler turns
+// aligned to the vector: floats are read through a float4*, instead of vload4, which the OpenCL
+// built-in may only assume element-aligned; on NVIDIA also 4 halves through a uint2* (converted in
+// registers by vload_half4 from private memory), instead of vload_half4. NVIDIA's compiler turns
 // vload4 into 4 ld.global.f32 and vload_half4 into 4 ld.global.u16 (PTX read on an H100), the typed
 // reads into one ld.global.v4.f32 / ld.global.u64. Measured on an H100 (CUDA graph launches, CUPTI
 // kernel times, batch 1): MobileNet v1 fp32 130.4 -> 124.9 us of kernels (the depthwise kernels
-// 79.2 -> 69.8), v2 171.0 -> 164.0; fp16 storage v1 141.1 -> 121.5, v2 195.7 -> 184.7.
-// TFLITE_GPU_VLOAD=1 keeps the built-ins (measuring).
-std::string VectorAccess() {
+// 79.2 -> 69.8), v2 171.0 -> 164.0; fp16 storage v1 141.1 -> 121.5, v2 195.7 -> 184.7. On PoCL
+// (this project's CI device, 2 CPU cores; batch 1 wall, interleaved): fp32 0.76x geomean (v1,
+// v2, face_mesh, selfie), but the half path 1.10x (face_mesh, selfie, v2 in fp16 storage), so
+// other devices keep vload_half4. TFLITE_GPU_VLOAD=1 keeps the built-ins (measuring).
+std::string VectorAccess(bool typed_half) {
+  std::string h;
+  if (env::Vload() || !typed_half)
+    h = "#define TFG_LH4_(p, i) vload_half4((i), (p))\n#define TFG_SH4_(p, i, v) vstore_half4((v), (i), (p))\n";
+  else
+    h = "float4 tfg_lh4_(__global const half* p, long i) { uint2 u = ((__global const uint2*)p)[i]; "
+        "return vload_half4(0, (__private const half*)&u); }\n"
+        "void tfg_sh4_(__global half* p, long i, float4 v) { uint2 u; vstore_half4(v, 0, (__private half*)&u); "
+        "((__global uint2*)p)[i] = u; }\n"
+        "#define TFG_LH4_(p, i) tfg_lh4_((p), (i))\n#define TFG_SH4_(p, i, v) tfg_sh4_((p), (i), (v))\n";
   if (env::Vload())
-    return "#define TFG_LF4_(p, i) vload4((i), (p))\n#define TFG_SF4_(p, i, v) vstore4((v), (i), (p))\n"
-           "#define TFG_LH4_(p, i) vload_half4((i), (p))\n#define TFG_SH4_(p, i, v) vstore_half4((v), (i), (p))\n";
-  return "#define TFG_LF4_(p, i) (((__global const float4*)(p))[(i)])\n"
-         "#define TFG_SF4_(p, i, v) (((__global float4*)(p))[(i)] = (v))\n"
-         "float4 tfg_lh4_(__global const half* p, long i) { uint2 u = ((__global const uint2*)p)[i]; "
-         "return vload_half4(0, (__private const half*)&u); }\n"
-         "void tfg_sh4_(__global half* p, long i, float4 v) { uint2 u; vstore_half4(v, 0, (__private half*)&u); "
-         "((__global uint2*)p)[i] = u; }\n"
-         "#define TFG_LH4_(p, i) tfg_lh4_((p), (i))\n#define TFG_SH4_(p, i, v) tfg_sh4_((p), (i), (v))\n";
+    return h + "#define TFG_LF4_(p, i) vload4((i), (p))\n#define TFG_SF4_(p, i, v) vstore4((v), (i), (p))\n";
+  return h + "#define TFG_LF4_(p, i) (((__global const float4*)(p))[(i)])\n"
+             "#define TFG_SF4_(p, i, v) (((__global float4*)(p))[(i)] = (v))\n";
 }
 
-std::string PrecisionHeader(Precision p) {
+// typed_half: VectorAccess's uint2 reads of halves (NVIDIA).
+std::string PrecisionHeader(Precision p, bool typed_half = false) {
   if (p == Precision::kF32)
-    return VectorAccess() + "#define STORAGE float\n#define LOAD4(p, i) TFG_LF4_(p, i)\n#define STORE4(p, i, v) TFG_SF4_(p, i, v)\n"
+    return VectorAccess(typed_half) + "#define STORAGE float\n#define LOAD4(p, i) TFG_LF4_(p, i)\n#define STORE4(p, i, v) TFG_SF4_(p, i, v)\n"
            "#define LOAD1(p, i) ((p)[(i)])\n";
-  return VectorAccess() + "#define STORAGE half\n#define LOAD4(p, i) TFG_LH4_(p, i)\n#define STORE4(p, i, v) TFG_SH4_(p, i, v)\n"
+  return VectorAccess(typed_half) + "#define STORAGE half\n#define LOAD4(p, i) TFG_LH4_(p, i)\n#define STORE4(p, i, v) TFG_SH4_(p, i, v)\n"
          "#define LOAD1(p, i) vload_half((i), (p))\n";
 }
 
@@ -860,7 +867,7 @@ void Builder::ChooseStorage() {
 }
 
 std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) {
-  std::string src = PrecisionHeader(precision_) + kAccessMacros;
+  std::string src = PrecisionHeader(precision_, caps_.nv_compute_capability > 0) + kAccessMacros;
   std::string sig, inline_fns;
   bool first_out = true, linear_helpers = false;
   for (const auto& a : kb.args()) {
