@@ -46,9 +46,11 @@ std::string VectorAccess(bool typed_half) {
 // typed_half: VectorAccess's uint2 reads of halves (NVIDIA).
 std::string PrecisionHeader(Precision p, bool typed_half = false) {
   if (p == Precision::kF32)
-    return VectorAccess(typed_half) + "#define STORAGE float\n#define LOAD4(p, i) TFG_LF4_(p, i)\n#define STORE4(p, i, v) TFG_SF4_(p, i, v)\n"
+    return VectorAccess(typed_half) +
+           "#define STORAGE float\n#define LOAD4(p, i) TFG_LF4_(p, i)\n#define STORE4(p, i, v) TFG_SF4_(p, i, v)\n"
            "#define LOAD1(p, i) ((p)[(i)])\n";
-  return VectorAccess(typed_half) + "#define STORAGE half\n#define LOAD4(p, i) TFG_LH4_(p, i)\n#define STORE4(p, i, v) TFG_SH4_(p, i, v)\n"
+  return VectorAccess(typed_half) +
+         "#define STORAGE half\n#define LOAD4(p, i) TFG_LH4_(p, i)\n#define STORE4(p, i, v) TFG_SH4_(p, i, v)\n"
          "#define LOAD1(p, i) vload_half((i), (p))\n";
 }
 

@@ -205,22 +205,23 @@ SplitKTile SplitKDefault(int tm, int tn, int SS, size_t max_wg) {
 // existing choices: the GEMM or the direct kernel). TFLITE_GPU_CONV_SPLITK: "0" off; "all" also
 // where the GEMM would run; "TMxTNxRMxRN" forces that tile on every 1x1 layer it fits
 // ("TMxTNxRMxRNxKS" also the split, up to the device's work-group size; KS 0: the generator's;
-// "TMxTNxRMxRNxKSxU" also the unroll of the source-slice loop, default 2). Rule: among tiles of 8+ positions, 2-8 slices and 16+ output items per
-// work group (KS <= 16), on layers of 16+ source slices, the largest tile that gives 2.5 work
-// groups per compute unit; least padding, then fewest float4 reads per source slice (TM + 4 TN),
-// among equals. Fewer work groups than that (or fewer than 16 source slices): ChooseSplitKSmall's
-// tile on layers of 4+ source slices, else {}. "nosmall" (measurements): without ChooseSplitKSmall,
-// the largest tile that gives one work group per compute unit, else {}.
-// Measured on an NVIDIA H100 (v1/v2 batch 1, every tile forced per layer,
-// gpusk-1/2 sweeps): tiles of < 16 items (KS 32) and layers of K < 64 lost to the direct kernel
-// (v2 7x7x960->160: 12 -> 17 us); v1's 14x14x512->512 went 22-24 -> 16.5-18.5 us with 16x8 tiles
-// and to 11.7-12.9 us with 8x8 tiles and aligned float4 loads (those are every kernel's since
-// partition_model.cc's VectorAccess; a flat float4 path of this kernel, kept for them until then,
-// is gone: per layer it was 0.8 us faster or 1.2 us slower than READ_src, CUPTI, H100),
-// 14x14x256->512 10.2 -> 7.6, 28x28x128/256->256 (16x8, float4) 10.6 / 13.7 -> 6.6 / 9.3,
-// 7x7x1024->1024 24.9 -> 17.1-17.3 (16x4 or 8x8); unroll 2 beat 1, 4 and 8. A computed input
-// (the fused depthwise) takes the rule without those limits (the alternative there is no
-// fusion): layers too small for one wave take the tile with the most work groups.
+// "TMxTNxRMxRNxKSxU" also the unroll of the source-slice loop, default 2). Rule: among tiles of
+// 8+ positions, 2-8 slices and 16+ output items per work group (KS <= 16), on layers of 16+
+// source slices, the largest tile that gives 2.5 work groups per compute unit; least padding,
+// then fewest float4 reads per source slice (TM + 4 TN), among equals. Fewer work groups than
+// that, fewer than 16 source slices, or at most 256 positions: ChooseSplitKSmall's tile on layers
+// of 4+ source slices, else {}. "nosmall" (measurements): without ChooseSplitKSmall, the largest
+// tile that gives one work group per compute unit, else {}.
+// Measured on an NVIDIA H100 (v1/v2 batch 1, every tile forced per layer, gpusk-1/2 sweeps):
+// tiles of < 16 items (KS 32) and layers of K < 64 lost to the direct kernel (v2 7x7x960->160:
+// 12 -> 17 us); v1's 14x14x512->512 went 22-24 -> 16.5-18.5 us with 16x8 tiles and to 11.7-12.9
+// us with 8x8 tiles and aligned float4 loads (every kernel's since partition_model.cc's
+// VectorAccess; this kernel's own flat float4 path is gone: per layer it was 0.8 us faster or
+// 1.2 us slower than READ_src, CUPTI, H100), 14x14x256->512 10.2 -> 7.6, 28x28x128/256->256
+// (16x8, float4) 10.6 / 13.7 -> 6.6 / 9.3, 7x7x1024->1024 24.9 -> 17.1-17.3 (16x4 or 8x8);
+// unroll 2 beat 1, 4 and 8. A computed input (the fused depthwise) takes the rule without those
+// limits (the alternative there is no fusion): layers too small for one wave take the tile with
+// the most work groups.
 bool SplitKForced() {
   int a, b, c, d;
   return std::sscanf(env::ConvSplitK().c_str(), "%dx%dx%dx%d", &a, &b, &c, &d) == 4;
