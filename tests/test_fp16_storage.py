@@ -184,10 +184,12 @@ def test_mixed_storage_boundaries(monkeypatch, caplog):
 
 @pytest.mark.parametrize("precision", ["F32", "F32_F16"])
 def test_aligned_vector_access_matches_the_builtins(precision, monkeypatch):
-    """Tensors and weights are read and written as aligned float4 / 4-half vectors
-    (partition_model.cc); TFLITE_GPU_VLOAD=1 goes through OpenCL's vload4 / vload_half4 instead.
-    The same values move either way, so the outputs must be bit-identical: on a small MobileNet
-    (every kernel family reads through them) and on the mixed float / half boundary model."""
+    """Tensors and weights are read and written as aligned float4 vectors, and on NVIDIA 4 halves
+    as one uint2 (partition_model.cc; elsewhere halves keep vload_half4, so on PoCL the fp16 case
+    checks the float tensors it keeps); TFLITE_GPU_VLOAD=1 goes through OpenCL's vload4 /
+    vload_half4 instead. The same values move either way, so the outputs must be bit-identical: on
+    a small MobileNet (every kernel family reads through them) and on the mixed float / half
+    boundary model."""
     require_gpu()
     rng = np.random.default_rng(4)
     models = [zoo.mobilenet_v1(input_size=96, alpha=0.25), _mixed_boundary_model().build()]

@@ -187,12 +187,17 @@ def test_splitk_estimate_decides_up_to_256_positions(monkeypatch):
 
 def test_splitk_nosmall_keeps_the_direct_kernel(monkeypatch):
     """TFLITE_GPU_CONV_SPLITK=nosmall (measurements) drops the small-layer tiles: the classifier row
-    runs the direct kernel, as before them, with the same results."""
+    runs the direct kernel, as before them, with the same results; a layer the rule's tiles fill
+    (14x14x512 -> 512 on any device: 400+ work groups of them) keeps the rule's split-K tile, also
+    at <= 256 positions, where the default now asks the estimate."""
     require_gpu()
     monkeypatch.setenv("TFLITE_GPU_CONV_SPLITK", "nosmall")
     monkeypatch.setenv("TFLITE_GPU_CONV_GEMM", "0")
+    monkeypatch.setenv("TFLITE_GPU_CONV_MMA", "0")
     for _, _, kernels in checked_runs(SMALL_SHAPES[:1], "F32", 9, "nosmall"):
         assert not any("_splitk" in k for k in kernels), kernels
+    for _, _, kernels in checked_runs([(1, 14, 14, 512, 512, "NONE")], "F32", 9, "nosmall"):
+        assert kernels and all("_splitk" in k for k in kernels), kernels
 
 
 def test_splitk_off_keeps_the_old_choice(monkeypatch):

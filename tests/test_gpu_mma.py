@@ -115,10 +115,10 @@ def test_tensor_core_rule_takes_large_layers_only(precision, monkeypatch):
     _, kernels = gpu_run(small, xs, precision)
     assert not any("_mma" in k for k in kernels), kernels
     # Projections (more input than output channels): fp16 storage takes the tensor cores from 2048
-    # positions only (MobileNet v2's 56x56x96->24), the split-K kernel below (14x14x384->64); F32
-    # never (N < K).
+    # positions only (MobileNet v2's 56x56x96->24), the split-K kernel below (14x14x384->64). Up to
+    # 256 positions also K > 128 leaves them (14x14x256->512); K <= 128 keeps them (14x14x96->576).
+    # F32: none of these (fewer than 1024 positions, or N < K).
     rng = np.random.default_rng(11)
-    # Up to 256 positions also K > 128 leaves them (14x14x256->512), K <= 128 keeps them (14x14x96->576).
     for (b, h, w, ci, co), f16_mma in (((1, 56, 56, 96, 24), True), ((1, 14, 14, 384, 64), False),
                                        ((1, 14, 14, 256, 512), False), ((1, 14, 14, 96, 576), True)):
         proj = pointwise_model(b, h, w, ci, co, "NONE", residual=False)

@@ -18,8 +18,8 @@ namespace {
 // The vector reads and writes of tensors and weights. Each is a buffer of its own (no sub-buffers),
 // and every LOAD4/STORE4 index counts whole float4 / half4 elements from its base, so the address is
 // aligned to the vector: floats are read through a float4*, instead of vload4, which the OpenCL
-// built-in may only assume element-aligned; on NVIDIA also 4 halves through a uint2* (converted in
-// registers by vload_half4 from private memory), instead of vload_half4. NVIDIA's compiler turns
+// built-in may only assume element-aligned; on NVIDIA (TypedHalfReads) also 4 halves through a
+// uint2* (converted in registers by vload_half4 from private memory), instead of vload_half4. NVIDIA's compiler turns
 // vload4 into 4 ld.global.f32 and vload_half4 into 4 ld.global.u16 (PTX read on an H100), the typed
 // reads into one ld.global.v4.f32 / ld.global.u64. Measured on an H100 (CUDA graph launches, CUPTI
 // kernel times, batch 1): MobileNet v1 fp32 130.4 -> 124.9 us of kernels (the depthwise kernels
@@ -43,8 +43,8 @@ std::string VectorAccess(bool typed_half) {
              "#define TFG_SF4_(p, i, v) (((__global float4*)(p))[(i)] = (v))\n";
 }
 
-// typed_half: VectorAccess's uint2 reads of halves (NVIDIA).
-std::string PrecisionHeader(Precision p, bool typed_half = false) {
+// typed_half: VectorAccess's uint2 reads of halves (TypedHalfReads).
+std::string PrecisionHeader(Precision p, bool typed_half) {
   if (p == Precision::kF32)
     return VectorAccess(typed_half) +
            "#define STORAGE float\n#define LOAD4(p, i) TFG_LF4_(p, i)\n#define STORE4(p, i, v) TFG_SF4_(p, i, v)\n"
@@ -136,9 +136,11 @@ std::string ConversionHead(const BHWC& s, const std::string& params) {
          "int base = ((b * H + y) * W + x) * C + s * 4;\n";
 }
 
-std::string ToDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt, const std::string& snap) {
+std::string ToDeviceSource(Precision p, bool typed_half, const BHWC& s, const BoundaryType& bt,
+                           const std::string& snap) {
   auto lane = [&](int l) { return bt.Read("base + " + std::to_string(l)); };
-  return PrecisionHeader(p) + ConversionHead(s, "__global const " + bt.cl_type + "* src, __global STORAGE* dst") +
+  return PrecisionHeader(p, typed_half) +
+         ConversionHead(s, "__global const " + bt.cl_type + "* src, __global STORAGE* dst") +
          "float4 v = (float4)(0.0f);\n"
          "if (s * 4 + 0 < C) v.x = " + lane(0) + ";\n if (s * 4 + 1 < C) v.y = " + lane(1) + ";\n"
          "if (s * 4 + 2 < C) v.z = " + lane(2) + ";\n if (s * 4 + 3 < C) v.w = " + lane(3) + ";\n" +
@@ -146,8 +148,9 @@ std::string ToDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt, c
          "STORE4(dst, ((b * S + s) * H + y) * W + x, v);\n}\n";
 }
 
-std::string FromDeviceSource(Precision p, const BHWC& s, const BoundaryType& bt) {
-  return PrecisionHeader(p) + ConversionHead(s, "__global const STORAGE* src, __global " + bt.cl_type + "* dst") +
+std::string FromDeviceSource(Precision p, bool typed_half, const BHWC& s, const BoundaryType& bt) {
+  return PrecisionHeader(p, typed_half) +
+         ConversionHead(s, "__global const STORAGE* src, __global " + bt.cl_type + "* dst") +
          "float4 v = LOAD4(src, ((b * S + s) * H + y) * W + x);\n"
          "if (s * 4 + 0 < C) " + bt.Write("base + 0", "v.x") + ";\n if (s * 4 + 1 < C) " + bt.Write("base + 1", "v.y") + ";\n"
          "if (s * 4 + 2 < C) " + bt.Write("base + 2", "v.z") + ";\n if (s * 4 + 3 < C) " + bt.Write("base + 3", "v.w") + ";\n}\n";
@@ -869,7 +872,7 @@ void Builder::ChooseStorage() {
 }
 
 std::string Builder::Source(KernelBuilder& kb, std::vector<GpuKernelArg>* args) {
-  std::string src = PrecisionHeader(precision_, caps_.nv_compute_capability > 0) + kAccessMacros;
+  std::string src = PrecisionHeader(precision_, TypedHalfReads(caps_.nv_compute_capability)) + kAccessMacros;
   std::string sig, inline_fns;
   bool first_out = true, linear_helpers = false;
   for (const auto& a : kb.args()) {
@@ -1079,7 +1082,8 @@ Status Builder::Assemble() {
     // Host tensors are FLOAT32, or (for BOOL, quantized and FLOAT16 boundaries) values the device
     // holds as float: bools as 0/1, integers exactly, halves widened.
     const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
-    k.source = ToDeviceSource(m_->tensor_precision(b.gpu_tensor), s, bt, b.snap);
+    k.source =
+        ToDeviceSource(m_->tensor_precision(b.gpu_tensor), TypedHalfReads(caps_.nv_compute_capability), s, bt, b.snap);
     if (!b.snap.empty()) k.label = "to_phwc4+QUANTIZE";
     k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
     k.args = {{GpuKernelArg::kStaging, b.staging}, {GpuKernelArg::kTensor, b.gpu_tensor}};
@@ -1123,7 +1127,7 @@ Status Builder::Assemble() {
       continue;
     }
     const BoundaryType bt = BoundaryTypeOf(sg_.tensor(b.cpu_tensor));
-    k.source = FromDeviceSource(m_->tensor_precision(b.gpu_tensor), s, bt);
+    k.source = FromDeviceSource(m_->tensor_precision(b.gpu_tensor), TypedHalfReads(caps_.nv_compute_capability), s, bt);
     k.global = {size_t(s.w), size_t(s.h), size_t(s.slices()) * s.b};
     k.args = {{GpuKernelArg::kTensor, b.gpu_tensor}, {GpuKernelArg::kStaging, b.staging}};
     m_->kernels.push_back(std::move(k));
@@ -1188,7 +1192,7 @@ void Builder::PlanMemory() {
 }  // namespace
 
 std::string BoundConversionSource(Precision precision, const BHWC& shape, bool to_device, bool half_buffer,
-                                  const std::string& snap, bool linear) {
+                                  bool typed_half, const std::string& snap, bool linear) {
   BoundaryType bt = half_buffer ? BoundaryType{"half", DType::kFloat16} : BoundaryType{"float", DType::kFloat32};
   if (linear) {
     // A direct boundary's device side is float32 BHWC too (its staging buffer): lanes move as they are.
@@ -1202,7 +1206,8 @@ std::string BoundConversionSource(Precision precision, const BHWC& shape, bool t
       k += "if (s * 4 + " + std::to_string(l) + " < C) " + wr.Write("base + " + std::to_string(l), rd.Read("base + " + std::to_string(l))) + ";\n";
     return k + "}\n";
   }
-  return to_device ? ToDeviceSource(precision, shape, bt, snap) : FromDeviceSource(precision, shape, bt);
+  return to_device ? ToDeviceSource(precision, typed_half, shape, bt, snap)
+                   : FromDeviceSource(precision, typed_half, shape, bt);
 }
 
 std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& g, size_t max_wg) {

@@ -97,8 +97,13 @@ Status BuildPartitionModel(Subgraph& sg, const std::vector<int>& nodes, Precisio
 // geometry as the model's own conversion kernels (to_device: (buffer, tensor); else (tensor, buffer)).
 // linear: the device tensor is a direct boundary's (float32 BHWC in its staging buffer, see
 // GpuKernelDesc::source), so only the element type changes.
+// typed_half: TypedHalfReads of the device.
 std::string BoundConversionSource(Precision precision, const BHWC& shape, bool to_device, bool half_buffer,
-                                  const std::string& snap = std::string(), bool linear = false);
+                                  bool typed_half, const std::string& snap = std::string(), bool linear = false);
+
+// Whether kernels read and write 4 halves through a uint2* (partition_model.cc's VectorAccess) on
+// a device of this NVIDIA compute capability (0: not NVIDIA), rather than through vload_half4.
+inline bool TypedHalfReads(int nv_compute_capability) { return nv_compute_capability > 0; }
 
 // Local work size for a grid (framework default).
 std::array<size_t, 3> DefaultLocalSize(const std::array<size_t, 3>& grid, size_t max_wg);

@@ -236,7 +236,8 @@ Status PartitionRuntime::Bind(bool is_input, int index, cl::Buffer user, bool ha
     return OkStatus();
   }
   std::string src = BoundConversionSource(model_.tensor_precision(gpu_tensor), model_.tensors[gpu_tensor].shape, is_input, half,
-                                          boundaries[index].snap, linear);
+                                          TypedHalfReads(ctx_->device().nv_compute_capability), boundaries[index].snap,
+                                          linear);
   TFG_ASSIGN_OR_RETURN(b->program, cache->GetOrBuild(src, ""));
   TFG_ASSIGN_OR_RETURN(b->kernel, cl::Kernel::Create(*b->program, "main_function"));
   const int slot = model_.tensor_slot[size_t(gpu_tensor)];

@@ -326,7 +326,7 @@ SplitKTile ChooseSplitK(int64_t M, int dS, int SS, bool gemm_chosen, bool comput
   // 16x8x4x2 (the estimate) 6.8, 14x14x256->512 4.5 -> 4.3 (H100, CUPTI, fp32; fp16 storage
   // 6.8 / 4.3, where the tensor cores took 8.5 / 5.5).
   if (computed || (best_level == 2 && M > kSplitKSmallMaxPositions)) return best;
-  if (!small) return best_level == 1 ? best : SplitKTile{};
+  if (!small) return best_level >= 1 ? best : SplitKTile{};  // the rule's tile wherever it has one
   // Less than 2.5 work groups per compute unit (batch-1 layers of 28x28 and less, narrow layers,
   // the classifier): the tile of least estimated time (SplitKEstimateUs).
   return ChooseSplitKSmall(M, dS, SS, max_wg, cu);
